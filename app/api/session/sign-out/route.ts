@@ -1,0 +1,17 @@
+import { cookies } from "next/headers";
+import { sessionCookieNames, signOut } from "@/server/auth/sign-out";
+import { env } from "@/server/env";
+
+export const dynamic = "force-dynamic";
+
+/** POST only, from an allowed Origin: a cross-site page cannot sign a user out. */
+export async function POST(request: Request) {
+  const origin = request.headers.get("origin");
+  if (!origin || !env().allowedOrigins.includes(origin)) {
+    return Response.json({ error: "Sign-out must come from Ring0's own pages." }, { status: 403 });
+  }
+  const { redirect } = await signOut(request.headers.get("cookie"));
+  const jar = await cookies();
+  for (const name of sessionCookieNames(jar.getAll().map((cookie) => cookie.name))) jar.delete(name);
+  return Response.json({ redirect }, { headers: { "cache-control": "no-store" } });
+}

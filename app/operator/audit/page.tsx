@@ -1,0 +1,17 @@
+import type { Metadata } from "next";
+import { AuditLog } from "@/components/audit/audit-log";
+import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { PageHeader } from "@/components/ui/page-header";
+import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
+
+export const metadata: Metadata = { title: "Audit log" };
+
+export default function OperatorAuditPage() {
+  prefetch(trpc.audit.list.infiniteQueryOptions({ limit: auditPageSize }, auditPagination));
+  return (
+    <HydrateClient>
+      <PageHeader title="Audit log" description="Every tenant's sign-ins, sign-outs and changes." />
+      <AuditLog showTenant />
+    </HydrateClient>
+  );
+}

@@ -1,0 +1,23 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { AuditLog } from "@/components/audit/audit-log";
+import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { PageHeader } from "@/components/ui/page-header";
+import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
+import { canReadAudit } from "@/server/auth/roles";
+import { currentUser } from "@/server/auth/server-session";
+
+export const metadata: Metadata = { title: "Audit log" };
+
+export default async function TenantAuditPage(props: { params: Promise<{ tenant: string }> }) {
+  const { tenant } = await props.params;
+  const user = await currentUser();
+  if (!user || !canReadAudit(user, tenant)) notFound();
+  prefetch(trpc.audit.list.infiniteQueryOptions({ tenant, limit: auditPageSize }, auditPagination));
+  return (
+    <HydrateClient>
+      <PageHeader title="Audit log" description={`Sign-ins, sign-outs and changes in tenant ${tenant}.`} />
+      <AuditLog tenant={tenant} showTenant={false} />
+    </HydrateClient>
+  );
+}

@@ -1,0 +1,44 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { PageHeader } from "@/components/ui/page-header";
+
+export function TenantOverview({ tenant }: { tenant: string }) {
+  const trpc = useTRPC();
+  const overview = useQuery(trpc.tenants.overview.queryOptions({ tenant }));
+  if (overview.isPending) return <p role="status">Loading tenant…</p>;
+  if (overview.isError) {
+    return (
+      <p className="alert alert-error" role="alert">
+        {overview.error.message}
+      </p>
+    );
+  }
+  const data = overview.data;
+  return (
+    <>
+      <PageHeader
+        title={`Tenant ${data.tenant}`}
+        description="Your tenant's control plane, people and activity."
+      />
+      <div className="grid">
+        <section className="card" aria-label="Members">
+          <div className="stat-label">Members</div>
+          <div className="stat-value">{data.memberCount}</div>
+        </section>
+        <section className="card" aria-label="Admins">
+          <div className="stat-label">Admins</div>
+          <div className="stat-value">{data.adminCount}</div>
+        </section>
+      </div>
+      <EmptyState title="No control plane yet">
+        <p>
+          This tenant&apos;s dedicated Kubernetes control plane will appear here once an operator provisions
+          it.
+        </p>
+      </EmptyState>
+    </>
+  );
+}

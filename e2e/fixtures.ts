@@ -1,0 +1,66 @@
+import fs from "node:fs";
+import path from "node:path";
+import { type Browser, test as base, expect, type Page } from "@playwright/test";
+import { AppShell } from "./pages/app-shell";
+import { IamLoginPage } from "./pages/iam-login-page";
+
+export type Role = "operator" | "tenant-admin" | "tenant-member";
+export type DemoTenant = "acme" | "globex";
+
+/** The embedded IAM's seeded accounts (server/iam/seed-accounts.json). */
+export const demoPassword = "ring0-demo";
+export function accountFor(role: Role, tenant: DemoTenant = "acme"): { username: string; tenant: string } {
+  if (role === "operator") return { username: "operator", tenant: "system" };
+  return { username: `${tenant}-${role === "tenant-admin" ? "admin" : "member"}`, tenant };
+}
+
+const authDir = path.resolve(".ring0/test-results/auth");
+
+/** Signs in through the real pages: Ring0's sign-in page → the IAM's login form → back. */
+export async function signInThroughIam(page: Page, username: string, password = demoPassword) {
+  await page.goto("/signin");
+  await page.getByRole("button", { name: /^Sign in with/ }).click();
+  const iam = new IamLoginPage(page);
+  await iam.expectVisible();
+  await iam.signIn(username, password);
+}
+
+/** Signs in once per account and run, then reuses the stored cookies. */
+async function storageStateFor(browser: Browser, role: Role, tenant: DemoTenant): Promise<string> {
+  const { username } = accountFor(role, tenant);
+  const file = path.join(authDir, `${username}.json`);
+  if (fs.existsSync(file)) return file;
+  fs.mkdirSync(authDir, { recursive: true });
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await signInThroughIam(page, username);
+  await expect(page).toHaveURL(role === "operator" ? /\/operator$/ : new RegExp(`/t/${tenant}$`));
+  await context.storageState({ path: file });
+  await context.close();
+  return file;
+}
+
+interface Fixtures {
+  /** A page signed in as a seeded user, e.g. `await loginAs("tenant-admin", "globex")`. */
+  loginAs(role: Role, tenant?: DemoTenant): Promise<Page>;
+  shell: AppShell;
+}
+
+export const test = base.extend<Fixtures>({
+  loginAs: async ({ browser }, use) => {
+    const contexts: Array<{ close(): Promise<void> }> = [];
+    await use(async (role, tenant = "acme") => {
+      const context = await browser.newContext({
+        storageState: await storageStateFor(browser, role, tenant),
+      });
+      contexts.push(context);
+      return context.newPage();
+    });
+    for (const context of contexts) await context.close();
+  },
+  shell: async ({ page }, use) => {
+    await use(new AppShell(page));
+  },
+});
+
+export { expect };

@@ -1,0 +1,3 @@
+/** Ports of the e2e instance (its own state dir and ports, so a dev instance is never touched). */
+export const e2ePort = Number(process.env.E2E_PORT ?? 3100);
+export const e2eOrigin = `http://localhost:${e2ePort}`;

@@ -1,0 +1,132 @@
+/**
+ * Runs every suite and prints one summed line `N passed, N failed, N skipped`:
+ * static checks (Biome, TypeScript), Vitest (unit + integration against a real PostgreSQL),
+ * the production build, and Playwright in Debian's Chromium against it.
+ * Exits non-zero if anything failed.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+interface Tally {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+const resultsDir = path.resolve(".ring0/test-results");
+const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const total: Tally = { passed: 0, failed: 0, skipped: 0 };
+const notes: string[] = [];
+
+function run(command: string, args: string[], env: Record<string, string> = {}): Promise<number> {
+  process.stdout.write(`\n▶ ${command} ${args.join(" ")}\n`);
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on("error", (error) => {
+      process.stderr.write(`${command}: ${error.message}\n`);
+      resolve(1);
+    });
+  });
+}
+
+function add(stage: string, tally: Tally) {
+  total.passed += tally.passed;
+  total.failed += tally.failed;
+  total.skipped += tally.skipped;
+  notes.push(`${stage}: ${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
+}
+
+/** A stage without per-test results counts as one check. */
+async function check(stage: string, command: string, args: string[]) {
+  const code = await run(command, args);
+  add(stage, code === 0 ? { passed: 1, failed: 0, skipped: 0 } : { passed: 0, failed: 1, skipped: 0 });
+  return code === 0;
+}
+
+async function ensureChromium(): Promise<boolean> {
+  if (fs.existsSync(chromium)) return true;
+  if (process.getuid?.() !== 0) {
+    process.stderr.write(
+      `Chromium is missing at ${chromium}: run 'sudo apt-get install -y chromium' or set CHROMIUM_PATH.\n`,
+    );
+    return false;
+  }
+  process.stdout.write("Chromium is missing: installing Debian's chromium package…\n");
+  const env = { DEBIAN_FRONTEND: "noninteractive" };
+  return (
+    (await run("apt-get", ["update", "-qq"], env)) === 0 &&
+    (await run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "chromium"], env)) === 0 &&
+    fs.existsSync(chromium)
+  );
+}
+
+function readJson<T>(file: string): T | null {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8")) as T;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  fs.rmSync(resultsDir, { recursive: true, force: true });
+  fs.mkdirSync(resultsDir, { recursive: true });
+
+  await check("lint", "biome", ["ci", "."]);
+  await check("typecheck", "tsc", ["--noEmit"]);
+
+  const vitestJson = path.join(resultsDir, "vitest.json");
+  const vitestCode = await run("vitest", [
+    "run",
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile=${vitestJson}`,
+  ]);
+  const vitest = readJson<{
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+  }>(vitestJson);
+  if (vitest) {
+    add("vitest", {
+      passed: vitest.numPassedTests,
+      failed: vitest.numFailedTests + (vitestCode !== 0 && vitest.numFailedTests === 0 ? 1 : 0),
+      skipped: vitest.numPendingTests + vitest.numTodoTests,
+    });
+  } else {
+    add("vitest", { passed: 0, failed: 1, skipped: 0 });
+  }
+
+  const built = await check("build", "npm", ["run", "--silent", "build"]);
+  if (built && (await ensureChromium())) {
+    const playwrightJson = path.join(resultsDir, "playwright.json");
+    fs.rmSync(path.resolve(".ring0/e2e"), { recursive: true, force: true });
+    const code = await run("playwright", ["test"], { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson });
+    const report = readJson<{
+      stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+    }>(playwrightJson);
+    if (report) {
+      add("e2e", {
+        passed: report.stats.expected,
+        failed:
+          report.stats.unexpected +
+          report.stats.flaky +
+          (code !== 0 && report.stats.unexpected === 0 ? 1 : 0),
+        skipped: report.stats.skipped,
+      });
+    } else {
+      add("e2e", { passed: 0, failed: 1, skipped: 0 });
+    }
+  } else {
+    add("e2e", { passed: 0, failed: 1, skipped: 0 });
+  }
+
+  process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
+  process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
+  process.exit(total.failed > 0 ? 1 : 0);
+}
+
+void main();

@@ -1,0 +1,13 @@
+import { auditRouter } from "@/server/api/routers/audit/_router";
+import { meRouter } from "@/server/api/routers/me/_router";
+import { tenantsRouter } from "@/server/api/routers/tenants/_router";
+import { createCallerFactory, createTRPCRouter } from "@/server/api/trpc";
+
+export const appRouter = createTRPCRouter({
+  me: meRouter,
+  audit: auditRouter,
+  tenants: tenantsRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

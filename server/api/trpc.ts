@@ -1,0 +1,118 @@
+/**
+ * tRPC: context → init → procedure tiers. Routers stay thin and pick a tier; authorization is the
+ * tier plus named checks from server/auth/roles.ts, never ad-hoc conditions in handlers.
+ */
+import { randomUUID } from "node:crypto";
+import { initTRPC, TRPCError } from "@trpc/server";
+import superjson from "superjson";
+import { ZodError, z } from "zod";
+import { type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { getDb } from "@/server/db/client";
+import { DomainError } from "@/server/errors";
+import { type Logger, logger as rootLogger } from "@/server/logger";
+import { tenantForUser } from "@/server/tenants/access";
+
+export interface Context {
+  user: SessionUser | null;
+  db: ReturnType<typeof getDb>;
+  logger: Logger;
+  requestId: string;
+}
+
+/** Builds the context from request headers (fetch adapter, server components and tests alike). */
+export async function createContext(opts: { headers: Headers }): Promise<Context> {
+  const requestId = opts.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
+  const user = await sessionUserFromCookieHeader(opts.headers.get("cookie"));
+  return {
+    user,
+    db: getDb(),
+    requestId,
+    logger: rootLogger.child({ requestId, user: user?.subject }),
+  };
+}
+
+/** "tenant: Invalid string …; limit: Too big …" — names each field a caller must fix. */
+export function describeZodError(error: ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join(".") : "input"}: ${issue.message}`)
+    .join("; ");
+}
+
+const t = initTRPC.context<Context>().create({
+  transformer: superjson,
+  errorFormatter({ shape, error }) {
+    const zodError = error.cause instanceof ZodError ? error.cause : null;
+    return {
+      ...shape,
+      message: zodError ? `Invalid input — ${describeZodError(zodError)}` : shape.message,
+      data: {
+        ...shape.data,
+        // Stack traces never leave the server.
+        stack: undefined,
+        zodError: zodError ? z.flattenError(zodError) : null,
+      },
+    };
+  },
+});
+
+const codeForDomainError: Record<DomainError["kind"], TRPCError["code"]> = {
+  "not-found": "NOT_FOUND",
+  conflict: "CONFLICT",
+  forbidden: "FORBIDDEN",
+  unauthenticated: "UNAUTHORIZED",
+  invalid: "BAD_REQUEST",
+  quota: "PRECONDITION_FAILED",
+};
+
+/** The one place domain errors become tRPC errors; anything unknown is logged and redacted. */
+const errorMapping = t.middleware(async ({ ctx, next, path }) => {
+  const result = await next();
+  if (result.ok) return result;
+  const error = result.error;
+  const cause = error.cause;
+  if (cause instanceof DomainError) {
+    throw new TRPCError({ code: codeForDomainError[cause.kind], message: cause.message, cause });
+  }
+  if (error.code === "INTERNAL_SERVER_ERROR") {
+    ctx.logger.error("procedure failed", { path, error: cause ?? error });
+    throw new TRPCError({
+      code: "INTERNAL_SERVER_ERROR",
+      message: `Something went wrong on the server (request ${ctx.requestId}). Try again; if it persists, tell an operator this request id.`,
+    });
+  }
+  return result;
+});
+
+export const createTRPCRouter = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+export const publicProcedure = t.procedure.use(errorMapping);
+
+export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.user) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to continue." });
+  return next({ ctx: { ...ctx, user: ctx.user } });
+});
+
+export const operatorProcedure = protectedProcedure.use(({ ctx, next }) => {
+  if (ctx.user.role !== "operator") {
+    throw new TRPCError({ code: "FORBIDDEN", message: "Only cluster operators can do this." });
+  }
+  return next();
+});
+
+export const tenantInput = z.object({
+  tenant: z
+    .string()
+    .regex(tenantNamePattern, "expected a tenant name (lowercase letters, digits and dashes)"),
+});
+
+/**
+ * Resolves the tenant from the input and checks the caller belongs to it (operators reach all).
+ * Non-members get NOT_FOUND, not FORBIDDEN, so a tenant cannot learn that another one exists.
+ */
+export const tenantProcedure = protectedProcedure.input(tenantInput).use(async ({ ctx, input, next }) => {
+  const tenant = await tenantForUser(ctx.user, input.tenant, ctx.db);
+  if (!tenant) throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
+  return next({ ctx: { ...ctx, tenant } });
+});

@@ -1,0 +1,14 @@
+import "server-only";
+import { cookies } from "next/headers";
+import type { SessionUser } from "@/server/auth/roles";
+import { sessionUserFromCookieHeader } from "@/server/auth/session";
+
+/** The signed-in user in a server component or route handler. */
+export async function currentUser(): Promise<SessionUser | null> {
+  const jar = await cookies();
+  const header = jar
+    .getAll()
+    .map((cookie) => `${cookie.name}=${encodeURIComponent(cookie.value)}`)
+    .join("; ");
+  return sessionUserFromCookieHeader(header);
+}

@@ -1,0 +1,60 @@
+import { getToken, type JWT } from "next-auth/jwt";
+import type { SessionUser } from "@/server/auth/roles";
+import { env } from "@/server/env";
+
+/** Parses a Cookie header into name → value (first occurrence wins, as browsers send it). */
+export function parseCookieHeader(header: string | null | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  if (!header) return cookies;
+  for (const part of header.split(";")) {
+    const index = part.indexOf("=");
+    if (index < 0) continue;
+    const name = part.slice(0, index).trim();
+    if (!name || name in cookies) continue;
+    const raw = part.slice(index + 1).trim();
+    try {
+      cookies[name] = decodeURIComponent(raw);
+    } catch {
+      cookies[name] = raw;
+    }
+  }
+  return cookies;
+}
+
+export function sessionUserFromToken(token: JWT | null): SessionUser | null {
+  if (!token?.uid || !token.tenant || !token.role || !token.subject) return null;
+  return {
+    id: token.uid,
+    subject: token.subject,
+    name: token.name ?? token.subject,
+    email: token.email ?? null,
+    tenant: token.tenant,
+    role: token.role,
+  };
+}
+
+/** The next-auth session cookie's (encrypted) JWT, or null when absent, expired or forged. */
+export async function tokenFromCookieHeader(cookieHeader: string | null | undefined): Promise<JWT | null> {
+  const config = env();
+  const cookies = parseCookieHeader(cookieHeader);
+  try {
+    return await getToken({
+      req: { headers: { cookie: cookieHeader ?? "" }, cookies } as never,
+      secret: config.NEXTAUTH_SECRET,
+      secureCookie: config.publicUrl.startsWith("https://"),
+      logger: { error: () => {}, warn: () => {}, debug: () => {} } as never,
+    });
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The signed-in user for a request, from the session cookie alone. tRPC, route handlers, server
+ * components, the proxy and WebSocket upgrades all decide through this one function.
+ */
+export async function sessionUserFromCookieHeader(
+  cookieHeader: string | null | undefined,
+): Promise<SessionUser | null> {
+  return sessionUserFromToken(await tokenFromCookieHeader(cookieHeader));
+}

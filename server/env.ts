@@ -1,0 +1,136 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * Ring0's configuration, validated once per process. A bad value stops start-up with one line
+ * naming the variable and what it expects (see `.env.example` for every variable).
+ */
+const port = z.coerce
+  .number({ error: "expected a TCP port number" })
+  .int("expected a whole number")
+  .min(1, "expected a port between 1 and 65535")
+  .max(65535, "expected a port between 1 and 65535");
+
+const optionalUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value ? value : undefined))
+  .pipe(z.url({ error: "expected an absolute URL such as https://iam.example.com/realms/ring0" }).optional());
+
+const claimName = z
+  .string()
+  .regex(/^[A-Za-z0-9_:./-]{1,100}$/, "expected a claim name of letters, digits and _:./-")
+  .default("tenant");
+
+const schema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+    LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    PORT: port.default(3000),
+    RING0_STATE_DIR: z.string().min(1).default(".ring0"),
+    NEXTAUTH_URL: z.url({ error: "expected the public URL of Ring0, e.g. http://localhost:3000" }).optional(),
+    NEXTAUTH_SECRET: z.string().min(32, "expected at least 32 characters of random secret").optional(),
+    DATABASE_URL: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .pipe(
+        z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, "expected a postgresql:// connection URL")
+          .optional(),
+      ),
+    EMBEDDED_POSTGRES_PORT: port.default(54329),
+    OIDC_ISSUER: optionalUrl,
+    OIDC_CLIENT_ID: z.string().optional(),
+    OIDC_CLIENT_SECRET: z.string().optional(),
+    OIDC_DISPLAY_NAME: z.string().min(1).max(60).default("Ring0 IAM"),
+    OIDC_SCOPES: z.string().default("openid profile email ring0"),
+    OIDC_TENANT_CLAIM: claimName.default("tenant"),
+    OIDC_ROLES_CLAIM: claimName.default("roles"),
+    RING0_OPERATOR_TENANT: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "expected a tenant name (lowercase DNS label)")
+      .default("system"),
+    IAM_PORT: port.default(3001),
+    IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
+    RING0_ALLOWED_ORIGINS: z.string().optional(),
+    RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),
+  })
+  .superRefine((env, ctx) => {
+    if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID) {
+      ctx.addIssue({ code: "custom", path: ["OIDC_CLIENT_ID"], message: "required when OIDC_ISSUER is set" });
+    }
+    if (env.OIDC_ISSUER && !env.OIDC_CLIENT_SECRET) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["OIDC_CLIENT_SECRET"],
+        message: "required when OIDC_ISSUER is set",
+      });
+    }
+  });
+
+export type Env = z.infer<typeof schema> & {
+  /** The origin browsers use to reach Ring0. */
+  publicUrl: string;
+  /** Absolute state directory (embedded PostgreSQL data, IAM keys, generated secrets, lock file). */
+  stateDir: string;
+  allowedOrigins: string[];
+};
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses an environment; throws ConfigError whose message is one line per bad variable. */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const result = schema.safeParse(source);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const variable = issue.path.join(".") || "environment";
+      const given = source[variable];
+      const shown = given === undefined ? "unset" : `got ${JSON.stringify(redact(variable, given))}`;
+      return `Invalid configuration: ${variable} — ${issue.message} (${shown}).`;
+    });
+    throw new ConfigError(lines.join("\n"));
+  }
+  const env = result.data;
+  const publicUrl = (env.NEXTAUTH_URL ?? `http://localhost:${env.PORT}`).replace(/\/$/, "");
+  const allowedOrigins = (env.RING0_ALLOWED_ORIGINS ?? new URL(publicUrl).origin)
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+  for (const origin of allowedOrigins) {
+    if (!URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new ConfigError(
+        `Invalid configuration: RING0_ALLOWED_ORIGINS — expected comma-separated origins like https://ring0.example.com (got ${JSON.stringify(origin)}).`,
+      );
+    }
+  }
+  return { ...env, publicUrl, stateDir: path.resolve(env.RING0_STATE_DIR), allowedOrigins };
+}
+
+function redact(variable: string, value: string): string {
+  return /SECRET|PASSWORD|DATABASE_URL/.test(variable) ? "<redacted>" : value;
+}
+
+const cache = globalThis as unknown as { __ring0Env?: { source: string; env: Env } };
+
+/** The current process's configuration; re-parsed if the runtime changed process.env since. */
+export function env(): Env {
+  const key = JSON.stringify([
+    process.env.NODE_ENV,
+    process.env.NEXTAUTH_URL,
+    process.env.NEXTAUTH_SECRET,
+    process.env.DATABASE_URL,
+    process.env.OIDC_ISSUER,
+    process.env.OIDC_CLIENT_ID,
+    process.env.PORT,
+    process.env.RING0_STATE_DIR,
+    process.env.RING0_ALLOWED_ORIGINS,
+  ]);
+  if (cache.__ring0Env?.source !== key) cache.__ring0Env = { source: key, env: parseEnv(process.env) };
+  return cache.__ring0Env.env;
+}

@@ -1,0 +1,37 @@
+/**
+ * Typed domain errors. Domain code throws these; one tRPC middleware (and the HTTP/WS layers)
+ * maps them to protocol codes with a message a person can act on.
+ */
+export abstract class DomainError extends Error {
+  abstract readonly kind: "not-found" | "conflict" | "forbidden" | "unauthenticated" | "invalid" | "quota";
+}
+
+export class NotFoundError extends DomainError {
+  readonly kind = "not-found";
+  override name = "NotFoundError";
+}
+
+export class ConflictError extends DomainError {
+  readonly kind = "conflict";
+  override name = "ConflictError";
+}
+
+export class ForbiddenError extends DomainError {
+  readonly kind = "forbidden";
+  override name = "ForbiddenError";
+}
+
+export class UnauthenticatedError extends DomainError {
+  readonly kind = "unauthenticated";
+  override name = "UnauthenticatedError";
+}
+
+export class InvalidInputError extends DomainError {
+  readonly kind = "invalid";
+  override name = "InvalidInputError";
+}
+
+export class QuotaExceededError extends DomainError {
+  readonly kind = "quota";
+  override name = "QuotaExceededError";
+}

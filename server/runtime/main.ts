@@ -1,0 +1,229 @@
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { parseEnv as parseDotEnv } from "node:util";
+import next from "next";
+import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
+import { applyMigrations } from "@/server/db/migrations";
+import { ConfigError, env, parseEnv } from "@/server/env";
+import { startEmbeddedIam } from "@/server/iam/provider";
+import { type Logger, logger as rootLogger } from "@/server/logger";
+import { acquireInstanceLock, ensureStateDir, loadOrCreateSecrets } from "@/server/runtime/state";
+import { pingEndpoint } from "@/server/ws/ping";
+import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
+
+/** Reads `.env` if present; variables already in the environment win. */
+function loadDotEnv(): void {
+  if (!fs.existsSync(".env")) return;
+  const fromFile = Object.entries(parseDotEnv(fs.readFileSync(".env", "utf8")));
+  for (const [name, value] of fromFile) process.env[name] ??= value;
+}
+
+export interface RunningRing0 {
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface SeededLogin {
+  username: string;
+  tenant: string;
+  role: string;
+  password: string;
+}
+
+const embeddedClientId = "ring0";
+
+/** Reads the embedded IAM's seed file for the start banner (demo logins only). */
+function seededLogins(accountsFile: string): SeededLogin[] {
+  try {
+    const seed = JSON.parse(fs.readFileSync(accountsFile, "utf8")) as {
+      accounts?: Array<{ username: string; tenant: string; roles?: string[]; password?: string }>;
+    };
+    return (seed.accounts ?? [])
+      .filter((account) => typeof account.password === "string")
+      .map((account) => ({
+        username: account.username,
+        tenant: account.tenant,
+        role: account.roles?.join(", ") ?? "",
+        password: account.password as string,
+      }));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Starts Ring0 in this process: configuration, instance lock, PostgreSQL (embedded unless
+ * DATABASE_URL is set), migrations, IAM (embedded unless OIDC_ISSUER is set), Next.js and the
+ * /ws/ streams. Each embedded default exports its settings to process.env so Next's route
+ * handlers (a separate module graph) see the same configuration.
+ */
+export async function startRing0(options: { dev: boolean; logger?: Logger }): Promise<RunningRing0> {
+  const started = performance.now();
+  const log = options.logger ?? rootLogger;
+  loadDotEnv();
+  (process.env as Record<string, string | undefined>).NODE_ENV ??= options.dev ? "development" : "production";
+  const config = parseEnv(process.env);
+  ensureStateDir(config.stateDir);
+  const releaseLock = acquireInstanceLock(config.stateDir, config.publicUrl);
+  const cleanups: Array<() => Promise<void> | void> = [releaseLock];
+  const close = async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        log.warn("shutdown step failed", { error });
+      }
+    }
+    cleanups.length = 0;
+  };
+
+  try {
+    const secrets = loadOrCreateSecrets(config.stateDir);
+    process.env.NEXTAUTH_URL = config.publicUrl;
+    process.env.NEXTAUTH_SECRET ??= secrets.nextauthSecret;
+
+    if (!config.DATABASE_URL) {
+      const postgres = await startEmbeddedPostgres({
+        dataDir: path.join(config.stateDir, "postgres"),
+        port: config.EMBEDDED_POSTGRES_PORT,
+        logger: log.child({ component: "postgres" }),
+      });
+      cleanups.push(() => postgres.stop());
+      process.env.DATABASE_URL = postgres.url;
+      log.info("embedded PostgreSQL ready", { port: config.EMBEDDED_POSTGRES_PORT });
+    }
+    const migrations = await applyMigrations(
+      process.env.DATABASE_URL as string,
+      log.child({ component: "migrate" }),
+    );
+    log.info("database migrated", { applied: migrations.applied });
+
+    let logins: SeededLogin[] = [];
+    if (!config.OIDC_ISSUER) {
+      const issuer = `http://localhost:${config.IAM_PORT}`;
+      const iam = await startEmbeddedIam({
+        port: config.IAM_PORT,
+        issuer,
+        stateDir: path.join(config.stateDir, "iam"),
+        accountsFile: path.resolve(config.IAM_ACCOUNTS_FILE),
+        clients: [
+          {
+            clientId: embeddedClientId,
+            clientSecret: secrets.iamClientSecret,
+            redirectUris: [`${config.publicUrl}/api/auth/callback/ring0-iam`],
+            postLogoutRedirectUris: [`${config.publicUrl}/signed-out`],
+          },
+        ],
+        logger: log.child({ component: "iam" }),
+      });
+      cleanups.push(() => iam.close());
+      process.env.OIDC_ISSUER = iam.issuer;
+      process.env.OIDC_CLIENT_ID = embeddedClientId;
+      process.env.OIDC_CLIENT_SECRET = secrets.iamClientSecret;
+      logins = seededLogins(path.resolve(config.IAM_ACCOUNTS_FILE));
+    }
+    const runtime = env();
+
+    const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
+    const handle = app.getRequestHandler();
+    await app.prepare();
+    const nextUpgrade = app.getUpgradeHandler();
+    const streams = createUpgradeHandler({
+      allowedOrigins: runtime.allowedOrigins,
+      authenticate: (cookie) => sessionUserFromCookieHeader(cookie),
+      endpoints: { "/ws/ping": pingEndpoint },
+      maxPayload: runtime.RING0_WS_MAX_PAYLOAD,
+      logger: log.child({ component: "ws" }),
+    });
+    cleanups.push(() => streams.close());
+
+    const server = http.createServer((request, response) => {
+      handle(request, response).catch((error) => {
+        log.error("request failed", { url: request.url, error });
+        if (!response.headersSent) response.writeHead(500).end();
+      });
+    });
+    // Only /ws/* is ours; every other upgrade (Next's dev HMR included) stays Next's.
+    server.on("upgrade", (request, socket, head) => {
+      if (isStreamPath(request.url)) streams.handle(request, socket, head);
+      else void nextUpgrade(request, socket, head);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(runtime.PORT, "127.0.0.1", () => resolve());
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    cleanups.push(() => app.close());
+
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    printBanner(
+      runtime.publicUrl,
+      logins,
+      seconds,
+      Boolean(config.DATABASE_URL),
+      Boolean(config.OIDC_ISSUER),
+    );
+    return { url: runtime.publicUrl, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function printBanner(
+  url: string,
+  logins: SeededLogin[],
+  seconds: string,
+  externalDb: boolean,
+  externalIam: boolean,
+) {
+  const lines = [
+    "",
+    `  Ring0 is running at ${url}   (ready in ${seconds}s)`,
+    `  database: ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"} · IAM: ${externalIam ? "OIDC_ISSUER" : "embedded"}`,
+  ];
+  if (logins.length > 0) {
+    lines.push("", "  Seeded logins (embedded IAM):");
+    for (const login of logins) {
+      lines.push(
+        `    ${login.username.padEnd(15)} ${login.password.padEnd(12)} ${login.tenant.padEnd(8)} ${login.role}`,
+      );
+    }
+  }
+  lines.push("", "  Stop with Ctrl-C.", "");
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Entry point for server.ts: start, report configuration errors in one line, stop on signals. */
+export async function main(argv: string[]): Promise<void> {
+  const dev = argv.includes("--dev");
+  let running: RunningRing0 | undefined;
+  try {
+    running = await startRing0({ dev });
+  } catch (error) {
+    if (error instanceof ConfigError || (error instanceof Error && error.name === "AlreadyRunningError")) {
+      process.stderr.write(`${error.message}\n`);
+    } else {
+      rootLogger.error("Ring0 failed to start", { error });
+    }
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    rootLogger.info("stopping", { signal });
+    await running?.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}

@@ -1,0 +1,146 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { SessionUser } from "@/server/auth/roles";
+import { createLogger } from "@/server/logger";
+import { pingEndpoint } from "./ping";
+import { createUpgradeHandler, isStreamPath } from "./upgrade";
+
+const origin = "http://localhost:3000";
+const alice: SessionUser = {
+  id: "u1",
+  subject: "acme:acme-admin",
+  name: "Alice",
+  email: null,
+  tenant: "acme",
+  role: "tenant-admin",
+};
+
+let server: http.Server;
+let url: string;
+let handler: ReturnType<typeof createUpgradeHandler>;
+let otherUpgrades = 0;
+
+beforeAll(async () => {
+  handler = createUpgradeHandler({
+    allowedOrigins: [origin],
+    // Stands in for the session-cookie check (covered in session.test.ts): one valid cookie.
+    authenticate: async (cookie) => (cookie === "session=valid" ? alice : null),
+    endpoints: {
+      "/ws/ping": pingEndpoint,
+      "/ws/admins-only": {
+        authorize: ({ user }) => (user.role === "operator" ? null : "Only operators may open this stream."),
+        open: (socket) => socket.close(),
+      },
+    },
+    maxPayload: 1024,
+    logger: createLogger({}, "error"),
+  });
+  server = http.createServer();
+  server.on("upgrade", (request, socket, head) => {
+    if (isStreamPath(request.url)) handler.handle(request, socket, head);
+    else {
+      otherUpgrades += 1;
+      socket.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  handler.close();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function connect(path: string, headers: Record<string, string>) {
+  return new WebSocket(`${url}${path}`, { headers });
+}
+
+function refusal(path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path, headers);
+    socket.on("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk) => {
+        body += chunk;
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    socket.on("open", () => reject(new Error("upgrade was accepted")));
+    socket.on("error", () => {});
+  });
+}
+
+function nextMessage(socket: WebSocket): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => socket.once("message", (data) => resolve(JSON.parse(data.toString()))));
+}
+
+function closed(socket: WebSocket): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) =>
+    socket.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+}
+
+describe("WebSocket upgrades under /ws/", () => {
+  it("refuses a foreign or missing Origin with 403", async () => {
+    expect(
+      await refusal("/ws/ping", { Origin: "https://evil.example", Cookie: "session=valid" }),
+    ).toMatchObject({
+      status: 403,
+      body: expect.stringContaining("Origin not allowed"),
+    });
+    expect((await refusal("/ws/ping", { Cookie: "session=valid" })).status).toBe(403);
+  });
+
+  it("refuses a missing or invalid session with 401", async () => {
+    expect((await refusal("/ws/ping", { Origin: origin })).status).toBe(401);
+    expect((await refusal("/ws/ping", { Origin: origin, Cookie: "session=forged" })).status).toBe(401);
+  });
+
+  it("answers 404 for unknown streams and 403 when the stream's own check refuses", async () => {
+    expect((await refusal("/ws/nope", { Origin: origin, Cookie: "session=valid" })).status).toBe(404);
+    expect(await refusal("/ws/admins-only", { Origin: origin, Cookie: "session=valid" })).toMatchObject({
+      status: 403,
+      body: expect.stringContaining("Only operators"),
+    });
+  });
+
+  it("greets with the session's identity and answers pings", async () => {
+    const socket = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+    expect(await nextMessage(socket)).toEqual({
+      type: "hello",
+      user: { name: "Alice", tenant: "acme", role: "tenant-admin" },
+    });
+    socket.send(JSON.stringify({ type: "ping", id: "42" }));
+    expect(await nextMessage(socket)).toMatchObject({ type: "pong", id: "42" });
+    socket.close();
+  });
+
+  it("closes on a malformed frame (1007) and an oversized one (1009), each stream alone", async () => {
+    const healthy = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+    await nextMessage(healthy);
+
+    const malformed = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+    await nextMessage(malformed);
+    malformed.send("not json");
+    expect(await closed(malformed)).toMatchObject({ code: 1007 });
+
+    const oversized = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+    await nextMessage(oversized);
+    oversized.send(JSON.stringify({ type: "ping", id: "x".repeat(2048) }));
+    expect((await closed(oversized)).code).toBe(1009);
+
+    healthy.send(JSON.stringify({ type: "ping", id: "still-here" }));
+    expect(await nextMessage(healthy)).toMatchObject({ type: "pong", id: "still-here" });
+    healthy.close();
+  });
+
+  it("leaves other upgrades to their owner", async () => {
+    const before = otherUpgrades;
+    const socket = connect("/_next/webpack-hmr", { Origin: origin });
+    await new Promise((resolve) => socket.on("error", resolve));
+    expect(otherUpgrades).toBe(before + 1);
+  });
+});
