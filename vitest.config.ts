@@ -1,0 +1,42 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+/** Never collect tests from these (Playwright specs live in e2e/). */
+const exclude = ["**/node_modules/**", "**/.next/**", "e2e/**", "**/.ring0/**", "server/generated/**"];
+
+export default defineConfig({
+  resolve: {
+    // tsconfig "paths": { "@/*": ["./*"] }
+    alias: [{ find: /^@\//, replacement: root }],
+  },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          environment: "node",
+          include: ["**/*.test.ts", "**/*.test.tsx"],
+          exclude: [...exclude, "**/*.int.test.ts"],
+          setupFiles: ["test/setup/fail-on-console-error.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          environment: "node",
+          include: ["**/*.int.test.ts"],
+          exclude,
+          // One PostgreSQL per run, a migrated template database, one database per worker.
+          globalSetup: ["test/integration/global-setup.ts"],
+          setupFiles: ["test/setup/fail-on-console-error.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
