@@ -17,7 +17,13 @@ export default defineConfig({
   retries: 0,
   timeout: 30_000,
   expect: { timeout: 10_000 },
-  reporter: [["list"], ["json"]],
+  reporter: [
+    ["list"],
+    [
+      "json",
+      { outputFile: process.env.PLAYWRIGHT_JSON_OUTPUT_NAME ?? ".ring0/test-results/playwright.json" },
+    ],
+  ],
   use: {
     baseURL,
     trace: "retain-on-failure",

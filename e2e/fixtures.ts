@@ -41,20 +41,52 @@ async function storageStateFor(browser: Browser, role: Role, tenant: DemoTenant)
 }
 
 interface Fixtures {
-  /** A page signed in as a seeded user, e.g. `await loginAs("tenant-admin", "globex")`. */
+  /**
+   * A page signed in as a seeded user, on their landing page and hydrated, e.g.
+   * `await loginAs("tenant-admin", "globex")`.
+   */
   loginAs(role: Role, tenant?: DemoTenant): Promise<Page>;
   shell: AppShell;
+  /** Browser console errors and uncaught page errors of the test's pages: any one fails the test. */
+  consoleErrors: string[];
+}
+
+/** Network refusals the tests provoke on purpose (404 pages, 401/403 API answers). */
+const expectedConsoleNoise = /^Failed to load resource: the server responded with a status of (401|403|404)/;
+
+function watchConsole(page: Page, errors: string[]) {
+  page.on("console", (message) => {
+    if (message.type() === "error" && !expectedConsoleNoise.test(message.text())) {
+      errors.push(`${page.url()}: ${message.text()}`);
+    }
+  });
+  page.on("pageerror", (error) => errors.push(`${page.url()}: ${error.message}`));
 }
 
 export const test = base.extend<Fixtures>({
-  loginAs: async ({ browser }, use) => {
+  // biome-ignore lint/correctness/noEmptyPattern: Playwright fixtures take their dependencies as an object pattern
+  consoleErrors: async ({}, use) => {
+    const errors: string[] = [];
+    await use(errors);
+    expect(errors, "console errors during the test").toEqual([]);
+  },
+  page: async ({ page, consoleErrors }, use) => {
+    watchConsole(page, consoleErrors);
+    await use(page);
+  },
+  loginAs: async ({ browser, consoleErrors }, use) => {
     const contexts: Array<{ close(): Promise<void> }> = [];
     await use(async (role, tenant = "acme") => {
       const context = await browser.newContext({
         storageState: await storageStateFor(browser, role, tenant),
       });
       contexts.push(context);
-      return context.newPage();
+      const page = await context.newPage();
+      watchConsole(page, consoleErrors);
+      await page.goto("/");
+      await expect(page).toHaveURL(role === "operator" ? /\/operator$/ : new RegExp(`/t/${tenant}$`));
+      await new AppShell(page).waitUntilLive();
+      return page;
     });
     for (const context of contexts) await context.close();
   },

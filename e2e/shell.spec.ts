@@ -50,6 +50,7 @@ test.describe("console and portal shell", () => {
     await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
     await page.reload();
     await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+    await expect(page.getByRole("combobox", { name: "Theme" })).toHaveValue("dark");
     await new AppShell(page).setTheme("Light theme");
     await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
   });

@@ -1,16 +1,12 @@
-import { notFound, redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { AppShell } from "@/components/shell/app-shell";
-import { isOperator } from "@/server/auth/roles";
-import { currentUser } from "@/server/auth/server-session";
+import { requireOperator } from "@/server/auth/page-access";
 
 export const dynamic = "force-dynamic";
 
 /** The operator console exists only for operators; for anyone else it is not found. */
 export default async function OperatorLayout({ children }: { children: ReactNode }) {
-  const user = await currentUser();
-  if (!user) redirect("/signin?callbackUrl=/operator");
-  if (!isOperator(user)) notFound();
+  const user = await requireOperator();
   return (
     <AppShell
       user={user}

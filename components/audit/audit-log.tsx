@@ -1,7 +1,7 @@
 "use client";
 
-import { useInfiniteQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useSuspenseInfiniteQuery } from "@tanstack/react-query";
+import { Suspense, useState, useTransition } from "react";
 import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -20,22 +20,14 @@ const dateFormat = new Intl.DateTimeFormat("en-GB", {
 
 /** The audit log: operators see every tenant's events, tenant admins their tenant's. */
 export function AuditLog({ tenant, showTenant }: { tenant?: string; showTenant: boolean }) {
-  const trpc = useTRPC();
   const [action, setAction] = useState("");
-  const query = useInfiniteQuery(
-    trpc.audit.list.infiniteQueryOptions(
-      { tenant, limit: auditPageSize, ...(action ? { action } : {}) },
-      auditPagination,
-    ),
-  );
-  const events = query.data?.pages.flatMap((page) => page.events) ?? [];
-
+  const [filtering, startFiltering] = useTransition();
   return (
-    <section aria-label="Audit events">
+    <section aria-label="Audit events" aria-busy={filtering}>
       <div className="toolbar">
         <label className="field">
           Action
-          <select value={action} onChange={(event) => setAction(event.target.value)}>
+          <select value={action} onChange={(event) => startFiltering(() => setAction(event.target.value))}>
             {actions.map((option) => (
               <option key={option.value} value={option.value}>
                 {option.label}
@@ -44,65 +36,84 @@ export function AuditLog({ tenant, showTenant }: { tenant?: string; showTenant: 
           </select>
         </label>
       </div>
-      {query.isPending ? (
-        <p role="status">Loading audit events…</p>
-      ) : query.isError ? (
-        <p className="alert alert-error" role="alert">
-          {query.error.message}
-        </p>
-      ) : events.length === 0 ? (
-        <EmptyState title="No audit events yet">
-          <p>Sign-ins, sign-outs and every change made through Ring0 appear here.</p>
-        </EmptyState>
-      ) : (
-        <>
-          <table className="data">
-            <thead>
-              <tr>
-                <th scope="col">When (UTC)</th>
-                <th scope="col">Who</th>
-                {showTenant ? <th scope="col">Tenant</th> : null}
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Result</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((event) => (
-                <tr key={event.id}>
-                  <td>
-                    <time dateTime={event.at.toISOString()}>{dateFormat.format(event.at)}</time>
-                  </td>
-                  <td>
-                    {event.actorName}
-                    {event.actorTenant ? <span className="whoami-meta"> ({event.actorTenant})</span> : null}
-                  </td>
-                  {showTenant ? <td>{event.tenant ?? "—"}</td> : null}
-                  <td>
-                    <code>{event.action}</code>
-                  </td>
-                  <td>{event.target ?? event.targetKind ?? "—"}</td>
-                  <td>
-                    <span className={`badge badge-${event.result}`}>{event.result}</span>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {query.hasNextPage ? (
-            <p>
-              <button
-                type="button"
-                className="button"
-                onClick={() => query.fetchNextPage()}
-                disabled={query.isFetchingNextPage}
-              >
-                {query.isFetchingNextPage ? "Loading…" : "Load older events"}
-              </button>
-            </p>
-          ) : null}
-        </>
-      )}
+      <Suspense fallback={<p role="status">Loading audit events…</p>}>
+        <AuditTable tenant={tenant} action={action} showTenant={showTenant} />
+      </Suspense>
     </section>
+  );
+}
+
+function AuditTable({
+  tenant,
+  action,
+  showTenant,
+}: {
+  tenant?: string;
+  action: string;
+  showTenant: boolean;
+}) {
+  const trpc = useTRPC();
+  const query = useSuspenseInfiniteQuery(
+    trpc.audit.list.infiniteQueryOptions(
+      { tenant, limit: auditPageSize, ...(action ? { action } : {}) },
+      auditPagination,
+    ),
+  );
+  const events = query.data.pages.flatMap((page) => page.events);
+  if (events.length === 0) {
+    return (
+      <EmptyState title="No audit events yet">
+        <p>Sign-ins, sign-outs and every change made through Ring0 appear here.</p>
+      </EmptyState>
+    );
+  }
+  return (
+    <>
+      <table className="data" aria-label="Audit log">
+        <thead>
+          <tr>
+            <th scope="col">When (UTC)</th>
+            <th scope="col">Who</th>
+            {showTenant ? <th scope="col">Tenant</th> : null}
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Result</th>
+          </tr>
+        </thead>
+        <tbody>
+          {events.map((event) => (
+            <tr key={event.id}>
+              <td>
+                <time dateTime={event.at.toISOString()}>{dateFormat.format(event.at)}</time>
+              </td>
+              <td>
+                {event.actorName}
+                {event.actorTenant ? <span className="whoami-meta"> ({event.actorTenant})</span> : null}
+              </td>
+              {showTenant ? <td>{event.tenant ?? "—"}</td> : null}
+              <td>
+                <code>{event.action}</code>
+              </td>
+              <td>{event.target ?? event.targetKind ?? "—"}</td>
+              <td>
+                <span className={`badge badge-${event.result}`}>{event.result}</span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {query.hasNextPage ? (
+        <p>
+          <button
+            type="button"
+            className="button"
+            onClick={() => query.fetchNextPage()}
+            disabled={query.isFetchingNextPage}
+          >
+            {query.isFetchingNextPage ? "Loading…" : "Load older events"}
+          </button>
+        </p>
+      ) : null}
+    </>
   );
 }

@@ -1,21 +1,13 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 
 export function TenantTable() {
   const trpc = useTRPC();
-  const tenants = useQuery(trpc.tenants.list.queryOptions());
-  if (tenants.isPending) return <p role="status">Loading tenants…</p>;
-  if (tenants.isError) {
-    return (
-      <p className="alert alert-error" role="alert">
-        {tenants.error.message}
-      </p>
-    );
-  }
+  const tenants = useSuspenseQuery(trpc.tenants.list.queryOptions());
   if (tenants.data.length === 0) {
     return (
       <EmptyState title="No tenants yet">

@@ -1,6 +1,6 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 
@@ -13,15 +13,7 @@ const roleLabel = {
 
 export function MemberTable({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
-  const members = useQuery(trpc.tenants.members.queryOptions({ tenant }));
-  if (members.isPending) return <p role="status">Loading members…</p>;
-  if (members.isError) {
-    return (
-      <p className="alert alert-error" role="alert">
-        {members.error.message}
-      </p>
-    );
-  }
+  const members = useSuspenseQuery(trpc.tenants.members.queryOptions({ tenant }));
   if (members.data.length === 0) {
     return (
       <EmptyState title="No members yet">

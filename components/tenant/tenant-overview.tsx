@@ -1,22 +1,13 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
 
 export function TenantOverview({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
-  const overview = useQuery(trpc.tenants.overview.queryOptions({ tenant }));
-  if (overview.isPending) return <p role="status">Loading tenant…</p>;
-  if (overview.isError) {
-    return (
-      <p className="alert alert-error" role="alert">
-        {overview.error.message}
-      </p>
-    );
-  }
-  const data = overview.data;
+  const { data } = useSuspenseQuery(trpc.tenants.overview.queryOptions({ tenant }));
   return (
     <>
       <PageHeader

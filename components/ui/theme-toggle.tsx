@@ -1,9 +1,7 @@
 "use client";
 
 import { useState } from "react";
-
-export type Theme = "light" | "dark" | "system";
-export const themeCookie = "ring0-theme";
+import { type Theme, themeCookie } from "@/components/ui/theme";
 
 /** Light, dark or the system's; kept in a cookie so the server renders the right theme. */
 export function ThemeToggle({ initial }: { initial: Theme }) {

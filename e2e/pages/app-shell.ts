@@ -4,6 +4,11 @@ import { expect, type Page } from "@playwright/test";
 export class AppShell {
   constructor(readonly page: Page) {}
 
+  /** The live dot turns on only once the page is hydrated and its SSE feed is connected. */
+  async waitUntilLive() {
+    await expect(this.page.getByRole("status", { name: "Server connection: Live" })).toBeVisible();
+  }
+
   whoami() {
     return this.page.getByRole("region", { name: "Signed in as" });
   }
@@ -13,6 +18,7 @@ export class AppShell {
   }
 
   async open(link: string) {
+    await this.waitUntilLive();
     await this.page.getByRole("navigation").getByRole("link", { name: link }).click();
   }
 
@@ -21,10 +27,12 @@ export class AppShell {
   }
 
   async setTheme(theme: "Light theme" | "Dark theme" | "System theme") {
+    await this.waitUntilLive();
     await this.page.getByRole("combobox", { name: "Theme" }).selectOption({ label: theme });
   }
 
   async signOut() {
+    await this.waitUntilLive();
     await this.page.getByRole("button", { name: "Sign out" }).click();
     await expect(this.page.getByRole("heading", { name: "You have signed out" })).toBeVisible();
   }

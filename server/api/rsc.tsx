@@ -25,7 +25,14 @@ export const trpc = createTRPCOptionsProxy({
 
 // biome-ignore lint/suspicious/noExplicitAny: mirrors tRPC's documented prefetch helper signature
 export function prefetch<T extends ReturnType<TRPCQueryOptions<any>>>(queryOptions: T) {
-  void getQueryClient().prefetchQuery(queryOptions);
+  const queryClient = getQueryClient();
+  // Infinite queries must be prefetched as such, or the client hydrates a page as if it were pages.
+  if (queryOptions.queryKey[1]?.type === "infinite") {
+    // biome-ignore lint/suspicious/noExplicitAny: infinite query options share the prefetch signature
+    void queryClient.prefetchInfiniteQuery(queryOptions as any);
+  } else {
+    void queryClient.prefetchQuery(queryOptions);
+  }
 }
 
 export function HydrateClient({ children }: { children: ReactNode }) {

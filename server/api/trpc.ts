@@ -43,15 +43,12 @@ const t = initTRPC.context<Context>().create({
   transformer: superjson,
   errorFormatter({ shape, error }) {
     const zodError = error.cause instanceof ZodError ? error.cause : null;
+    // Stack traces never leave the server.
+    const { stack: _stack, ...data } = shape.data;
     return {
       ...shape,
       message: zodError ? `Invalid input — ${describeZodError(zodError)}` : shape.message,
-      data: {
-        ...shape.data,
-        // Stack traces never leave the server.
-        stack: undefined,
-        zodError: zodError ? z.flattenError(zodError) : null,
-      },
+      data: { ...data, zodError: zodError ? z.flattenError(zodError) : null },
     };
   },
 });

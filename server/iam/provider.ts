@@ -484,9 +484,8 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
 
   await mkdir(opts.stateDir, { recursive: true, mode: 0o700 });
   const entries = await readAccountsFile(opts.accountsFile);
-  const demoLogins = entries
-    .filter((entry) => entry.password !== undefined)
-    .map((entry) => ({ username: entry.username, tenant: entry.tenant, password: entry.password }));
+  // The start banner prints the seed file's demo logins; the log never carries passwords.
+  const demoLogins = entries.filter((entry) => entry.password !== undefined).length;
   const accounts: AccountStore = await createAccountStore(entries);
   entries.length = 0;
 
@@ -902,9 +901,9 @@ ${form}
     accounts: accounts.size,
     clients: opts.clients.map((client) => client.clientId),
   });
-  if (demoLogins.length > 0) {
-    logger.info("embedded IAM demo logins (from the seed file; do not use in production)", {
-      logins: demoLogins,
+  if (demoLogins > 0) {
+    logger.warn("embedded IAM has demo accounts with seeded passwords; do not use it in production", {
+      accounts: demoLogins,
     });
   }
 

@@ -3,10 +3,12 @@ import { AuditLog } from "@/components/audit/audit-log";
 import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
+import { requireOperator } from "@/server/auth/page-access";
 
 export const metadata: Metadata = { title: "Audit log" };
 
-export default function OperatorAuditPage() {
+export default async function OperatorAuditPage() {
+  await requireOperator();
   prefetch(trpc.audit.list.infiniteQueryOptions({ limit: auditPageSize }, auditPagination));
   return (
     <HydrateClient>

@@ -1,9 +1,7 @@
-import { notFound, redirect } from "next/navigation";
 import type { ReactNode } from "react";
 import { AppShell } from "@/components/shell/app-shell";
+import { requireTenant } from "@/server/auth/page-access";
 import { canReadAudit } from "@/server/auth/roles";
-import { currentUser } from "@/server/auth/server-session";
-import { tenantForUser } from "@/server/tenants/access";
 
 export const dynamic = "force-dynamic";
 
@@ -15,11 +13,7 @@ export default async function TenantLayout(props: {
   children: ReactNode;
   params: Promise<{ tenant: string }>;
 }) {
-  const { tenant: requested } = await props.params;
-  const user = await currentUser();
-  if (!user) redirect(`/signin?callbackUrl=/t/${encodeURIComponent(requested)}`);
-  const tenant = await tenantForUser(user, requested);
-  if (!tenant) notFound();
+  const { user, tenant } = await requireTenant((await props.params).tenant);
   const nav = [
     { href: `/t/${tenant}`, label: "Overview", exact: true },
     { href: `/t/${tenant}/members`, label: "Members" },

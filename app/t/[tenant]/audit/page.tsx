@@ -4,15 +4,14 @@ import { AuditLog } from "@/components/audit/audit-log";
 import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
+import { requireTenant } from "@/server/auth/page-access";
 import { canReadAudit } from "@/server/auth/roles";
-import { currentUser } from "@/server/auth/server-session";
 
 export const metadata: Metadata = { title: "Audit log" };
 
 export default async function TenantAuditPage(props: { params: Promise<{ tenant: string }> }) {
-  const { tenant } = await props.params;
-  const user = await currentUser();
-  if (!user || !canReadAudit(user, tenant)) notFound();
+  const { user, tenant } = await requireTenant((await props.params).tenant);
+  if (!canReadAudit(user, tenant)) notFound();
   prefetch(trpc.audit.list.infiniteQueryOptions({ tenant, limit: auditPageSize }, auditPagination));
   return (
     <HydrateClient>

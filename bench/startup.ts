@@ -1,0 +1,110 @@
+/**
+ * Start-up benchmark: time from process spawn to the first page served (GET /signin → 200), for a
+ * cold start (empty state dir: initdb, migrations, IAM keys) and a warm start (same state dir),
+ * each as a ratio to a baseline measured in the same run (a bare Node process answering HTTP).
+ * Needs a production build (`npm run build`). Writes bench/results/startup.json.
+ *
+ *   npx tsx bench/startup.ts [rounds=3]
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const rounds = Number(process.argv[2] ?? 3);
+const port = 3200;
+const url = `http://localhost:${port}`;
+
+async function firstResponse(target: string, child: ChildProcess, started: number): Promise<number> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode} before serving`);
+    try {
+      const response = await fetch(target, { redirect: "manual" });
+      if (response.status === 200) return performance.now() - started;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function baseline(): Promise<number> {
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["-e", `require("node:http").createServer((q,s)=>s.end("ok")).listen(${port},"127.0.0.1")`],
+    { stdio: "ignore" },
+  );
+  const elapsed = await firstResponse(`${url}/`, child, started);
+  await stop(child);
+  return elapsed;
+}
+
+async function ring0(stateDir: string): Promise<number> {
+  const started = performance.now();
+  const child = spawn("npm", ["run", "--silent", "start"], {
+    stdio: "ignore",
+    env: {
+      ...process.env,
+      PORT: String(port),
+      IAM_PORT: String(port + 1),
+      EMBEDDED_POSTGRES_PORT: String(port + 10),
+      RING0_STATE_DIR: stateDir,
+      NEXTAUTH_URL: url,
+      LOG_LEVEL: "error",
+    },
+  });
+  const elapsed = await firstResponse(`${url}/signin`, child, started);
+  await stop(child);
+  return elapsed;
+}
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+
+async function main() {
+  if (!fs.existsSync(".next/BUILD_ID")) throw new Error("run `npm run build` first");
+  const samples = { baseline: [] as number[], cold: [] as number[], warm: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-bench-"));
+    fs.chmodSync(stateDir, 0o755);
+    try {
+      samples.baseline.push(await baseline());
+      samples.cold.push(await ring0(stateDir));
+      samples.warm.push(await ring0(stateDir));
+    } finally {
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }
+    process.stdout.write(`round ${round + 1}/${rounds} done\n`);
+  }
+  const result = {
+    measuredAt: new Date().toISOString(),
+    rounds,
+    medianMs: {
+      baseline: Math.round(median(samples.baseline)),
+      cold: Math.round(median(samples.cold)),
+      warm: Math.round(median(samples.warm)),
+    },
+    ratios: {
+      coldToBaseline: +(median(samples.cold) / median(samples.baseline)).toFixed(1),
+      warmToBaseline: +(median(samples.warm) / median(samples.baseline)).toFixed(1),
+      coldToWarm: +(median(samples.cold) / median(samples.warm)).toFixed(2),
+    },
+    samplesMs: samples,
+  };
+  fs.mkdirSync("bench/results", { recursive: true });
+  fs.writeFileSync("bench/results/startup.json", `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(result.medianMs)} ${JSON.stringify(result.ratios)}\n`);
+}
+
+void main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
