@@ -3,6 +3,7 @@ import type { OAuthConfig } from "next-auth/providers/oauth";
 import { recordAudit } from "@/server/audit/service";
 import { identityFromClaims } from "@/server/auth/identity";
 import type { Ring0Role, SessionUser } from "@/server/auth/roles";
+import { sessionUserFromToken } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { logger } from "@/server/logger";
@@ -121,16 +122,8 @@ export function authOptions(): AuthOptions {
         return token;
       },
       async session({ session, token }) {
-        if (token.uid && token.tenant && token.role && token.subject) {
-          session.user = {
-            id: token.uid,
-            subject: token.subject,
-            name: token.name ?? token.subject,
-            email: token.email ?? null,
-            tenant: token.tenant,
-            role: token.role,
-          };
-        }
+        const user = sessionUserFromToken(token);
+        if (user) session.user = user;
         return session;
       },
     },
