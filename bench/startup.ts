@@ -49,10 +49,13 @@ async function baseline(): Promise<number> {
 
 async function ring0(stateDir: string): Promise<number> {
   const started = performance.now();
-  const child = spawn("npm", ["run", "--silent", "start"], {
-    stdio: "ignore",
+  // The server itself (not npm) so that its exit means its PostgreSQL and ports are released.
+  const child = spawn(path.resolve("node_modules/.bin/tsx"), ["server.ts"], {
+    stdio: ["ignore", "ignore", "inherit"],
     env: {
       ...process.env,
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
       PORT: String(port),
       IAM_PORT: String(port + 1),
       EMBEDDED_POSTGRES_PORT: String(port + 10),
