@@ -30,8 +30,8 @@ export default defineConfig({
           environment: "node",
           include: ["**/*.int.test.ts"],
           exclude,
-          // One PostgreSQL per run, a migrated template database, one database per worker.
-          globalSetup: ["test/integration/global-setup.ts"],
+          // One PostgreSQL per run, a migrated template database, one database per worker; one local super cluster.
+          globalSetup: ["test/integration/global-setup.ts", "test/integration/super-cluster.ts"],
           setupFiles: ["test/setup/fail-on-console-error.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,

@@ -40,8 +40,8 @@ async function send(conn: ClusterConnection, request: KubeRequest) {
     request.timeoutMs ? AbortSignal.timeout(request.timeoutMs) : undefined,
   ].filter((signal): signal is AbortSignal => signal !== undefined);
   if (signals.length > 0) context.setSignal(AbortSignal.any(signals));
-  await conn.kubeConfig.applySecurityAuthentication(context);
   try {
+    await conn.kubeConfig.applySecurityAuthentication(context);
     return await library.send(context).toPromise();
   } catch (error) {
     throw toK8sError(error, conn.server);

@@ -1,0 +1,67 @@
+/** The simulated nodes of the local super cluster: realistic capacity, spread over three zones. */
+import type { KubeObject } from "@/server/k8s/apply";
+
+/** Label on every node Ring0 created in the local super cluster (scaleNodes only touches these). */
+export const LOCAL_NODE_LABEL = "ring0.dev/local-node";
+export const LOCAL_NODE_PREFIX = "ring0-node-";
+export const ZONES = ["zone-a", "zone-b", "zone-c"] as const;
+export const INSTANCE_TYPE = "ring0.standard-16";
+
+export function localNodeName(index: number): string {
+  return `${LOCAL_NODE_PREFIX}${index}`;
+}
+
+/** Index of a node named by localNodeName, or undefined. */
+export function localNodeIndex(name: string): number | undefined {
+  if (!name.startsWith(LOCAL_NODE_PREFIX)) return undefined;
+  const rest = name.slice(LOCAL_NODE_PREFIX.length);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+/**
+ * A kwok-managed Node. kwok's node stage fills in conditions and the kubelet endpoint; the Hostname
+ * address comes first so the API server reaches kwok's kubelet API on 127.0.0.1 and never dials the
+ * fake InternalIP kwok adds.
+ */
+export function localNodeManifest(index: number, kubeletVersion = "v1.36.4"): KubeObject {
+  const zone = ZONES[index % ZONES.length] ?? "zone-a";
+  const resources = { cpu: "16", memory: "64Gi", pods: "110", "ephemeral-storage": "200Gi" };
+  const name = localNodeName(index);
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      annotations: { "kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0" },
+      labels: {
+        [LOCAL_NODE_LABEL]: "true",
+        type: "kwok",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/hostname": name,
+        "topology.kubernetes.io/region": "local",
+        "topology.kubernetes.io/zone": zone,
+        "node.kubernetes.io/instance-type": INSTANCE_TYPE,
+      },
+    },
+    spec: {},
+    status: {
+      capacity: resources,
+      allocatable: { ...resources, cpu: "15800m", memory: "62Gi" },
+      addresses: [{ type: "Hostname", address: "localhost" }],
+      nodeInfo: {
+        architecture: "amd64",
+        operatingSystem: "linux",
+        kubeletVersion,
+        kubeProxyVersion: kubeletVersion,
+        containerRuntimeVersion: "kwok",
+        kernelVersion: "kwok",
+        osImage: "Ring0 simulated node (kwok)",
+        bootID: "",
+        machineID: "",
+        systemUUID: "",
+      },
+      phase: "Running",
+    },
+  };
+}
