@@ -1,5 +1,5 @@
 import { defineConfig, devices } from "@playwright/test";
-import { e2eOrigin, e2ePort } from "./e2e/ports";
+import { e2eOrigin, e2ePort, e2eStateDir } from "./e2e/ports";
 
 /**
  * End-to-end tests in Debian's Chromium (pinned Playwright 1.64 matches Chromium 156) against
@@ -10,6 +10,7 @@ const baseURL = e2eOrigin;
 
 export default defineConfig({
   testDir: "e2e",
+  globalTeardown: "./e2e/global-teardown.ts",
   outputDir: ".ring0/test-results/playwright",
   fullyParallel: false,
   workers: 1,
@@ -51,7 +52,7 @@ export default defineConfig({
       PORT: String(e2ePort),
       IAM_PORT: String(e2ePort + 1),
       EMBEDDED_POSTGRES_PORT: String(e2ePort + 10),
-      RING0_STATE_DIR: ".ring0/e2e",
+      RING0_STATE_DIR: e2eStateDir,
       NEXTAUTH_URL: baseURL,
       LOG_LEVEL: "warn",
     },

@@ -32,6 +32,7 @@ test.describe("HTTP and WebSocket endpoints", () => {
     expect(body.dependencies.map((dependency: { name: string }) => dependency.name)).toEqual([
       "database",
       "iam",
+      "super-cluster",
     ]);
   });
 

@@ -1,6 +1,7 @@
 /**
  * Runs every suite and prints one summed line `N passed, N failed, N skipped`:
- * static checks (Biome, TypeScript), Vitest (unit + integration against a real PostgreSQL),
+ * the Kubernetes binaries build (tools/kube, cached), static checks (Biome, TypeScript), Vitest
+ * (unit + integration against a real PostgreSQL and a real local super cluster),
  * the production build, and Playwright in Debian's Chromium against it.
  * Exits non-zero if anything failed.
  */
@@ -74,6 +75,8 @@ async function main() {
   fs.rmSync(resultsDir, { recursive: true, force: true });
   fs.mkdirSync(resultsDir, { recursive: true });
 
+  // Kubernetes 1.36, etcd and kwok binaries for the local super cluster (cached; cold builds are slow).
+  await check("kube-build", "bash", ["scripts/kube-build.sh"]);
   await check("lint", "biome", ["ci", "."]);
   await check("typecheck", "tsc", ["--noEmit"]);
 

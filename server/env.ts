@@ -55,6 +55,20 @@ const schema = z
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "expected a tenant name (lowercase DNS label)")
       .default("system"),
     IAM_PORT: port.default(3001),
+    SUPER_KUBECONFIG: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
+    RING0_SUPER_CLUSTER: z
+      .enum(["local", "off"], { error: 'expected "local" (start the local super cluster) or "off"' })
+      .default("local"),
+    RING0_SUPER_CLUSTER_NODES: z.coerce
+      .number({ error: "expected a number of nodes" })
+      .int("expected a whole number")
+      .min(0, "expected 0 to 1000 nodes")
+      .max(1000, "expected 0 to 1000 nodes")
+      .default(3),
     IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
     RING0_ALLOWED_ORIGINS: z.string().optional(),
     RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),

@@ -3,7 +3,14 @@
  * maps them to protocol codes with a message a person can act on.
  */
 export abstract class DomainError extends Error {
-  abstract readonly kind: "not-found" | "conflict" | "forbidden" | "unauthenticated" | "invalid" | "quota";
+  abstract readonly kind:
+    | "not-found"
+    | "conflict"
+    | "forbidden"
+    | "unauthenticated"
+    | "invalid"
+    | "quota"
+    | "unavailable";
 }
 
 export class NotFoundError extends DomainError {
@@ -34,4 +41,10 @@ export class InvalidInputError extends DomainError {
 export class QuotaExceededError extends DomainError {
   readonly kind = "quota";
   override name = "QuotaExceededError";
+}
+
+/** A dependency (the super cluster, a tenant control plane) cannot be reached right now. */
+export class UnavailableError extends DomainError {
+  readonly kind = "unavailable";
+  override name = "UnavailableError";
 }

@@ -14,6 +14,7 @@ export default async function OperatorLayout({ children }: { children: ReactNode
       navLabel="Operator console"
       nav={[
         { href: "/operator", label: "Overview", exact: true },
+        { href: "/operator/nodes", label: "Nodes" },
         { href: "/operator/audit", label: "Audit log" },
       ]}
     >

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
+import { SuperClusterCard } from "@/components/operator/super-cluster-card";
 import { TenantTable } from "@/components/operator/tenant-table";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
@@ -10,9 +11,14 @@ export const metadata: Metadata = { title: "Operator console" };
 export default async function OperatorOverview() {
   await requireOperator();
   prefetch(trpc.tenants.list.queryOptions());
+  prefetch(trpc.nodes.overview.queryOptions());
   return (
     <HydrateClient>
-      <PageHeader title="Fleet overview" description="Every tenant Ring0 knows of and who uses it." />
+      <PageHeader title="Fleet overview" description="The super cluster, and every tenant Ring0 knows of." />
+      <Suspense fallback={<p role="status">Loading super cluster…</p>}>
+        <SuperClusterCard />
+      </Suspense>
+      <h2>Tenants</h2>
       <Suspense fallback={<p role="status">Loading tenants…</p>}>
         <TenantTable />
       </Suspense>

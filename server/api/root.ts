@@ -1,5 +1,6 @@
 import { auditRouter } from "@/server/api/routers/audit/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
+import { nodesRouter } from "@/server/api/routers/nodes/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
 import { createCallerFactory, createTRPCRouter } from "@/server/api/trpc";
 
@@ -7,6 +8,7 @@ export const appRouter = createTRPCRouter({
   me: meRouter,
   audit: auditRouter,
   tenants: tenantsRouter,
+  nodes: nodesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -10,6 +10,7 @@ import { type SessionUser, tenantNamePattern } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";
 import { DomainError } from "@/server/errors";
+import { K8sError } from "@/server/k8s/errors";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { tenantForUser } from "@/server/tenants/access";
 
@@ -60,7 +61,20 @@ const codeForDomainError: Record<DomainError["kind"], TRPCError["code"]> = {
   unauthenticated: "UNAUTHORIZED",
   invalid: "BAD_REQUEST",
   quota: "PRECONDITION_FAILED",
+  unavailable: "SERVICE_UNAVAILABLE",
 };
+
+/** Kubernetes API statuses → tRPC codes; the API's own message and reason reach the user. */
+function codeForK8sStatus(status: number): TRPCError["code"] {
+  if (status === 400) return "BAD_REQUEST";
+  if (status === 401) return "UNAUTHORIZED";
+  if (status === 403) return "FORBIDDEN";
+  if (status === 404) return "NOT_FOUND";
+  if (status === 409 || status === 410) return "CONFLICT";
+  if (status === 422) return "UNPROCESSABLE_CONTENT";
+  if (status === 429) return "TOO_MANY_REQUESTS";
+  return "SERVICE_UNAVAILABLE";
+}
 
 /** The one place domain errors become tRPC errors; anything unknown is logged and redacted. */
 const errorMapping = t.middleware(async ({ ctx, next, path }) => {
@@ -70,6 +84,10 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
   const cause = error.cause;
   if (cause instanceof DomainError) {
     throw new TRPCError({ code: codeForDomainError[cause.kind], message: cause.message, cause });
+  }
+  if (cause instanceof K8sError) {
+    const message = cause.reason ? `${cause.message} (Kubernetes: ${cause.reason})` : cause.message;
+    throw new TRPCError({ code: codeForK8sStatus(cause.status), message, cause });
   }
   if (error.code === "INTERNAL_SERVER_ERROR") {
     ctx.logger.error("procedure failed", { path, error: cause ?? error });

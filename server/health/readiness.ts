@@ -1,5 +1,7 @@
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
+import { clusterHealth, getSuperCluster } from "@/server/k8s/cluster";
+import { superClusterProblem } from "@/server/runtime/super-cluster-state";
 
 export interface DependencyStatus {
   name: string;
@@ -58,6 +60,19 @@ export async function readiness(): Promise<Readiness> {
       );
       if (!response.ok) throw new Error(`discovery answered HTTP ${response.status}`);
       return config.OIDC_ISSUER;
+    }),
+    probe("super-cluster", async () => {
+      const cluster = getSuperCluster();
+      if (!cluster) {
+        const problem = superClusterProblem();
+        if (problem) throw new Error(problem);
+        if (!config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "off")
+          return "disabled (RING0_SUPER_CLUSTER=off)";
+        throw new Error("not connected yet");
+      }
+      const health = await clusterHealth(cluster);
+      if (!health.ok) throw new Error(`${cluster.server}: ${health.detail}`);
+      return cluster.server;
     }),
   ]);
   return { status: dependencies.every((dependency) => dependency.ok) ? "ready" : "not-ready", dependencies };

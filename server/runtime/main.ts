@@ -10,6 +10,7 @@ import { ConfigError, env, parseEnv } from "@/server/env";
 import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { acquireInstanceLock, ensureStateDir, loadOrCreateSecrets } from "@/server/runtime/state";
+import { connectSuperCluster } from "@/server/runtime/super-cluster";
 import { pingEndpoint } from "@/server/ws/ping";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 
@@ -125,6 +126,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       logins = seededLogins(path.resolve(config.IAM_ACCOUNTS_FILE));
     }
     const runtime = env();
+    await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
     const handle = app.getRequestHandler();

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { age, memory } from "./format";
+
+describe("age", () => {
+  const now = Date.parse("2026-11-21T12:00:00Z");
+  it("uses the largest sensible unit", () => {
+    expect(age("2026-11-21T11:59:30Z", now)).toBe("30s");
+    expect(age("2026-11-21T11:30:00Z", now)).toBe("30m");
+    expect(age("2026-11-21T06:00:00Z", now)).toBe("6h");
+    expect(age("2026-11-11T12:00:00Z", now)).toBe("10d");
+    expect(age(null, now)).toBe("—");
+  });
+});
+
+describe("memory", () => {
+  it("shows GiB or MiB and leaves unknown formats alone", () => {
+    expect(memory("67108864Ki")).toBe("64 GiB");
+    expect(memory("512Mi")).toBe("512 MiB");
+    expect(memory("1536Mi")).toBe("1.5 GiB");
+    expect(memory("64G")).toBe("64G");
+    expect(memory(undefined)).toBe("—");
+  });
+});

@@ -1,0 +1,125 @@
+"use client";
+
+import { useSuspenseQuery } from "@tanstack/react-query";
+import { Age } from "@/components/nodes/age";
+import { memory } from "@/components/nodes/format";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { PageHeader } from "@/components/ui/page-header";
+
+export function NodeDetail({ name }: { name: string }) {
+  const trpc = useTRPC();
+  const { data } = useSuspenseQuery({ ...trpc.nodes.get.queryOptions({ name }), refetchInterval: 5_000 });
+  const { node, pods } = data;
+  return (
+    <>
+      <PageHeader
+        title={`Node ${node.name}`}
+        description={`${node.status} · ${node.roles.join(", ")} · ${node.zone ?? "no zone"} · ${node.instanceType ?? "unknown type"} · kubelet ${node.kubeletVersion ?? "?"}`}
+      />
+      <div className="grid">
+        <section className="card" aria-label="CPU">
+          <div className="stat-label">CPU allocatable / capacity</div>
+          <div className="stat-value">
+            {node.allocatable.cpu ?? "—"} / {node.capacity.cpu ?? "—"}
+          </div>
+        </section>
+        <section className="card" aria-label="Memory">
+          <div className="stat-label">Memory allocatable / capacity</div>
+          <div className="stat-value">
+            {memory(node.allocatable.memory)} / {memory(node.capacity.memory)}
+          </div>
+        </section>
+        <section className="card" aria-label="Pods on node">
+          <div className="stat-label">Pods</div>
+          <div className="stat-value">
+            {node.pods} / {node.capacity.pods ?? "—"}
+          </div>
+        </section>
+      </div>
+
+      <h2>Conditions</h2>
+      <table className="data" aria-label="Conditions">
+        <thead>
+          <tr>
+            <th scope="col">Type</th>
+            <th scope="col">Status</th>
+            <th scope="col">Reason</th>
+            <th scope="col">Message</th>
+            <th scope="col">Since</th>
+          </tr>
+        </thead>
+        <tbody>
+          {node.conditions.map((condition) => (
+            <tr key={condition.type}>
+              <td>{condition.type}</td>
+              <td>{condition.status}</td>
+              <td>{condition.reason ?? "—"}</td>
+              <td>{condition.message ?? "—"}</td>
+              <td>
+                <Age iso={condition.lastTransitionTime ?? null} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+
+      <h2 style={{ marginTop: "1.5rem" }}>Labels and taints</h2>
+      <ul aria-label="Labels" className="chips">
+        {Object.entries(node.labels).map(([key, value]) => (
+          <li key={key}>
+            <code>
+              {key}={value}
+            </code>
+          </li>
+        ))}
+      </ul>
+      {node.taints.length === 0 ? (
+        <p className="whoami-meta">No taints.</p>
+      ) : (
+        <ul aria-label="Taints" className="chips">
+          {node.taints.map((taint) => (
+            <li key={`${taint.key}:${taint.effect}`}>
+              <code>
+                {taint.key}
+                {taint.value ? `=${taint.value}` : ""}:{taint.effect}
+              </code>
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <h2 style={{ marginTop: "1.5rem" }}>Pods on this node</h2>
+      {pods.length === 0 ? (
+        <EmptyState title="No pods on this node" />
+      ) : (
+        <table className="data" aria-label="Pods on this node">
+          <thead>
+            <tr>
+              <th scope="col">Namespace</th>
+              <th scope="col">Name</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Ready</th>
+              <th scope="col">Restarts</th>
+              <th scope="col">Age</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pods.map((pod) => (
+              <tr key={`${pod.namespace}/${pod.name}`}>
+                <td>{pod.namespace}</td>
+                <td>{pod.name}</td>
+                <td>{pod.phase}</td>
+                <td>{pod.ready}</td>
+                <td>{pod.restarts}</td>
+                <td>
+                  <Age iso={pod.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,59 @@
+import path from "node:path";
+import { localSuperCluster } from "@/server/cluster/local";
+import type { Env } from "@/server/env";
+import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import type { Logger } from "@/server/logger";
+import { setSuperClusterProblem } from "@/server/runtime/super-cluster-state";
+
+/** Where the local super cluster's kubeconfig is written (documented in the README). */
+export function localKubeconfigPath(stateDir: string): string {
+  return path.join(stateDir, "super-cluster.kubeconfig");
+}
+
+/**
+ * Connects the super cluster: SUPER_KUBECONFIG when set, else the local kwok cluster (started, or
+ * reused when already running). Never throws: a broken or unreachable cluster is one clear log
+ * line and a red dependency in /api/ready, so Ring0 keeps serving and recovers once it is fixed.
+ */
+export async function connectSuperCluster(config: Env, log: Logger): Promise<ClusterConnection | null> {
+  setSuperClusterProblem(null);
+  let connection: ClusterConnection;
+  try {
+    if (config.SUPER_KUBECONFIG) {
+      connection = connectCluster("super", { file: path.resolve(config.SUPER_KUBECONFIG) });
+    } else if (config.RING0_SUPER_CLUSTER === "local") {
+      const cluster = localSuperCluster({ stateDir: config.stateDir, logger: log });
+      const started = await cluster.up({ nodes: config.RING0_SUPER_CLUSTER_NODES });
+      log.info(started.created ? "local super cluster started" : "local super cluster reused", {
+        kubeconfig: started.kubeconfig,
+        server: started.server,
+      });
+      connection = connectCluster("super", { file: started.kubeconfig });
+    } else {
+      log.warn("super cluster disabled (RING0_SUPER_CLUSTER=off and no SUPER_KUBECONFIG)");
+      setSuperCluster(null);
+      return null;
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    setSuperClusterProblem(message);
+    setSuperCluster(null);
+    log.error(`Super cluster unavailable: ${message}`);
+    return null;
+  }
+  setSuperCluster(connection);
+  const health = await clusterHealth(connection);
+  if (!health.ok) {
+    const message = `${connection.server} is not ready: ${health.detail}`;
+    setSuperClusterProblem(message);
+    log.error(`Super cluster unavailable: ${message}`);
+    return connection;
+  }
+  try {
+    await installCrds(connection, log);
+  } catch (error) {
+    log.error("installing Ring0's CRDs failed", { error });
+  }
+  return connection;
+}
