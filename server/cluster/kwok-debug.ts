@@ -98,10 +98,11 @@ function prepareFiles(pod: V1Pod, paths: KwokDebugPaths, runAsNobody: boolean): 
   if (!fs.existsSync(paths.logsFile)) {
     const now = new Date().toISOString();
     const containers = (pod.spec?.containers ?? []).map((container) => container.name).join(", ") || "(none)";
+    // kwok reads CRI's log format: "<RFC3339Nano> <stream> <F|P> <message>".
     fs.writeFileSync(
       paths.logsFile,
-      `${now} ring0: simulated pod ${pod.metadata?.namespace}/${pod.metadata?.name} started on ${pod.spec?.nodeName ?? "?"}\n` +
-        `${now} ring0: containers: ${containers}\n`,
+      `${now} stdout F ring0: simulated pod ${pod.metadata?.namespace}/${pod.metadata?.name} started on ${pod.spec?.nodeName ?? "?"}\n` +
+        `${now} stdout F ring0: containers: ${containers}\n`,
     );
   }
 }

@@ -24,7 +24,7 @@ export interface LocalSuperClusterOptions {
   stateDir: string;
   name?: string;
   logger: Logger;
-  /** Directory holding the Kubernetes binaries; default: scripts/kube-build.sh's cache. */
+  /** Directory holding the Kubernetes binaries; default: $RING0_KUBE_BIN_DIR, else scripts/kube-build.sh's cache. */
   binDir?: string;
   /** Build missing binaries with scripts/kube-build.sh (slow when cold). Default true. */
   build?: boolean;
@@ -55,6 +55,8 @@ export interface LocalSuperCluster {
   connect(): ClusterConnection;
   /** etcd's client URL (for tests that compact etcd). */
   etcdEndpoint(): string | undefined;
+  /** The kubectl of the binaries this cluster runs on. */
+  kubectlPath(): Promise<string>;
 }
 
 const KWOK_CRDS = ["Logs", "ClusterLogs", "Exec", "ClusterExec"];
@@ -129,6 +131,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   const clusterDir = path.join(kwokDir, "clusters", name);
   const configPath = path.join(kwokDir, "kwok.yaml");
   const kubeconfigPath = path.join(stateDir, "super-cluster.kubeconfig");
+  // The bin dir a cluster was created with: stopping it must not depend on today's build hash.
+  const binDirRecord = path.join(kwokDir, "bin-dir");
   const log = options.logger.child({ component: "local-super-cluster", cluster: name });
   let connection: ClusterConnection | undefined;
 
@@ -264,6 +268,25 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
 
   const serverOf = () => connect().server;
 
+  const recordedBinDir = (): string | undefined => {
+    try {
+      const dir = fs.readFileSync(binDirRecord, "utf8").trim();
+      return fs.existsSync(path.join(dir, "kwokctl")) ? dir : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
+  const resolveBinDir = async (purpose: "create" | "manage"): Promise<string> => {
+    const configured = options.binDir ?? process.env.RING0_KUBE_BIN_DIR;
+    if (configured) return path.resolve(configured);
+    if (purpose === "manage") {
+      const recorded = recordedBinDir();
+      if (recorded) return recorded;
+    }
+    return kubeBinaries(log, { build: purpose === "create" ? (options.build ?? true) : false });
+  };
+
   const cluster: LocalSuperCluster = {
     name,
     stateDir,
@@ -277,8 +300,9 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         log.debug("reusing running local super cluster", { server: current.server });
         return { kubeconfig: kubeconfigPath, server: current.server, created: false };
       }
-      const binDir = options.binDir ?? (await kubeBinaries(log, { build: options.build ?? true }));
+      const binDir = await resolveBinDir("create");
       writeKwokctlConfig(binDir);
+      fs.writeFileSync(binDirRecord, `${binDir}\n`);
       connection = undefined;
       let created = false;
       if (fs.existsSync(path.join(clusterDir, "kwok.yaml")) && fs.existsSync(kubeconfigPath)) {
@@ -313,6 +337,10 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
               "2m",
               "--timeout",
               "4m",
+              // PodTemplates (unused by Ring0) bypass the watch cache, so tests can watch from a
+              // resourceVersion that etcd compaction removed and see the API server's real 410.
+              "--extra-args",
+              "kube-apiserver=watch-cache-sizes=podtemplates#0",
             ],
             CREATE_TIMEOUT_MS,
           );
@@ -347,7 +375,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         fs.rmSync(kubeconfigPath, { force: true });
         return;
       }
-      const binDir = options.binDir ?? (await kubeBinaries(log, { build: false }));
+      const binDir = await resolveBinDir("manage");
       writeKwokctlConfig(binDir);
       await kwokctl(binDir, ["delete", "cluster"], 120_000);
       fs.rmSync(kubeconfigPath, { force: true });
@@ -405,6 +433,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     },
 
     connect,
+
+    kubectlPath: async () => path.join(await resolveBinDir("manage"), "kubectl"),
 
     etcdEndpoint() {
       try {

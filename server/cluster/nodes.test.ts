@@ -12,7 +12,10 @@ describe("local super cluster nodes", () => {
     expect(node.metadata.labels?.["node.kubernetes.io/instance-type"]).toBe("ring0.standard-16");
     expect(node.status).toMatchObject({
       capacity: { cpu: "16", memory: "64Gi", pods: "110" },
-      addresses: [{ type: "Hostname", address: "localhost" }],
+      addresses: [
+        { type: "Hostname", address: "localhost" },
+        { type: "InternalIP", address: "192.0.2.1" },
+      ],
     });
   });
 

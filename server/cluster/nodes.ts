@@ -20,8 +20,8 @@ export function localNodeIndex(name: string): number | undefined {
 
 /**
  * A kwok-managed Node. kwok's node stage fills in conditions and the kubelet endpoint; the Hostname
- * address comes first so the API server reaches kwok's kubelet API on 127.0.0.1 and never dials the
- * fake InternalIP kwok adds.
+ * address comes first so the API server reaches kwok's kubelet API on localhost and never dials the
+ * documentation-range InternalIP.
  */
 export function localNodeManifest(index: number, kubeletVersion = "v1.36.4"): KubeObject {
   const zone = ZONES[index % ZONES.length] ?? "zone-a";
@@ -48,7 +48,12 @@ export function localNodeManifest(index: number, kubeletVersion = "v1.36.4"): Ku
     status: {
       capacity: resources,
       allocatable: { ...resources, cpu: "15800m", memory: "62Gi" },
-      addresses: [{ type: "Hostname", address: "localhost" }],
+      // Both types present, or kwok's node stage rewrites the list. 192.0.2.0/24 is TEST-NET-1:
+      // never routed, never dialled (the API server prefers Hostname).
+      addresses: [
+        { type: "Hostname", address: "localhost" },
+        { type: "InternalIP", address: `192.0.2.${(index % 254) + 1}` },
+      ],
       nodeInfo: {
         architecture: "amd64",
         operatingSystem: "linux",
