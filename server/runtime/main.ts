@@ -11,6 +11,7 @@ import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { acquireInstanceLock, ensureStateDir, loadOrCreateSecrets } from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
+import { superClusterProblem } from "@/server/runtime/super-cluster-state";
 import { pingEndpoint } from "@/server/ws/ping";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 
@@ -126,7 +127,8 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       logins = seededLogins(path.resolve(config.IAM_ACCOUNTS_FILE));
     }
     const runtime = env();
-    await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
+    const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
+    cleanups.push(() => superCluster.stop());
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
     const handle = app.getRequestHandler();
@@ -166,12 +168,22 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     cleanups.push(() => app.close());
 
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const localKubeconfig = path.relative(
+      process.cwd(),
+      path.join(runtime.stateDir, "super-cluster.kubeconfig"),
+    );
+    const superClusterLine = superCluster.connection
+      ? config.SUPER_KUBECONFIG
+        ? `SUPER_KUBECONFIG · ${superCluster.connection.server}`
+        : `local (kwok) · ${superCluster.connection.server} · kubeconfig ${localKubeconfig}`
+      : `unavailable (${superClusterProblem() ?? "disabled"})`;
     printBanner(
       runtime.publicUrl,
       logins,
       seconds,
       Boolean(config.DATABASE_URL),
       Boolean(config.OIDC_ISSUER),
+      superClusterLine,
     );
     return { url: runtime.publicUrl, close };
   } catch (error) {
@@ -186,11 +198,13 @@ function printBanner(
   seconds: string,
   externalDb: boolean,
   externalIam: boolean,
+  superCluster: string,
 ) {
   const lines = [
     "",
     `  Ring0 is running at ${url}   (ready in ${seconds}s)`,
     `  database: ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"} · IAM: ${externalIam ? "OIDC_ISSUER" : "embedded"}`,
+    `  super cluster: ${superCluster}`,
   ];
   if (logins.length > 0) {
     lines.push("", "  Seeded logins (embedded IAM):");

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { localSuperCluster } from "@/server/cluster/local";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
@@ -6,19 +7,18 @@ import { installCrds } from "@/server/k8s/crds";
 import type { Logger } from "@/server/logger";
 import { setSuperClusterProblem } from "@/server/runtime/super-cluster-state";
 
-/** Where the local super cluster's kubeconfig is written (documented in the README). */
-export function localKubeconfigPath(stateDir: string): string {
-  return path.join(stateDir, "super-cluster.kubeconfig");
-}
-
 /**
  * Connects the super cluster: SUPER_KUBECONFIG when set, else the local kwok cluster (started, or
  * reused when already running). Never throws: a broken or unreachable cluster is one clear log
  * line and a red dependency in /api/ready, so Ring0 keeps serving and recovers once it is fixed.
  */
-export async function connectSuperCluster(config: Env, log: Logger): Promise<ClusterConnection | null> {
+export async function connectSuperCluster(
+  config: Env,
+  log: Logger,
+): Promise<{ connection: ClusterConnection | null; stop(): void }> {
   setSuperClusterProblem(null);
   let connection: ClusterConnection;
+  let local = false;
   try {
     if (config.SUPER_KUBECONFIG) {
       connection = connectCluster("super", { file: path.resolve(config.SUPER_KUBECONFIG) });
@@ -30,17 +30,18 @@ export async function connectSuperCluster(config: Env, log: Logger): Promise<Clu
         server: started.server,
       });
       connection = connectCluster("super", { file: started.kubeconfig });
+      local = true;
     } else {
       log.warn("super cluster disabled (RING0_SUPER_CLUSTER=off and no SUPER_KUBECONFIG)");
       setSuperCluster(null);
-      return null;
+      return { connection: null, stop: () => {} };
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     setSuperClusterProblem(message);
     setSuperCluster(null);
     log.error(`Super cluster unavailable: ${message}`);
-    return null;
+    return { connection: null, stop: () => {} };
   }
   setSuperCluster(connection);
   const health = await clusterHealth(connection);
@@ -48,12 +49,14 @@ export async function connectSuperCluster(config: Env, log: Logger): Promise<Clu
     const message = `${connection.server} is not ready: ${health.detail}`;
     setSuperClusterProblem(message);
     log.error(`Super cluster unavailable: ${message}`);
-    return connection;
+    return { connection, stop: () => {} };
   }
   try {
     await installCrds(connection, log);
   } catch (error) {
     log.error("installing Ring0's CRDs failed", { error });
   }
-  return connection;
+  // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
+  const binder = local ? startKwokDebugBinder(connection, { stateDir: config.stateDir, logger: log }) : null;
+  return { connection, stop: () => binder?.stop() };
 }
