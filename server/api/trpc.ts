@@ -85,6 +85,14 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
   if (cause instanceof DomainError) {
     throw new TRPCError({ code: codeForDomainError[cause.kind], message: cause.message, cause });
   }
+  if (cause instanceof ZodError) {
+    // The same readable message for in-process callers as the formatter gives HTTP clients.
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message: `Invalid input — ${describeZodError(cause)}`,
+      cause,
+    });
+  }
   if (cause instanceof K8sError) {
     const message = cause.reason ? `${cause.message} (Kubernetes: ${cause.reason})` : cause.message;
     throw new TRPCError({ code: codeForK8sStatus(cause.status), message, cause });

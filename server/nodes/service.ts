@@ -1,6 +1,6 @@
 import { NotFoundError, UnavailableError } from "@/server/errors";
 import { type ClusterConnection, clusterHealth, clusterVersion, getSuperCluster } from "@/server/k8s/cluster";
-import { sharedInformer } from "@/server/k8s/informers";
+import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { type NodeSummary, podsPerNode, summariseNode, type V1Node, type V1Pod } from "@/server/k8s/nodes";
 
 export interface PodOnNode {
@@ -53,6 +53,27 @@ function summarise(nodes: V1Node[], pods: V1Pod[]): NodeSummary[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+const syncTimeoutMs = 15_000;
+
+/**
+ * Waits for an informer's first list, failing fast with the API's own error (e.g. the server is
+ * unreachable) instead of waiting through the informer's retries.
+ */
+async function synced(informer: SharedInformer<unknown>): Promise<void> {
+  const deadline = Date.now() + syncTimeoutMs;
+  let done = false;
+  const ready = informer.synced().then(() => {
+    done = true;
+  });
+  while (!done) {
+    const error = informer.lastError();
+    if (error) throw error;
+    if (Date.now() > deadline)
+      throw new UnavailableError("The super cluster did not answer the node list in time.");
+    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 100))]);
+  }
+}
+
 /**
  * Reads both informers, holding a subscription while it waits so the watches stay open for the
  * caller (a synced informer answers from memory; the first caller pays for the initial list).
@@ -61,7 +82,7 @@ async function withSyncedInformers<T>(read: (nodes: V1Node[], pods: V1Pod[]) => 
   const { nodes, pods } = informers(superCluster());
   const release = [nodes.subscribe(() => {}), pods.subscribe(() => {})];
   try {
-    await Promise.all([nodes.synced(), pods.synced()]);
+    await Promise.all([synced(nodes), synced(pods)]);
     return read(nodes.snapshot(), pods.snapshot());
   } finally {
     for (const unsubscribe of release) unsubscribe();
@@ -115,7 +136,7 @@ export async function* watchNodes(signal: AbortSignal | undefined): AsyncGenerat
   const aborted = () => wake?.();
   signal?.addEventListener("abort", aborted);
   try {
-    await Promise.all([nodes.synced(), pods.synced()]);
+    await Promise.all([synced(nodes), synced(pods)]);
     latest ??= summarise(nodes.snapshot(), pods.snapshot());
     while (!signal?.aborted) {
       if (latest) {
