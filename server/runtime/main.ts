@@ -9,7 +9,12 @@ import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
 import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
-import { acquireInstanceLock, ensureStateDir, loadOrCreateSecrets } from "@/server/runtime/state";
+import {
+  AlreadyRunningError,
+  acquireInstanceLock,
+  ensureStateDir,
+  loadOrCreateSecrets,
+} from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
 import { superClusterProblem } from "@/server/runtime/super-cluster-state";
 import { pingEndpoint } from "@/server/ws/ping";
@@ -20,6 +25,10 @@ function loadDotEnv(): void {
   if (!fs.existsSync(".env")) return;
   const fromFile = Object.entries(parseDotEnv(fs.readFileSync(".env", "utf8")));
   for (const [name, value] of fromFile) process.env[name] ??= value;
+}
+
+class PortInUseError extends Error {
+  override name = "PortInUseError";
 }
 
 export interface RunningRing0 {
@@ -155,7 +164,15 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       else void nextUpgrade(request, socket, head);
     });
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
+      server.once("error", (error: NodeJS.ErrnoException) =>
+        reject(
+          error.code === "EADDRINUSE"
+            ? new PortInUseError(
+                `Port ${runtime.PORT} on 127.0.0.1 is already in use: stop what uses it or set PORT.`,
+              )
+            : error,
+        ),
+      );
       server.listen(runtime.PORT, "127.0.0.1", () => resolve());
     });
     cleanups.push(
@@ -225,7 +242,11 @@ export async function main(argv: string[]): Promise<void> {
   try {
     running = await startRing0({ dev });
   } catch (error) {
-    if (error instanceof ConfigError || (error instanceof Error && error.name === "AlreadyRunningError")) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof PortInUseError ||
+      error instanceof AlreadyRunningError
+    ) {
       process.stderr.write(`${error.message}\n`);
     } else {
       rootLogger.error("Ring0 failed to start", { error });
