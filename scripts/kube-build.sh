@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Builds Ring0's local Kubernetes binaries (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl, etcd, etcdctl, etcdutl, kwok, kwokctl) from source fetched
+# through the Go module proxy only. Versions are pinned by tools/kube/go.mod + go.sum
+# (k8s, kubectl, etcd) and tools/kube/kwok/go.mod + go.sum (kwok). See tools/kube/README.md.
+#
+# Usage: scripts/kube-build.sh             build if needed; last line of stdout is the bin dir
+#        scripts/kube-build.sh --print-dir print the expected bin dir; exit 0 if built, 3 if not
+#
+# Env:   RING0_KUBE_CACHE      cache root (default ~/.cache/ring0/kube)
+#        RING0_KUBE_BUILD_JOBS go build -p (default: number of CPUs)
+set -euo pipefail
+
+log() { printf '[kube-build] %s\n' "$*" >&2; }
+
+mode=build
+case "${1:-}" in
+  "") ;;
+  --print-dir) mode=print ;;
+  -h | --help)
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+  *)
+    echo "unknown argument: $1 (use --print-dir or --help)" >&2
+    exit 2
+    ;;
+esac
+
+# The installed Go may live in /usr/local/go/bin without being on PATH.
+if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+  PATH="/usr/local/go/bin:$PATH"
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "go is not installed: install Go ≥ 1.26 (Debian: golang, or go.dev) to build Ring0's Kubernetes binaries" >&2
+  exit 1
+fi
+
+# Never let go switch toolchains (that would download one), never fall back to VCS.
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+export GOWORK=off
+export GOFLAGS="-mod=readonly -buildvcs=false"
+
+go_version="$(go version)"
+if ! [[ "$go_version" =~ go1\.([0-9]+) ]] || ((BASH_REMATCH[1] < 26)); then
+  echo "go is too old ($go_version): install Go ≥ 1.26 (Debian: golang, or go.dev) to build Ring0's Kubernetes binaries" >&2
+  exit 1
+fi
+
+script_path="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
+repo_root="$(cd "$(dirname "$script_path")/.." && pwd)"
+kube_dir="$repo_root/tools/kube"
+kwok_dir="$kube_dir/kwok"
+
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd etcdctl etcdutl kwok kwokctl)
+
+# Cache key: every go.mod/go.sum/*.go under tools/kube, this script, and `go version`.
+cache_key() {
+  (
+    cd "$repo_root"
+    find tools/kube -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print | LC_ALL=C sort |
+      while IFS= read -r f; do
+        printf '== %s\n' "$f"
+        cat "$f"
+      done
+    printf '== scripts/kube-build.sh\n'
+    cat "$script_path"
+    printf '== go version\n%s\n' "$go_version"
+  ) | sha256sum | cut -c1-16
+}
+
+cache_root="${RING0_KUBE_CACHE:-$HOME/.cache/ring0/kube}"
+key="$(cache_key)"
+final_dir="$cache_root/$key"
+bin_dir="$final_dir/bin"
+
+is_complete() {
+  local d="$1" b
+  for b in "${BINARIES[@]}"; do
+    [[ -x "$d/$b" ]] || return 1
+  done
+}
+
+if [[ "$mode" == print ]]; then
+  echo "$bin_dir"
+  is_complete "$bin_dir" && exit 0
+  exit 3
+fi
+
+if is_complete "$bin_dir"; then
+  echo "kube binaries up to date: $bin_dir" >&2
+  echo "$bin_dir"
+  exit 0
+fi
+
+# Module proxy only: drop "direct" (VCS fetches) from GOPROXY; honour GOPROXY=off.
+goproxy="$(go env GOPROXY)"
+if [[ "$goproxy" != off ]]; then
+  goproxy="$(printf '%s\n' "$goproxy" | tr ',|' '\n\n' | grep -vx -e direct -e off -e '' | paste -sd, - || true)"
+  export GOPROXY="${goproxy:-https://proxy.golang.org}"
+fi
+
+jobs="${RING0_KUBE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+
+mkdir -p "$cache_root"
+tmp_dir="$(mktemp -d "$cache_root/.tmp-$key-XXXXXX")"
+cleanup() { rm -rf "$tmp_dir"; }
+trap cleanup EXIT
+mkdir -p "$tmp_dir/bin"
+
+start_all=$SECONDS
+log "cache key $key (go: $go_version, -p $jobs, GOPROXY=${GOPROXY})"
+log "building into $tmp_dir (renamed to $final_dir when complete)"
+
+t=$SECONDS
+log "downloading modules (verified against committed go.sum)"
+(cd "$kube_dir" && go mod download)
+(cd "$kwok_dir" && go mod download)
+log "modules ready in $((SECONDS - t))s"
+
+modver() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
+modtime() { (cd "$1" && go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' "$2"); }
+
+kube_version="$(modver "$kube_dir" k8s.io/kubernetes)"             # v1.36.4
+kube_date="$(modtime "$kube_dir" k8s.io/kubernetes)"               # release time, for reproducibility
+etcd_version="$(modver "$kube_dir" go.etcd.io/etcd/server/v3)"     # v3.6.8
+kwok_version="$(modver "$kwok_dir" sigs.k8s.io/kwok)"              # v0.8.0
+kube_major="${kube_version#v}"
+kube_major="${kube_major%%.*}"
+kube_minor="${kube_version#v*.}"
+kube_minor="${kube_minor%%.*}"
+
+# Same stamping as kubernetes' hack/lib/version.sh. No git checkout here, so the
+# commit is unknown; "archive" is what kubernetes itself reports for source-archive builds.
+kube_ldflags="-s -w"
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  kube_ldflags+=" -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=$kube_major -X $pkg.gitMinor=$kube_minor"
+  kube_ldflags+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=archive -X $pkg.buildDate=$kube_date"
+done
+# Tags as in kubernetes' hack/lib/golang.sh for non-debug builds.
+kube_tags="selinux,notest,grpcnotrace"
+etcd_ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$etcd_version" # no git checkout: the tag
+kwok_ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${kube_version#v}"
+
+declare -A build_secs=()
+build() { # name dir tags ldflags package
+  local name="$1" dir="$2" tags="$3" ldflags="$4" pkg="$5" t=$SECONDS
+  log "building $name ($pkg) ..."
+  (cd "$dir" && go build -p "$jobs" -trimpath -tags "$tags" -ldflags "$ldflags" -o "$tmp_dir/bin/$name" "$pkg")
+  build_secs[$name]=$((SECONDS - t))
+  log "built $name in ${build_secs[$name]}s (total $((SECONDS - start_all))s)"
+}
+
+# kube-apiserver first: the controller-manager, scheduler and kubectl reuse most of its
+# compiled packages from the Go build cache. etcd and kwok have their own flags/graphs.
+build kube-apiserver "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-apiserver
+build kube-controller-manager "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-controller-manager
+build kube-scheduler "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-scheduler
+build kubectl "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kubectl
+build etcd "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/server/v3
+build etcdctl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdctl/v3
+build etcdutl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdutl/v3
+build kwok "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwok
+build kwokctl "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwokctl
+
+{
+  echo "kubernetes $kube_version"
+  echo "etcd $etcd_version"
+  echo "kwok $kwok_version"
+  echo "go $go_version"
+  echo "key $key"
+  for b in "${BINARIES[@]}"; do echo "build_seconds $b ${build_secs[$b]}"; done
+  echo "build_seconds total $((SECONDS - start_all))"
+} >"$tmp_dir/versions.txt"
+
+# Ready-made kwokctl config: binary runtime, loopback only, every binary local (no downloads).
+# Use: kwokctl -c <dir>/kwokctl.yaml --name NAME create cluster --kubeconfig ''
+{
+  echo "kind: KwokctlConfiguration"
+  echo "apiVersion: config.kwok.x-k8s.io/v1alpha1"
+  echo "options:"
+  echo "  runtime: binary"
+  echo "  bindAddress: 127.0.0.1"
+  echo "  kubeVersion: $kube_version"
+  echo "  etcdVersion: ${etcd_version#v}"
+  echo "  kubeApiserverBinary: $bin_dir/kube-apiserver"
+  echo "  kubeControllerManagerBinary: $bin_dir/kube-controller-manager"
+  echo "  kubeSchedulerBinary: $bin_dir/kube-scheduler"
+  echo "  kubectlBinary: $bin_dir/kubectl"
+  echo "  etcdBinary: $bin_dir/etcd"
+  echo "  etcdctlBinary: $bin_dir/etcdctl"
+  echo "  etcdutlBinary: $bin_dir/etcdutl"
+  echo "  kwokControllerBinary: $bin_dir/kwok"
+} >"$tmp_dir/kwokctl.yaml"
+
+is_complete "$tmp_dir/bin" || {
+  log "build finished but binaries are missing in $tmp_dir/bin"
+  exit 1
+}
+
+# Atomic publish: the key dir only ever appears complete.
+if ! mv -T "$tmp_dir" "$final_dir" 2>/dev/null; then
+  if is_complete "$bin_dir"; then
+    log "another build published $final_dir first; keeping it"
+  else
+    log "could not move $tmp_dir to $final_dir"
+    exit 1
+  fi
+fi
+
+log "all kube binaries built in $((SECONDS - start_all))s"
+echo "$bin_dir"
