@@ -98,7 +98,11 @@ fi
 goproxy="$(go env GOPROXY)"
 if [[ "$goproxy" != off ]]; then
   goproxy="$(printf '%s\n' "$goproxy" | tr ',|' '\n\n' | grep -vx -e direct -e off -e '' | paste -sd, - || true)"
-  export GOPROXY="${goproxy:-https://proxy.golang.org}"
+  if [[ -z "$goproxy" ]]; then
+    echo "GOPROXY names no module proxy (only direct): set GOPROXY to a Go module proxy" >&2
+    exit 1
+  fi
+  export GOPROXY="$goproxy"
 fi
 
 jobs="${RING0_KUBE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
