@@ -91,6 +91,42 @@ export async function kubeBinaries(logger: Logger, options: { build?: boolean } 
   return binDir;
 }
 
+/** kwokctl's per-component port settings (the apiserver's comes from the options, if fixed). */
+type ComponentPorts = Record<
+  "etcdPort" | "etcdPeerPort" | "kwokControllerPort" | "kubeControllerManagerPort" | "kubeSchedulerPort",
+  number
+> & { kubeApiserverPort?: number };
+
+/** Free ports on 127.0.0.1, held open together so they are distinct, then released. */
+async function freeLoopbackPorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once("error", reject);
+          server.listen({ host: "127.0.0.1", port: 0, exclusive: true }, () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+async function freeComponentPorts(withApiserver: boolean): Promise<ComponentPorts> {
+  const [etcd, etcdPeer, kwok, controllerManager, scheduler, apiserver] = await freeLoopbackPorts(6);
+  return {
+    etcdPort: etcd!,
+    etcdPeerPort: etcdPeer!,
+    kwokControllerPort: kwok!,
+    kubeControllerManagerPort: controllerManager!,
+    kubeSchedulerPort: scheduler!,
+    ...(withApiserver ? { kubeApiserverPort: apiserver! } : {}),
+  };
+}
+
 function isPortFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
@@ -165,7 +201,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   };
 
   /** Every binary path explicit, so kwokctl never reaches for a download URL. */
-  const writeKwokctlConfig = (binDir: string) => {
+  const writeKwokctlConfig = (binDir: string, ports: ComponentPorts | null = null) => {
     const bin = (file: string) => JSON.stringify(path.join(binDir, file));
     const lines = [
       "# Written by Ring0 (server/cluster/local.ts) on every `up`; edits are overwritten.",
@@ -187,6 +223,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       "  quietPull: true",
       `  enableCRDs: [${KWOK_CRDS.join(", ")}]`,
       ...(options.apiserverPort ? [`  kubeApiserverPort: ${options.apiserverPort}`] : []),
+      ...(ports ? Object.entries(ports).map(([key, port]) => `  ${key}: ${port}`) : []),
       "",
     ];
     fs.mkdirSync(kwokDir, { recursive: true });
@@ -321,6 +358,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
             `port ${options.apiserverPort} on 127.0.0.1 is in use: stop what listens there or choose another apiserver port`,
           );
         }
+        // Ports chosen here on 127.0.0.1, so kwokctl never probes for free ones on all interfaces.
+        writeKwokctlConfig(binDir, await freeComponentPorts(!options.apiserverPort));
         log.info("creating the local super cluster (kwokctl, binary runtime)", { stateDir, binDir });
         fs.rmSync(kubeconfigPath, { force: true });
         try {
