@@ -1,5 +1,6 @@
 import { defineConfig, devices } from "@playwright/test";
 import { e2eOrigin, e2ePort, e2eStateDir } from "./e2e/ports";
+import { chromiumLaunchOptions, instanceEnvironment } from "./test/instance";
 
 /**
  * End-to-end tests in Debian's Chromium (pinned Playwright 1.64 matches Chromium 156) against
@@ -29,16 +30,7 @@ export default defineConfig({
     baseURL,
     trace: "retain-on-failure",
     screenshot: "only-on-failure",
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: [
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-        "--no-first-run",
-      ],
-    },
+    launchOptions: chromiumLaunchOptions,
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
   webServer: {
@@ -48,13 +40,6 @@ export default defineConfig({
     timeout: 180_000,
     stdout: "ignore",
     stderr: "pipe",
-    env: {
-      PORT: String(e2ePort),
-      IAM_PORT: String(e2ePort + 1),
-      EMBEDDED_POSTGRES_PORT: String(e2ePort + 10),
-      RING0_STATE_DIR: e2eStateDir,
-      NEXTAUTH_URL: baseURL,
-      LOG_LEVEL: "warn",
-    },
+    env: instanceEnvironment({ port: e2ePort, stateDir: e2eStateDir }),
   },
 });

@@ -19,6 +19,7 @@ import { createCaller } from "@/server/api/root";
 import { localSuperCluster } from "@/server/cluster/local";
 import { connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { createLogger } from "@/server/logger";
+import { chromiumLaunchOptions, instanceEnvironment } from "@/test/instance";
 
 const run = promisify(execFile);
 const logger = createLogger({}, "warn");
@@ -125,24 +126,11 @@ async function browserPropagation(
     env: {
       ...process.env,
       NODE_ENV: "production",
-      PORT: String(port),
-      IAM_PORT: String(port + 1),
-      EMBEDDED_POSTGRES_PORT: String(port + 10),
-      RING0_STATE_DIR: stateDir,
+      ...instanceEnvironment({ port, stateDir, logLevel: "error" }),
       SUPER_KUBECONFIG: kubeconfig,
-      NEXTAUTH_URL: `http://localhost:${port}`,
-      LOG_LEVEL: "error",
     },
   });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-    ],
-  });
+  const browser = await chromium.launch(chromiumLaunchOptions);
   try {
     await until(
       async () => (await fetch(`http://localhost:${port}/api/health`).catch(() => null))?.ok === true,

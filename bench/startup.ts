@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { instanceEnvironment } from "@/test/instance";
 
 const rounds = Number(process.argv[2] ?? 3);
 const port = 3200;
@@ -56,12 +57,7 @@ async function ring0(stateDir: string): Promise<number> {
       ...process.env,
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
-      PORT: String(port),
-      IAM_PORT: String(port + 1),
-      EMBEDDED_POSTGRES_PORT: String(port + 10),
-      RING0_STATE_DIR: stateDir,
-      NEXTAUTH_URL: url,
-      LOG_LEVEL: "error",
+      ...instanceEnvironment({ port, stateDir, logLevel: "error" }),
     },
   });
   const elapsed = await firstResponse(`${url}/signin`, child, started);

@@ -2,7 +2,7 @@
  * Runs every suite and prints one summed line `N passed, N failed, N skipped`:
  * the Kubernetes binaries build (tools/kube, cached), static checks (Biome, TypeScript), Vitest
  * (unit + integration against a real PostgreSQL and a real local super cluster),
- * the production build, and Playwright in Debian's Chromium against it.
+ * the production build, Playwright in Debian's Chromium against it, then the benchmarks.
  * Exits non-zero if anything failed.
  */
 import { spawn } from "node:child_process";
@@ -125,6 +125,12 @@ async function main() {
     }
   } else {
     add("e2e", { passed: 0, failed: 1, skipped: 0 });
+  }
+
+  // Benchmarks run too (figures to bench/results/*.json); they fail only if they cannot run.
+  if (built) {
+    await check("bench:startup", "tsx", ["bench/startup.ts", "2"]);
+    await check("bench:nodes", "tsx", ["bench/nodes.ts"]);
   }
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);

@@ -42,3 +42,13 @@ export async function eventually<T>(
     `condition not met within ${timeoutMs} ms${last instanceof Error ? `: ${last.message}` : ""}`,
   );
 }
+
+/** A kubeconfig for a server nothing listens on (port 9 on loopback), for unreachable-cluster tests. */
+export const unreachableKubeconfig = [
+  "apiVersion: v1",
+  "kind: Config",
+  "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]",
+  "users: [{name: u, user: {token: t}}]",
+  "contexts: [{name: x, context: {cluster: c, user: u}}]",
+  "current-context: x",
+].join("\n");

@@ -4,7 +4,7 @@ import { createCaller } from "@/server/api/root";
 import type { SessionUser } from "@/server/auth/roles";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import { connectCluster, getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
-import { testSuperCluster } from "@/server/k8s/test-cluster";
+import { testSuperCluster, unreachableKubeconfig } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
 
 const operator: SessionUser = {
@@ -77,16 +77,7 @@ describe("nodes router against the local super cluster", () => {
   });
 
   it("reports an unreachable super cluster as SERVICE_UNAVAILABLE naming the server", async () => {
-    const unreachable = connectCluster("gone", {
-      inline: [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]",
-        "users: [{name: u, user: {token: t}}]",
-        "contexts: [{name: x, context: {cluster: c, user: u}}]",
-        "current-context: x",
-      ].join("\n"),
-    });
+    const unreachable = connectCluster("gone", { inline: unreachableKubeconfig });
     setSuperCluster(unreachable);
     const [code, message] = await codeOf(callerFor(operator).nodes.list());
     expect(code).toBe("SERVICE_UNAVAILABLE");

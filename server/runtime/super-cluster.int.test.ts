@@ -6,6 +6,7 @@ import { setDatabaseUrl } from "@/server/db/client";
 import { parseEnv } from "@/server/env";
 import { readiness } from "@/server/health/readiness";
 import { getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
+import { unreachableKubeconfig } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { connectSuperCluster } from "./super-cluster";
@@ -64,17 +65,7 @@ describe("connecting the super cluster", () => {
 
   it("reports an unreachable server as a red dependency naming it", async () => {
     const file = path.join(stateDir, "unreachable.kubeconfig");
-    fs.writeFileSync(
-      file,
-      [
-        "apiVersion: v1",
-        "kind: Config",
-        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]",
-        "users: [{name: u, user: {token: t}}]",
-        "contexts: [{name: x, context: {cluster: c, user: u}}]",
-        "current-context: x",
-      ].join("\n"),
-    );
+    fs.writeFileSync(file, unreachableKubeconfig);
     const result = await connectSuperCluster(configWith({ SUPER_KUBECONFIG: file }), logger);
     expect(superClusterProblem()).toContain("127.0.0.1:9");
     expect(superClusterDependency(await readiness())).toMatchObject({
