@@ -59,9 +59,10 @@ describe("listAndWatch against the super cluster", () => {
     try {
       await serverSideApply(conn, configMap(namespace, "before", "0"));
       const { log, syncs, handlers } = recorder();
+      // Only this test's objects: the controller-manager adds kube-root-ca.crt to every namespace.
       const watch = listAndWatch<ConfigMap>(
         conn,
-        { path: `/api/v1/namespaces/${namespace}/configmaps` },
+        { path: `/api/v1/namespaces/${namespace}/configmaps`, labelSelector: selector },
         handlers,
       );
       try {
