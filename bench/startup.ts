@@ -1,6 +1,7 @@
 /**
  * Start-up benchmark: time from process spawn to the first page served (GET /signin → 200), for a
- * cold start (empty state dir: initdb, migrations, IAM keys) and a warm start (same state dir),
+ * cold start (empty state dir: initdb, migrations, IAM keys, a new local super cluster) and a warm
+ * start (same state dir, the running super cluster reused),
  * each as a ratio to a baseline measured in the same run (a bare Node process answering HTTP).
  * Needs a production build (`npm run build`). Writes bench/results/startup.json.
  *
@@ -10,6 +11,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { localSuperCluster } from "@/server/cluster/local";
+import { createLogger } from "@/server/logger";
 import { instanceEnvironment } from "@/test/instance";
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -79,6 +82,8 @@ async function main() {
       samples.cold.push(await ring0(stateDir));
       samples.warm.push(await ring0(stateDir));
     } finally {
+      // Ring0 leaves its local super cluster running for the next start; this one is ours to stop.
+      await localSuperCluster({ stateDir, logger: createLogger({}, "warn") }).down();
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
     process.stdout.write(`round ${round + 1}/${rounds} done\n`);
