@@ -2,6 +2,7 @@ import { auditRouter } from "@/server/api/routers/audit/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
+import { tokensRouter } from "@/server/api/routers/tokens/_router";
 import { createCallerFactory, createTRPCRouter } from "@/server/api/trpc";
 
 export const appRouter = createTRPCRouter({
@@ -9,6 +10,7 @@ export const appRouter = createTRPCRouter({
   audit: auditRouter,
   tenants: tenantsRouter,
   nodes: nodesRouter,
+  tokens: tokensRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -62,6 +62,7 @@ describe("applyMigrations", () => {
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       "_prisma_migrations",
+      "api_tokens",
       "audit_events",
       "memberships",
       "users",

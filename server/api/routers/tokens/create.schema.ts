@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { tenantNamePattern } from "@/server/auth/roles";
+import { maxTokenLifetimeDays } from "@/server/tokens/policy";
+
+export const tokensCreateInput = z.object({
+  tenant: z
+    .string()
+    .regex(tenantNamePattern, "expected a tenant name (lowercase letters, digits and dashes)"),
+  name: z.string().trim().min(1, "expected a name").max(64, "expected at most 64 characters"),
+  expiresInDays: z
+    .number()
+    .int("expected a whole number of days")
+    .min(1, "expected at least 1 day")
+    .max(maxTokenLifetimeDays, `expected at most ${maxTokenLifetimeDays} days`)
+    .default(30),
+});
+export type TokensCreateInput = z.infer<typeof tokensCreateInput>;
