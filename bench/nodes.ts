@@ -79,9 +79,13 @@ async function main() {
     // The kubectl tools/kube built (v1.36), not whatever is on PATH.
     const kubectlBinary = await cluster.kubectlPath();
     const kubectl = async () => {
-      const { stdout } = await run(kubectlBinary, ["--kubeconfig", up.kubeconfig, "get", "nodes", "-o", "json"], {
-        maxBuffer: 256 * 1024 * 1024,
-      });
+      const { stdout } = await run(
+        kubectlBinary,
+        ["--kubeconfig", up.kubeconfig, "get", "nodes", "-o", "json"],
+        {
+          maxBuffer: 256 * 1024 * 1024,
+        },
+      );
       return (JSON.parse(stdout) as { items: unknown[] }).items.length;
     };
 
