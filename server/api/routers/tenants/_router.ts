@@ -1,6 +1,15 @@
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
+import { recordAudit } from "@/server/audit/service";
 import { canManageMembers } from "@/server/auth/roles";
+import { NotFoundError } from "@/server/errors";
+import {
+  createTenantResource,
+  deleteTenantResource,
+  listTenantResources,
+  watchTenantResources,
+} from "@/server/tenants/tenant-resources";
 import { createUserRepository } from "@/server/users/repository";
+import { createTenantSchema, deleteTenantSchema } from "./resources.schema";
 
 export const tenantsRouter = createTRPCRouter({
   /** Operators: every tenant Ring0 knows of, with member counts. */
@@ -19,4 +28,46 @@ export const tenantsRouter = createTRPCRouter({
   }),
 
   members: tenantProcedure.query(({ ctx }) => createUserRepository(ctx.db).members(ctx.tenant)),
+
+  /** Operators: the Tenant custom resources in the super cluster. */
+  resources: operatorProcedure.query(() => listTenantResources()),
+
+  /** The Tenant resource list, again after every change (SSE). */
+  watchResources: operatorProcedure.subscription(({ signal }) => watchTenantResources(signal)),
+
+  create: operatorProcedure.input(createTenantSchema).mutation(async ({ ctx, input }) => {
+    const tenant = await createTenantResource(input, { name: ctx.user.name });
+    await recordAudit({
+      actorId: ctx.user.id,
+      actorName: ctx.user.name,
+      actorTenant: ctx.user.tenant,
+      tenant: input.name,
+      action: "tenant.create",
+      targetKind: "Tenant",
+      target: input.name,
+      result: "success",
+      requestId: ctx.requestId,
+      detail: { version: input.version, provisioner: input.provisioner, admins: input.admins },
+    });
+    return tenant;
+  }),
+
+  /** Deleting a tenant takes its control plane and workloads with it: the name must be typed. */
+  delete: operatorProcedure.input(deleteTenantSchema).mutation(async ({ ctx, input }) => {
+    if (!(await deleteTenantResource(input.name))) {
+      throw new NotFoundError(`Tenant "${input.name}" was not found in the super cluster.`);
+    }
+    await recordAudit({
+      actorId: ctx.user.id,
+      actorName: ctx.user.name,
+      actorTenant: ctx.user.tenant,
+      tenant: input.name,
+      action: "tenant.delete",
+      targetKind: "Tenant",
+      target: input.name,
+      result: "success",
+      requestId: ctx.requestId,
+    });
+    return { name: input.name };
+  }),
 });

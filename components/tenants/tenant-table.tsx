@@ -1,0 +1,254 @@
+"use client";
+
+import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import { type FormEvent, useState } from "react";
+import { Age } from "@/components/nodes/age";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { toast } from "@/components/ui/toast";
+import {
+  createTenantSchema,
+  provisioners,
+  supportedVersions,
+} from "@/server/api/routers/tenants/resources.schema";
+
+/** "name: expected …; version: …" — the same wording the API uses for its validation errors. */
+function describeIssues(issues: { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .map((issue) => `${issue.path.length ? issue.path.map(String).join(".") : "input"}: ${issue.message}`)
+    .join("; ");
+}
+
+/** The Tenant custom resources in the super cluster, kept current by the tenants.watchResources SSE feed. */
+export function TenantTable() {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const { data: tenants } = useSuspenseQuery(trpc.tenants.resources.queryOptions());
+  const feed = useSubscription(
+    trpc.tenants.watchResources.subscriptionOptions(undefined, {
+      onData: (list) => queryClient.setQueryData(trpc.tenants.resources.queryKey(), list),
+    }),
+  );
+  const live = feed.status === "pending";
+  const [deleting, setDeleting] = useState<string | null>(null);
+
+  return (
+    <section aria-label="Tenants">
+      <p className="toolbar">
+        <output className="context-badge" aria-label={live ? "Tenant list: live" : "Tenant list: connecting"}>
+          <span
+            className="status-dot"
+            data-state={live ? "live" : feed.status === "error" ? "down" : "connecting"}
+          />
+          {live ? "Live" : feed.status === "error" ? "Updates paused" : "Connecting"}
+        </output>
+        <span className="whoami-meta">
+          {tenants.length} tenant{tenants.length === 1 ? "" : "s"} ·{" "}
+          {tenants.filter((tenant) => tenant.ready === "True").length} ready
+        </span>
+      </p>
+
+      <CreateTenantForm />
+
+      {tenants.length === 0 ? (
+        <EmptyState title="No tenants">
+          <p>No Tenant resources exist in the super cluster yet. Create the first one above.</p>
+        </EmptyState>
+      ) : (
+        <table className="data" aria-label="Tenants">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Display name</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Version</th>
+              <th scope="col">Provisioner</th>
+              <th scope="col">Ready</th>
+              <th scope="col">Age</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {tenants.map((tenant) => (
+              <tr key={tenant.name}>
+                <td>{tenant.name}</td>
+                <td>{tenant.displayName}</td>
+                <td>
+                  {tenant.phase}
+                  {tenant.suspended ? " (suspended)" : ""}
+                </td>
+                <td>{tenant.version}</td>
+                <td>{tenant.provisioner}</td>
+                <td>
+                  <span
+                    className={`badge ${tenant.ready === "True" ? "badge-success" : tenant.ready === "False" ? "badge-failure" : ""}`}
+                  >
+                    {tenant.ready}
+                  </span>
+                </td>
+                <td>
+                  <Age iso={tenant.createdAt} />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    className="button"
+                    aria-label={`Delete ${tenant.name}`}
+                    onClick={() => setDeleting(tenant.name)}
+                  >
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      {deleting ? <DeleteTenantForm key={deleting} name={deleting} onDone={() => setDeleting(null)} /> : null}
+    </section>
+  );
+}
+
+function CreateTenantForm() {
+  const trpc = useTRPC();
+  const [name, setName] = useState("");
+  const [displayName, setDisplayName] = useState("");
+  const [version, setVersion] = useState<string>(supportedVersions[0]);
+  const [provisioner, setProvisioner] = useState<string>("local");
+  const [admins, setAdmins] = useState("");
+  const [invalid, setInvalid] = useState<string | null>(null);
+
+  // The new row arrives through the live feed; nothing to refetch here.
+  const create = useMutation(
+    trpc.tenants.create.mutationOptions({
+      onSuccess: (tenant) => {
+        toast(`Tenant "${tenant.name}" created.`);
+        setName("");
+        setDisplayName("");
+        setAdmins("");
+      },
+    }),
+  );
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.reset();
+    // Same schema as the API, so a mistake is explained before anything is sent.
+    const parsed = createTenantSchema.safeParse({
+      name: name.trim(),
+      displayName,
+      version,
+      provisioner,
+      admins: admins
+        .split(",")
+        .map((admin) => admin.trim())
+        .filter(Boolean),
+    });
+    if (!parsed.success) {
+      setInvalid(`Invalid input — ${describeIssues(parsed.error.issues)}`);
+      return;
+    }
+    setInvalid(null);
+    create.mutate(parsed.data);
+  };
+
+  const error = invalid ?? create.error?.message ?? null;
+
+  return (
+    <form className="card" onSubmit={submit} aria-label="Create tenant" noValidate>
+      <h2>Create tenant</h2>
+      <div className="toolbar">
+        <label className="field">
+          Name
+          <input value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" />
+        </label>
+        <label className="field">
+          Display name
+          <input value={displayName} onChange={(event) => setDisplayName(event.target.value)} />
+        </label>
+        <label className="field">
+          Version
+          <select value={version} onChange={(event) => setVersion(event.target.value)}>
+            {supportedVersions.map((candidate) => (
+              <option key={candidate} value={candidate}>
+                {candidate}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          Provisioner
+          <select value={provisioner} onChange={(event) => setProvisioner(event.target.value)}>
+            {provisioners.map((candidate) => (
+              <option key={candidate} value={candidate}>
+                {candidate}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          Admins (comma-separated)
+          <input value={admins} onChange={(event) => setAdmins(event.target.value)} autoComplete="off" />
+        </label>
+        <button type="submit" className="button button-primary" disabled={create.isPending}>
+          {create.isPending ? "Creating…" : "Create tenant"}
+        </button>
+      </div>
+      {error ? (
+        <p className="alert alert-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}
+
+/** Deleting a tenant takes its control plane and workloads with it, so the name must be typed. */
+function DeleteTenantForm({ name, onDone }: { name: string; onDone: () => void }) {
+  const trpc = useTRPC();
+  const [confirm, setConfirm] = useState("");
+  const remove = useMutation(
+    trpc.tenants.delete.mutationOptions({
+      onSuccess: () => {
+        toast(`Tenant "${name}" deleted.`);
+        onDone();
+      },
+    }),
+  );
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    if (confirm === name) remove.mutate({ name, confirm });
+  };
+
+  return (
+    <form className="card" onSubmit={submit} aria-label={`Delete tenant ${name}`}>
+      <h2>Delete tenant {name}</h2>
+      <p>This deletes the tenant's control plane and everything its workloads run on the super cluster.</p>
+      <label className="field">
+        Type the tenant's name to confirm
+        <input value={confirm} onChange={(event) => setConfirm(event.target.value)} autoComplete="off" />
+      </label>
+      <p className="toolbar">
+        <button
+          type="submit"
+          className="button button-primary"
+          disabled={confirm !== name || remove.isPending}
+        >
+          {remove.isPending ? "Deleting…" : `Delete ${name}`}
+        </button>
+        <button type="button" className="button" onClick={onDone}>
+          Cancel
+        </button>
+      </p>
+      {remove.error ? (
+        <p className="alert alert-error" role="alert">
+          {remove.error.message}
+        </p>
+      ) : null}
+    </form>
+  );
+}

@@ -1,0 +1,145 @@
+import { TRPCError } from "@trpc/server";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createCaller } from "@/server/api/root";
+import type { SessionUser } from "@/server/auth/roles";
+import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { testSuperCluster } from "@/server/k8s/test-cluster";
+import { createLogger } from "@/server/logger";
+import { deleteTenantResource } from "@/server/tenants/tenant-resources";
+import { createUserRepository } from "@/server/users/repository";
+import { testDatabaseUrl } from "@/test/integration/database";
+
+const operator: SessionUser = {
+  id: "op",
+  subject: "system:operator",
+  name: "Olivia",
+  email: null,
+  tenant: "system",
+  role: "operator",
+};
+const tenantAdmin: SessionUser = {
+  ...operator,
+  id: "a",
+  subject: "acme:acme-admin",
+  tenant: "acme",
+  role: "tenant-admin",
+};
+
+// The resource procedures never touch ctx.db; auditing writes through getDb().
+const callerFor = (user: SessionUser) =>
+  createCaller({ user, db: null as never, requestId: "test", logger: createLogger({}, "error") });
+
+async function codeOf(promise: Promise<unknown>): Promise<[string, string]> {
+  try {
+    await promise;
+    return ["OK", ""];
+  } catch (error) {
+    if (error instanceof TRPCError) return [error.code, error.message];
+    throw error;
+  }
+}
+
+// Unique per run, so a crashed earlier run cannot collide.
+const name = `it-${Date.now().toString(36)}`;
+const valid = { name, displayName: "Integration test", version: "1.36" as const };
+let conn: ClusterConnection;
+
+beforeAll(async () => {
+  setDatabaseUrl(await testDatabaseUrl());
+  // Audit events reference their actor, so the operator must exist as a user.
+  const user = await createUserRepository(getDb()).recordSignIn({ ...operator }, new Date());
+  operator.id = user.id;
+  conn = testSuperCluster();
+  await installCrds(conn, createLogger({}, "error"));
+}, 60_000);
+
+afterEach(() => setSuperCluster(null));
+
+afterAll(async () => {
+  await deleteTenantResourceQuietly(name);
+  await disconnectDb();
+});
+
+async function auditActions(tenant: string): Promise<string[]> {
+  const events = await getDb().auditEvent.findMany({ where: { tenant }, orderBy: { at: "asc" } });
+  return events.map((event) => `${event.action} by ${event.actorName}`);
+}
+
+async function deleteTenantResourceQuietly(tenant: string) {
+  setSuperCluster(conn);
+  try {
+    await deleteTenantResource(tenant);
+  } finally {
+    setSuperCluster(null);
+  }
+}
+
+describe("Tenant resources through the tenants router", () => {
+  it("creates a tenant that the list shows as Pending, and refuses the same name again", async () => {
+    setSuperCluster(conn);
+    const created = await callerFor(operator).tenants.create({ ...valid, admins: ["alice"] });
+    expect(created).toMatchObject({ name, provisioner: "local", version: "1.36", suspended: false });
+
+    const listed = (await callerFor(operator).tenants.resources()).find((tenant) => tenant.name === name);
+    // No reconciler runs against this cluster here, so status stays empty: Pending.
+    expect(listed).toMatchObject({
+      name,
+      displayName: "Integration test",
+      phase: "Pending",
+      ready: "Unknown",
+    });
+    expect(await auditActions(name)).toEqual(["tenant.create by Olivia"]);
+
+    const [code, message] = await codeOf(callerFor(operator).tenants.create(valid));
+    expect(code).toBe("CONFLICT");
+    expect(message).toContain(`"${name}" already exists`);
+  }, 30_000);
+
+  it("rejects a bad name, a reserved name and an unsupported version, naming the field", async () => {
+    setSuperCluster(conn);
+    const caller = callerFor(operator);
+    for (const [input, field] of [
+      [{ ...valid, name: "Bad_Name" }, "name:"],
+      [{ ...valid, name: "ab" }, "name:"],
+      [{ ...valid, name: "kube-system" }, "name:"],
+      [{ ...valid, name: "x".repeat(41) }, "name:"],
+      [{ ...valid, version: "1.20" }, "version:"],
+      [{ ...valid, displayName: "" }, "displayName:"],
+      [{ ...valid, admins: ["Not A User"] }, "admins.0:"],
+    ] as const) {
+      const [code, message] = await codeOf(caller.tenants.create(input as never));
+      expect(code, JSON.stringify(input)).toBe("BAD_REQUEST");
+      expect(message).toContain(field);
+    }
+    expect((await codeOf(caller.tenants.create({ ...valid, name: "kube-system" })))[1]).toContain("reserved");
+  });
+
+  it("is for operators only", async () => {
+    setSuperCluster(conn);
+    const caller = callerFor(tenantAdmin);
+    expect((await codeOf(caller.tenants.resources()))[0]).toBe("FORBIDDEN");
+    expect((await codeOf(caller.tenants.create({ ...valid, name: "sneaky" })))[0]).toBe("FORBIDDEN");
+    expect((await codeOf(caller.tenants.delete({ name, confirm: name })))[0]).toBe("FORBIDDEN");
+  });
+
+  it("deletes only with the typed name, then the tenant is gone", async () => {
+    setSuperCluster(conn);
+    const caller = callerFor(operator);
+    const [code, message] = await codeOf(caller.tenants.delete({ name, confirm: "wrong" }));
+    expect(code).toBe("BAD_REQUEST");
+    expect(message).toContain("type the tenant's name to confirm");
+    expect((await caller.tenants.resources()).some((tenant) => tenant.name === name)).toBe(true);
+
+    expect(await caller.tenants.delete({ name, confirm: name })).toEqual({ name });
+    // The informer sees the deletion shortly after the API does (finalizers may delay it).
+    await expect
+      .poll(async () => (await caller.tenants.resources()).some((tenant) => tenant.name === name), {
+        timeout: 20_000,
+      })
+      .toBe(false);
+    expect(await auditActions(name)).toEqual(["tenant.create by Olivia", "tenant.delete by Olivia"]);
+    expect((await codeOf(caller.tenants.delete({ name, confirm: name })))[0]).toBe("NOT_FOUND");
+  }, 30_000);
+});
