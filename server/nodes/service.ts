@@ -1,6 +1,7 @@
-import { NotFoundError, UnavailableError } from "@/server/errors";
+import { NotFoundError } from "@/server/errors";
 import { type ClusterConnection, clusterHealth, clusterVersion, getSuperCluster } from "@/server/k8s/cluster";
-import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
+import { sharedInformer } from "@/server/k8s/informers";
+import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { type NodeSummary, podsPerNode, summariseNode, type V1Node, type V1Pod } from "@/server/k8s/nodes";
 
 export interface PodOnNode {
@@ -28,16 +29,6 @@ interface ConnectedOverview {
   pods: number;
 }
 
-function superCluster(): ClusterConnection {
-  const cluster = getSuperCluster();
-  if (!cluster) {
-    throw new UnavailableError(
-      "The super cluster is not connected. Check SUPER_KUBECONFIG or the local super cluster (npm run cluster:status).",
-    );
-  }
-  return cluster;
-}
-
 /** One node watch and one pod watch per super cluster, however many views are open. */
 function informers(cluster: ClusterConnection) {
   return {
@@ -53,40 +44,10 @@ function summarise(nodes: V1Node[], pods: V1Pod[]): NodeSummary[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-const syncTimeoutMs = 15_000;
-
-/**
- * Waits for an informer's first list, failing fast with the API's own error (e.g. the server is
- * unreachable) instead of waiting through the informer's retries.
- */
-async function synced(informer: SharedInformer<unknown>): Promise<void> {
-  const deadline = Date.now() + syncTimeoutMs;
-  let done = false;
-  const ready = informer.synced().then(() => {
-    done = true;
-  });
-  while (!done) {
-    const error = informer.lastError();
-    if (error) throw error;
-    if (Date.now() > deadline)
-      throw new UnavailableError("The super cluster did not answer the node list in time.");
-    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 100))]);
-  }
-}
-
-/**
- * Reads both informers, holding a subscription while it waits so the watches stay open for the
- * caller (a synced informer answers from memory; the first caller pays for the initial list).
- */
-async function withSyncedInformers<T>(read: (nodes: V1Node[], pods: V1Pod[]) => T): Promise<T> {
-  const { nodes, pods } = informers(superCluster());
-  const release = [nodes.subscribe(() => {}), pods.subscribe(() => {})];
-  try {
-    await Promise.all([synced(nodes), synced(pods)]);
-    return read(nodes.snapshot(), pods.snapshot());
-  } finally {
-    for (const unsubscribe of release) unsubscribe();
-  }
+/** Reads both informers once synced. */
+function withSyncedInformers<T>(read: (nodes: V1Node[], pods: V1Pod[]) => T): Promise<T> {
+  const { nodes, pods } = informers(requireSuperCluster());
+  return readSynced([nodes, pods], "node list", () => read(nodes.snapshot(), pods.snapshot()));
 }
 
 export function listNodes(): Promise<NodeSummary[]> {
@@ -119,41 +80,10 @@ export async function getNode(name: string): Promise<NodeDetail> {
   });
 }
 
-/**
- * Live node list: yields the full list once synced and again after every change (coalesced by
- * the informers), until the caller's signal aborts. Only the latest list is kept, so a slow
- * browser skips intermediate states instead of queueing them.
- */
-export async function* watchNodes(signal: AbortSignal | undefined): AsyncGenerator<NodeSummary[]> {
-  const { nodes, pods } = informers(superCluster());
-  let latest: NodeSummary[] | null = null;
-  let wake: (() => void) | null = null;
-  const changed = () => {
-    latest = summarise(nodes.snapshot(), pods.snapshot());
-    wake?.();
-  };
-  const release = [nodes.subscribe(changed), pods.subscribe(changed)];
-  const aborted = () => wake?.();
-  signal?.addEventListener("abort", aborted);
-  try {
-    await Promise.all([synced(nodes), synced(pods)]);
-    latest ??= summarise(nodes.snapshot(), pods.snapshot());
-    while (!signal?.aborted) {
-      if (latest) {
-        const next: NodeSummary[] = latest;
-        latest = null;
-        yield next;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-      wake = null;
-    }
-  } finally {
-    signal?.removeEventListener("abort", aborted);
-    for (const unsubscribe of release) unsubscribe();
-  }
+/** Live node list (SSE): the full list once synced and again after every node or pod change. */
+export function watchNodes(signal: AbortSignal | undefined): AsyncGenerator<NodeSummary[]> {
+  const { nodes, pods } = informers(requireSuperCluster());
+  return liveView([nodes, pods], "node list", () => summarise(nodes.snapshot(), pods.snapshot()), signal);
 }
 
 /** The console's super-cluster card; reports a missing connection instead of failing. */

@@ -2,11 +2,12 @@
  * Tenant custom resources (tenants.ring0.dev, cluster-scoped) as the operator console sees them:
  * the model, a live list from a shared informer, and create/delete through the super cluster.
  */
-import { ConflictError, UnavailableError } from "@/server/errors";
+import { ConflictError } from "@/server/errors";
 import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
-import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
+import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
+import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 
 export const tenantApiVersion = "ring0.dev/v1alpha1";
 export const tenantKind = "Tenant";
@@ -88,87 +89,20 @@ function summariseAll(tenants: TenantResource[]): TenantSummary[] {
   return tenants.map(summariseTenant).sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function superCluster(): ClusterConnection {
-  const cluster = getSuperCluster();
-  if (!cluster) {
-    throw new UnavailableError(
-      "The super cluster is not connected. Check SUPER_KUBECONFIG or the local super cluster (npm run cluster:status).",
-    );
-  }
-  return cluster;
-}
-
 /** One Tenant watch per super cluster, however many views are open. */
 function tenantInformer(cluster: ClusterConnection): SharedInformer<TenantResource> {
   return sharedInformer<TenantResource>(cluster, { path: tenantsPath });
 }
 
-const syncTimeoutMs = 15_000;
-
-/** Waits for the first list, failing fast with the API's own error (e.g. the CRD is missing). */
-async function synced(informer: SharedInformer<unknown>): Promise<void> {
-  const deadline = Date.now() + syncTimeoutMs;
-  let done = false;
-  const ready = informer.synced().then(() => {
-    done = true;
-  });
-  while (!done) {
-    const error = informer.lastError();
-    if (error) throw error;
-    if (Date.now() > deadline)
-      throw new UnavailableError("The super cluster did not answer the tenant list in time.");
-    await Promise.race([ready, new Promise((resolve) => setTimeout(resolve, 100))]);
-  }
+export function listTenantResources(): Promise<TenantSummary[]> {
+  const informer = tenantInformer(requireSuperCluster());
+  return readSynced([informer], "tenant list", () => summariseAll(informer.snapshot()));
 }
 
-export async function listTenantResources(): Promise<TenantSummary[]> {
-  const informer = tenantInformer(superCluster());
-  // Holding a subscription keeps the watch open while the first list arrives.
-  const release = informer.subscribe(() => {});
-  try {
-    await synced(informer);
-    return summariseAll(informer.snapshot());
-  } finally {
-    release();
-  }
-}
-
-/**
- * Live tenant list: yields the full list once synced and again after every change (coalesced by
- * the informer), until the signal aborts. Only the latest list is kept, so a slow browser skips
- * intermediate states instead of queueing them.
- */
-export async function* watchTenantResources(
-  signal: AbortSignal | undefined,
-): AsyncGenerator<TenantSummary[]> {
-  const informer = tenantInformer(superCluster());
-  let latest: TenantSummary[] | null = null;
-  let wake: (() => void) | null = null;
-  const release = informer.subscribe((items) => {
-    latest = summariseAll(items);
-    wake?.();
-  });
-  const aborted = () => wake?.();
-  signal?.addEventListener("abort", aborted);
-  try {
-    await synced(informer);
-    latest ??= summariseAll(informer.snapshot());
-    while (!signal?.aborted) {
-      if (latest) {
-        const next: TenantSummary[] = latest;
-        latest = null;
-        yield next;
-        continue;
-      }
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-      wake = null;
-    }
-  } finally {
-    signal?.removeEventListener("abort", aborted);
-    release();
-  }
+/** Live tenant list (SSE): the full list once synced and again after every change. */
+export function watchTenantResources(signal: AbortSignal | undefined): AsyncGenerator<TenantSummary[]> {
+  const informer = tenantInformer(requireSuperCluster());
+  return liveView([informer], "tenant list", () => summariseAll(informer.snapshot()), signal);
 }
 
 function tenantRef(name: string) {
@@ -183,7 +117,7 @@ export async function createTenantResource(
   input: CreateTenantInput,
   actor: { name: string },
 ): Promise<TenantSummary> {
-  const cluster = superCluster();
+  const cluster = requireSuperCluster();
   try {
     await readObject(cluster, tenantRef(input.name));
     throw new ConflictError(`A tenant named "${input.name}" already exists; choose another name.`);
@@ -208,5 +142,5 @@ export async function createTenantResource(
 
 /** Deletes a Tenant; resolves whether this call deleted it (false: it was already gone). */
 export function deleteTenantResource(name: string): Promise<boolean> {
-  return deleteObject(superCluster(), tenantRef(name));
+  return deleteObject(requireSuperCluster(), tenantRef(name));
 }
