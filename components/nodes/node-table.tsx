@@ -7,6 +7,7 @@ import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
+import { LiveBadge } from "@/components/ui/live-badge";
 
 /** The super cluster's nodes, kept current by the nodes.watch SSE feed. */
 export function NodeTable() {
@@ -18,18 +19,11 @@ export function NodeTable() {
       onData: (list) => queryClient.setQueryData(trpc.nodes.list.queryKey(), list),
     }),
   );
-  const live = feed.status === "pending";
 
   return (
     <section aria-label="Nodes">
       <p className="toolbar">
-        <output className="context-badge" aria-label={live ? "Node list: live" : "Node list: connecting"}>
-          <span
-            className="status-dot"
-            data-state={live ? "live" : feed.status === "error" ? "down" : "connecting"}
-          />
-          {live ? "Live" : feed.status === "error" ? "Updates paused" : "Connecting"}
-        </output>
+        <LiveBadge subject="Node list" status={feed.status} />
         <span className="whoami-meta">
           {nodes.length} node{nodes.length === 1 ? "" : "s"} ·{" "}
           {nodes.filter((node) => node.status === "Ready").length} ready

@@ -6,6 +6,7 @@ import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
+import { LiveBadge } from "@/components/ui/live-badge";
 import { toast } from "@/components/ui/toast";
 import {
   createTenantSchema,
@@ -30,19 +31,12 @@ export function TenantTable() {
       onData: (list) => queryClient.setQueryData(trpc.tenants.resources.queryKey(), list),
     }),
   );
-  const live = feed.status === "pending";
   const [deleting, setDeleting] = useState<string | null>(null);
 
   return (
     <section aria-label="Tenants">
       <p className="toolbar">
-        <output className="context-badge" aria-label={live ? "Tenant list: live" : "Tenant list: connecting"}>
-          <span
-            className="status-dot"
-            data-state={live ? "live" : feed.status === "error" ? "down" : "connecting"}
-          />
-          {live ? "Live" : feed.status === "error" ? "Updates paused" : "Connecting"}
-        </output>
+        <LiveBadge subject="Tenant list" status={feed.status} />
         <span className="whoami-meta">
           {tenants.length} tenant{tenants.length === 1 ? "" : "s"} ·{" "}
           {tenants.filter((tenant) => tenant.ready === "True").length} ready

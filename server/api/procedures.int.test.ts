@@ -1,61 +1,24 @@
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCaller } from "@/server/api/root";
-import type { Context } from "@/server/api/trpc";
 import { createAuditRepository } from "@/server/audit/repository";
 import type { SessionUser } from "@/server/auth/roles";
 import { createPrismaClient, type PrismaClient } from "@/server/db/client";
-import { createLogger } from "@/server/logger";
-import { createUserRepository } from "@/server/users/repository";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { type DemoKey, seedDemoUsers, testCaller, trpcCode } from "@/test/integration/trpc";
 
 let db: PrismaClient;
-const users: Record<string, SessionUser> = {};
-
-const identities = [
-  {
-    key: "operator",
-    subject: "system:operator",
-    tenant: "system",
-    name: "Olivia Operator",
-    role: "operator",
-  },
-  { key: "acmeAdmin", subject: "acme:acme-admin", tenant: "acme", name: "Alice Admin", role: "tenant-admin" },
-  {
-    key: "acmeMember",
-    subject: "acme:acme-member",
-    tenant: "acme",
-    name: "Adam Member",
-    role: "tenant-member",
-  },
-  {
-    key: "globexAdmin",
-    subject: "globex:globex-admin",
-    tenant: "globex",
-    name: "Gina Admin",
-    role: "tenant-admin",
-  },
-] as const;
+let users: Record<DemoKey, SessionUser>;
 
 beforeAll(async () => {
   db = createPrismaClient(await testDatabaseUrl());
-  const repository = createUserRepository(db);
+  users = await seedDemoUsers(db);
   const audit = createAuditRepository(db);
-  for (const identity of identities) {
-    const user = await repository.recordSignIn({ ...identity, email: null }, new Date());
-    users[identity.key] = {
-      id: user.id,
-      subject: identity.subject,
-      name: identity.name,
-      email: null,
-      tenant: identity.tenant,
-      role: identity.role,
-    };
+  for (const user of Object.values(users)) {
     await audit.record({
       actorId: user.id,
-      actorName: identity.name,
-      actorTenant: identity.tenant,
-      tenant: identity.tenant,
+      actorName: user.name,
+      actorTenant: user.tenant,
+      tenant: user.tenant,
       action: "auth.sign-in",
       result: "success",
     });
@@ -66,20 +29,8 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-function callerFor(user: SessionUser | null) {
-  const context: Context = { user, db, requestId: "test", logger: createLogger({}, "error") };
-  return createCaller(context);
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "OK";
-  } catch (error) {
-    if (error instanceof TRPCError) return error.code;
-    throw error;
-  }
-}
+const callerFor = (user: SessionUser | null) => testCaller(user, db);
+const codeOf = trpcCode;
 
 describe("procedure tiers", () => {
   it("protectedProcedure refuses anonymous callers", async () => {

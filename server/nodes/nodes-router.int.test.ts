@@ -1,11 +1,9 @@
-import { TRPCError } from "@trpc/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCaller } from "@/server/api/root";
 import type { SessionUser } from "@/server/auth/roles";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import { connectCluster, getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { testSuperCluster, unreachableKubeconfig } from "@/server/k8s/test-cluster";
-import { createLogger } from "@/server/logger";
+import { testCaller, trpcOutcome } from "@/test/integration/trpc";
 
 const operator: SessionUser = {
   id: "op",
@@ -24,18 +22,9 @@ const tenantAdmin: SessionUser = {
 };
 
 // The node procedures never touch the database.
-const callerFor = (user: SessionUser) =>
-  createCaller({ user, db: null as never, requestId: "test", logger: createLogger({}, "error") });
+const callerFor = (user: SessionUser) => testCaller(user);
 
-async function codeOf(promise: Promise<unknown>): Promise<[string, string]> {
-  try {
-    await promise;
-    return ["OK", ""];
-  } catch (error) {
-    if (error instanceof TRPCError) return [error.code, error.message];
-    throw error;
-  }
-}
+const codeOf = trpcOutcome;
 
 afterEach(() => setSuperCluster(null));
 

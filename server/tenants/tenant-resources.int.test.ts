@@ -1,6 +1,4 @@
-import { TRPCError } from "@trpc/server";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCaller } from "@/server/api/root";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
@@ -10,6 +8,7 @@ import { createLogger } from "@/server/logger";
 import { deleteTenantResource } from "@/server/tenants/tenant-resources";
 import { createUserRepository } from "@/server/users/repository";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { testCaller, trpcOutcome } from "@/test/integration/trpc";
 
 const operator: SessionUser = {
   id: "op",
@@ -28,18 +27,9 @@ const tenantAdmin: SessionUser = {
 };
 
 // The resource procedures never touch ctx.db; auditing writes through getDb().
-const callerFor = (user: SessionUser) =>
-  createCaller({ user, db: null as never, requestId: "test", logger: createLogger({}, "error") });
+const callerFor = (user: SessionUser) => testCaller(user);
 
-async function codeOf(promise: Promise<unknown>): Promise<[string, string]> {
-  try {
-    await promise;
-    return ["OK", ""];
-  } catch (error) {
-    if (error instanceof TRPCError) return [error.code, error.message];
-    throw error;
-  }
-}
+const codeOf = trpcOutcome;
 
 // Unique per run, so a crashed earlier run cannot collide.
 const name = `it-${Date.now().toString(36)}`;

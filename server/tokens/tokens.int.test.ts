@@ -1,62 +1,21 @@
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCaller } from "@/server/api/root";
-import type { Context } from "@/server/api/trpc";
 import type { SessionUser } from "@/server/auth/roles";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
-import { createLogger } from "@/server/logger";
 import { generateToken, hashToken } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
-import { createUserRepository } from "@/server/users/repository";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { type DemoKey, seedDemoUsers, testCaller, trpcCode } from "@/test/integration/trpc";
 
 let db: PrismaClient;
-const users: Record<string, SessionUser> = {};
-
-// The same people server/api/procedures.int.test.ts signs in: the worker's database is shared by test
-// files, and those tests count each tenant's members.
-const identities = [
-  {
-    key: "operator",
-    subject: "system:operator",
-    tenant: "system",
-    name: "Olivia Operator",
-    role: "operator",
-  },
-  { key: "acmeAdmin", subject: "acme:acme-admin", tenant: "acme", name: "Alice Admin", role: "tenant-admin" },
-  {
-    key: "acmeMember",
-    subject: "acme:acme-member",
-    tenant: "acme",
-    name: "Adam Member",
-    role: "tenant-member",
-  },
-  {
-    key: "globexAdmin",
-    subject: "globex:globex-admin",
-    tenant: "globex",
-    name: "Gina Admin",
-    role: "tenant-admin",
-  },
-] as const;
+let users: Record<DemoKey, SessionUser>;
 
 beforeAll(async () => {
   const url = await testDatabaseUrl();
   db = createPrismaClient(url);
   // recordAudit writes through the process-wide client.
   setDatabaseUrl(url);
-  const repository = createUserRepository(db);
-  for (const identity of identities) {
-    const user = await repository.recordSignIn({ ...identity, email: null }, new Date());
-    users[identity.key] = {
-      id: user.id,
-      subject: identity.subject,
-      name: identity.name,
-      email: null,
-      tenant: identity.tenant,
-      role: identity.role,
-    };
-  }
+  users = await seedDemoUsers(db);
 });
 
 afterAll(async () => {
@@ -64,20 +23,8 @@ afterAll(async () => {
   await db.$disconnect();
 });
 
-function callerFor(user: SessionUser) {
-  const context: Context = { user, db, requestId: "tokens-test", logger: createLogger({}, "error") };
-  return createCaller(context);
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "OK";
-  } catch (error) {
-    if (error instanceof TRPCError) return error.code;
-    throw error;
-  }
-}
+const callerFor = (user: SessionUser) => testCaller(user, db, "tokens-test");
+const codeOf = trpcCode;
 
 /** A clock tests move by hand. */
 function manualClock(start = new Date()) {
