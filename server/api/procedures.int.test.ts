@@ -86,7 +86,10 @@ describe("procedure tiers", () => {
 describe("audit.list", () => {
   it("gives operators every tenant's events and tenant admins only their own", async () => {
     const all = await callerFor(users.operator!).audit.list({ limit: 50 });
-    expect(new Set(all.events.map((event) => event.tenant))).toEqual(new Set(["system", "acme", "globex"]));
+    // Other suites share this worker's database and audit their own tenants, so: at least these three.
+    expect([...new Set(all.events.map((event) => event.tenant))]).toEqual(
+      expect.arrayContaining(["system", "acme", "globex"]),
+    );
     const acme = await callerFor(users.acmeAdmin!).audit.list({ limit: 50 });
     expect(new Set(acme.events.map((event) => event.tenant))).toEqual(new Set(["acme"]));
     expect(await codeOf(callerFor(users.acmeAdmin!).audit.list({ tenant: "globex", limit: 50 }))).toBe(
