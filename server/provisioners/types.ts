@@ -1,0 +1,107 @@
+/**
+ * The provisioner interface: where a tenant's dedicated control plane runs. The tenant reconciler
+ * (server/tenants/reconciler.ts) drives one implementation per Tenant, chosen by
+ * `spec.controlPlane.provisioner` (default from RING0_DEFAULT_PROVISIONER):
+ *
+ *   local       kwokctl binary-runtime clusters (etcd, kube-apiserver, kube-controller-manager) as
+ *               processes on 127.0.0.1, state under <stateDir>/tenants/<tenant>/ (server/provisioners/local.ts)
+ *   kubernetes  etcd StatefulSet + kube-apiserver/kube-controller-manager Deployments in a namespace
+ *               of the super cluster (server/provisioners/kubernetes.ts)
+ *
+ * Every method is idempotent and safe to call again after a crash at any point: `ensure` converges
+ * (creates what is missing, adopts what already runs), `destroy` removes whatever is left.
+ */
+
+/** What the reconciler asks for. */
+export interface ControlPlaneSpec {
+  tenant: string;
+  /** A version Ring0 has binaries for, as resolved by `resolveVersion` ("1.36.4"). */
+  version: string;
+  /** Stopped, data kept. */
+  suspended: boolean;
+}
+
+export type ControlPlanePhase =
+  /** Nothing exists for this tenant. */
+  | "Absent"
+  /** Created, not serving yet (processes starting, pods not ready). */
+  | "Starting"
+  /** Serving: /readyz answers 200. */
+  | "Running"
+  /** Suspended: no processes / zero replicas, data kept. */
+  | "Stopped"
+  /** Broken in a way retrying `ensure` may repair; `message` says what. */
+  | "Failed";
+
+export interface ControlPlaneObservation {
+  phase: ControlPlanePhase;
+  /** The API server URL Ring0 reaches (https://127.0.0.1:<port> locally). */
+  endpoint?: string;
+  /** The API server's gitVersion once it serves ("v1.36.4"). */
+  version?: string;
+  /** For a person: what is happening or what failed, and what to do about it. */
+  message?: string;
+}
+
+/**
+ * How Ring0 itself reaches a tenant control plane: its URL and an admin client identity
+ * (system:masters). Server-side only — the gateway impersonates users with it; it is never sent to
+ * a browser, and the operator's break-glass kubeconfig is built from it only as a file download.
+ */
+export interface ControlPlaneAccess {
+  server: string;
+  /** PEM: the CA that signed the API server's serving certificate. */
+  ca: string;
+  /** PEM: admin client certificate and key. */
+  cert: string;
+  key: string;
+}
+
+export interface Provisioner {
+  readonly name: "local" | "kubernetes";
+  /**
+   * Make the control plane match `spec`: create it if absent, start it if stopped, stop it when
+   * suspended, move it to `spec.version`. Returns quickly with "Starting" rather than blocking
+   * until ready; the reconciler polls with `observe`.
+   */
+  ensure(spec: ControlPlaneSpec, signal?: AbortSignal): Promise<ControlPlaneObservation>;
+  /** The current state without changing anything. */
+  observe(tenant: string): Promise<ControlPlaneObservation>;
+  /** Admin access, or undefined while there is no control plane to reach. */
+  access(tenant: string): Promise<ControlPlaneAccess | undefined>;
+  /** Remove everything of the tenant's control plane (processes, ports, files / objects). Idempotent. */
+  destroy(tenant: string): Promise<void>;
+  /** Tenants this provisioner holds a control plane (running or stopped) for — to find orphans. */
+  list(): Promise<string[]>;
+}
+
+/** Thrown by `ensure` for a spec that retrying cannot fix (unknown version); the message says why. */
+export class ControlPlaneSpecError extends Error {
+  override name = "ControlPlaneSpecError";
+}
+
+/** Build an inline kubeconfig from admin access (for client-node connections and break-glass). */
+export function kubeconfigFromAccess(access: ControlPlaneAccess, name: string): string {
+  const b64 = (pem: string) => Buffer.from(pem).toString("base64");
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${name}`,
+    "  cluster:",
+    `    server: ${access.server}`,
+    `    certificate-authority-data: ${b64(access.ca)}`,
+    "users:",
+    `- name: ${name}-admin`,
+    "  user:",
+    `    client-certificate-data: ${b64(access.cert)}`,
+    `    client-key-data: ${b64(access.key)}`,
+    "contexts:",
+    `- name: ${name}`,
+    "  context:",
+    `    cluster: ${name}`,
+    `    user: ${name}-admin`,
+    `current-context: ${name}`,
+    "",
+  ].join("\n");
+}
