@@ -6,31 +6,104 @@ import { randomUUID } from "node:crypto";
 import { initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
-import { type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";
+import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";
 import { K8sError } from "@/server/k8s/errors";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { tenantForUser } from "@/server/tenants/access";
+import { tokenMarker } from "@/server/tokens/format";
+import { createTokenService } from "@/server/tokens/service";
+
+/** How the caller proved who they are. */
+export type Authentication =
+  | { method: "session" }
+  | {
+      method: "token";
+      tokenId: string;
+      /** The tenant the token was issued for. */
+      tenant: string;
+      /**
+       * The one tenant the call may act on, or null for an operator's token issued for the operator
+       * tenant, which acts as the operator everywhere.
+       */
+      confinedTo: string | null;
+    };
 
 export interface Context {
   user: SessionUser | null;
   db: ReturnType<typeof getDb>;
   logger: Logger;
   requestId: string;
+  /** Absent for in-process callers (server components, tests), which act as a session. */
+  auth?: Authentication;
 }
 
-/** Builds the context from request headers (fetch adapter, server components and tests alike). */
+/**
+ * The credential in an `Authorization: Bearer …` header: a Ring0 token, something else (refused
+ * rather than silently ignored), or none (not a bearer header at all — the cookie decides).
+ */
+export function bearerCredential(header: string | null): { token: string } | { malformed: true } | null {
+  const match = /^\s*bearer(?:\s+(.*))?$/i.exec(header ?? "");
+  if (!match) return null;
+  const credential = (match[1] ?? "").trim();
+  return credential.startsWith(tokenMarker) ? { token: credential } : { malformed: true };
+}
+
+/**
+ * Builds the context from request headers (fetch adapter, server components and tests alike). A
+ * bearer token, when present, is the only credential considered: a bad one is UNAUTHORIZED and
+ * never falls back to the session cookie.
+ */
 export async function createContext(opts: { headers: Headers }): Promise<Context> {
   const requestId = opts.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
+  const db = getDb();
+  const bearer = bearerCredential(opts.headers.get("authorization"));
+  if (bearer) {
+    if ("malformed" in bearer) {
+      throw new TRPCError({
+        code: "UNAUTHORIZED",
+        message: "The Authorization header must carry a Ring0 API token: Authorization: Bearer r0_….",
+      });
+    }
+    const verified = await createTokenService({ db }).verifyToken(bearer.token);
+    if (!verified) {
+      throw new TRPCError({
+        code: "UNAUTHORIZED",
+        message:
+          "This API token is not valid: it is unknown, expired or revoked, or its owner left its tenant. Issue a new one in the portal (Tokens).",
+      });
+    }
+    const { user, token } = verified;
+    const operatorWide = isOperator(user) && token.tenant === env().RING0_OPERATOR_TENANT;
+    return {
+      user,
+      db,
+      requestId,
+      auth: {
+        method: "token",
+        tokenId: token.id,
+        tenant: token.tenant,
+        confinedTo: operatorWide ? null : token.tenant,
+      },
+      logger: rootLogger.child({ requestId, user: user.subject, token: token.prefix }),
+    };
+  }
   const user = await sessionUserFromCookieHeader(opts.headers.get("cookie"));
   return {
     user,
-    db: getDb(),
+    db,
     requestId,
+    auth: { method: "session" },
     logger: rootLogger.child({ requestId, user: user?.subject }),
   };
+}
+
+/** The tenant a token-authenticated call is confined to, or null when it is not confined. */
+export function tokenConfinement(ctx: Pick<Context, "auth">): string | null {
+  return ctx.auth?.method === "token" ? ctx.auth.confinedTo : null;
 }
 
 /** "tenant: Invalid string …; limit: Too big …" — names each field a caller must fix. */
@@ -112,9 +185,39 @@ export const createCallerFactory = t.createCallerFactory;
 
 export const publicProcedure = t.procedure.use(errorMapping);
 
-export const protectedProcedure = publicProcedure.use(({ ctx, next }) => {
+/**
+ * A token confined to a tenant acts only on that tenant. Members' tokens are confined by their
+ * membership already; this is what keeps an operator's token issued for one tenant from reaching
+ * the rest: an input naming another tenant reads as not found, and calls naming no tenant (beyond
+ * `me`) are refused.
+ */
+async function enforceTokenConfinement(
+  ctx: Context & { user: SessionUser },
+  path: string,
+  getRawInput: () => Promise<unknown>,
+): Promise<void> {
+  const confinedTo = tokenConfinement(ctx);
+  if (confinedTo === null || !isOperator(ctx.user)) return;
+  const raw = await getRawInput().catch(() => undefined);
+  const named =
+    raw && typeof raw === "object" && "tenant" in raw ? (raw as { tenant: unknown }).tenant : undefined;
+  if (typeof named === "string") {
+    if (named !== confinedTo)
+      throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${named}" was not found.` });
+    return;
+  }
+  if (path.startsWith("me.")) return;
+  throw new TRPCError({
+    code: "FORBIDDEN",
+    message: `This API token is scoped to tenant "${confinedTo}"; operator actions need a token issued for the operator tenant.`,
+  });
+}
+
+export const protectedProcedure = publicProcedure.use(async ({ ctx, next, path, getRawInput }) => {
   if (!ctx.user) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in to continue." });
-  return next({ ctx: { ...ctx, user: ctx.user } });
+  const user = ctx.user;
+  await enforceTokenConfinement({ ...ctx, user }, path, getRawInput);
+  return next({ ctx: { ...ctx, user } });
 });
 
 export const operatorProcedure = protectedProcedure.use(({ ctx, next }) => {
@@ -135,7 +238,11 @@ export const tenantInput = z.object({
  * Non-members get NOT_FOUND, not FORBIDDEN, so a tenant cannot learn that another one exists.
  */
 export const tenantProcedure = protectedProcedure.input(tenantInput).use(async ({ ctx, input, next }) => {
-  const tenant = await tenantForUser(ctx.user, input.tenant, ctx.db);
+  const confinedTo = tokenConfinement(ctx);
+  const tenant =
+    confinedTo === null || confinedTo === input.tenant
+      ? await tenantForUser(ctx.user, input.tenant, ctx.db)
+      : null;
   if (!tenant) throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
   return next({ ctx: { ...ctx, tenant } });
 });
