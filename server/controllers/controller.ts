@@ -44,9 +44,8 @@ export interface ReconcileContext {
 export interface ControllerOptions<K extends string = string> {
   name: string;
   /** Resolving with nothing is a success without a requeue. */
-  reconcile:
-    | ((key: K, context: ReconcileContext) => Promise<Result>)
-    | ((key: K, context: ReconcileContext) => Promise<void>);
+  // biome-ignore lint/suspicious/noConfusingVoidType: a reconciler may be an async function that returns nothing.
+  reconcile: (key: K, context: ReconcileContext) => Promise<Result | undefined | void>;
   /** Keys reconciled in parallel (never the same key twice at once). Default 1. */
   workers?: number;
   clock?: Clock;

@@ -21,6 +21,8 @@ export interface KubeObject {
     uid?: string;
     generation?: number;
     creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date;
+    finalizers?: string[];
     managedFields?: { manager?: string; operation?: string; subresource?: string }[];
     [key: string]: unknown;
   };

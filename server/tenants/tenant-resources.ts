@@ -8,10 +8,11 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
+import type { TenantStatus } from "./status";
 
 export const tenantApiVersion = "ring0.dev/v1alpha1";
 export const tenantKind = "Tenant";
-const tenantsPath = "/apis/ring0.dev/v1alpha1/tenants";
+export const tenantsPath = "/apis/ring0.dev/v1alpha1/tenants";
 
 export type Provisioner = "local" | "kubernetes";
 
@@ -27,19 +28,13 @@ export interface TenantCondition {
 export interface TenantResource extends KubeObject {
   spec: {
     displayName?: string;
-    controlPlane: { provisioner: Provisioner; version: string };
+    controlPlane?: { provisioner?: Provisioner; version?: string };
     suspend?: boolean;
     quota?: { hard?: Record<string, string> };
     syncer?: { weight?: number };
     admins?: string[];
   };
-  status?: {
-    phase?: string;
-    version?: string;
-    conditions?: TenantCondition[];
-    timings?: { readyAt?: string };
-    [key: string]: unknown;
-  };
+  status?: TenantStatus;
 }
 
 export interface TenantSummary {
@@ -90,7 +85,7 @@ function summariseAll(tenants: TenantResource[]): TenantSummary[] {
 }
 
 /** One Tenant watch per super cluster, however many views are open. */
-function tenantInformer(cluster: ClusterConnection): SharedInformer<TenantResource> {
+export function tenantInformer(cluster: ClusterConnection): SharedInformer<TenantResource> {
   return sharedInformer<TenantResource>(cluster, { path: tenantsPath });
 }
 
@@ -105,7 +100,7 @@ export function watchTenantResources(signal: AbortSignal | undefined): AsyncGene
   return liveView([informer], "tenant list", () => summariseAll(informer.snapshot()), signal);
 }
 
-function tenantRef(name: string) {
+export function tenantRef(name: string) {
   return { apiVersion: tenantApiVersion, kind: tenantKind, metadata: { name } };
 }
 

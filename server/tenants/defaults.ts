@@ -1,0 +1,218 @@
+/**
+ * What every tenant control plane starts with (seed 004, "tenant defaults"), applied by the tenant
+ * reconciler with the control plane's admin identity and re-applied on every reconcile (drift is
+ * repaired):
+ *
+ * - the standard namespaces (default, kube-system, kube-public);
+ * - RBAC bound to the groups the kube gateway impersonates (server/tenants/kube-identity.ts):
+ *   admins → `ring0:tenant-admin`, members → `edit`, viewers → `view`. A role change in Ring0
+ *   therefore applies on the user's next request, without touching these objects;
+ * - `ring0:tenant-admin` grants everything a tenant runs its apps with, and never what would let it
+ *   break out of its tenancy: no admission configuration (it could disable the policy below), no
+ *   API services, no writes to nodes, persistent volumes, storage/priority/runtime classes,
+ *   certificate signing or API priority and fairness. RBAC's escalation check stops admins from
+ *   binding or creating roles beyond their own rights;
+ * - a ValidatingAdmissionPolicy that refuses any change to an object labelled
+ *   `ring0.dev/protected` (and refuses the label on anything else) unless Ring0 itself (the
+ *   control plane's system:masters identity) makes it. Tenant admins can read these objects but
+ *   not edit, delete or impersonate them.
+ */
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { kubeUserName, roleGroup } from "./kube-identity";
+
+export const protectedLabel = "ring0.dev/protected";
+export const tenantAdminClusterRole = "ring0:tenant-admin";
+const policyName = "ring0-protect-managed";
+
+const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
+
+const allVerbs = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+const readVerbs = ["get", "list", "watch"];
+
+/** Core ("") resources tenant admins manage; cluster-scoped ones other than namespaces are read-only. */
+const coreResources = [
+  "namespaces",
+  "pods",
+  "pods/log",
+  "pods/exec",
+  "pods/attach",
+  "pods/portforward",
+  "pods/eviction",
+  "pods/ephemeralcontainers",
+  "pods/status",
+  "services",
+  "services/proxy",
+  "endpoints",
+  "configmaps",
+  "secrets",
+  "serviceaccounts",
+  "serviceaccounts/token",
+  "persistentvolumeclaims",
+  "replicationcontrollers",
+  "replicationcontrollers/scale",
+  "resourcequotas",
+  "limitranges",
+  "events",
+  "podtemplates",
+  "bindings",
+];
+
+/** API groups tenant admins have full rights in (their own workloads, CRDs and RBAC). */
+export const tenantAdminGroups = [
+  "apps",
+  "batch",
+  "autoscaling",
+  "policy",
+  "networking.k8s.io",
+  "discovery.k8s.io",
+  "coordination.k8s.io",
+  "events.k8s.io",
+  "apiextensions.k8s.io",
+  "rbac.authorization.k8s.io",
+];
+
+/** Groups no tenant may write: they configure the control plane itself or the shared data plane. */
+export const reservedGroups = [
+  "",
+  "admissionregistration.k8s.io",
+  "apiregistration.k8s.io",
+  "certificates.k8s.io",
+  "flowcontrol.apiserver.k8s.io",
+  "internal.apiserver.k8s.io",
+  "node.k8s.io",
+  "scheduling.k8s.io",
+  "storage.k8s.io",
+  "resource.k8s.io",
+  "storagemigration.k8s.io",
+  "authentication.k8s.io",
+  "authorization.k8s.io",
+  "metrics.k8s.io",
+  "ring0.dev",
+  ...tenantAdminGroups,
+];
+
+export interface TenantDefaultsInput {
+  tenant: string;
+  /** Tenant.spec.admins: IAM user names bound to the admin role in addition to the admins group. */
+  admins: string[];
+  /** API groups of the tenant's own CustomResourceDefinitions (full rights for admins). */
+  customGroups: string[];
+}
+
+function clusterRoleBinding(name: string, role: string, subjects: object[]): KubeObject {
+  return {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name, labels: managedLabels },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role },
+    subjects,
+  };
+}
+
+const group = (name: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name });
+const user = (name: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "User", name });
+
+/** The objects, in apply order (pure: unit-tested). */
+export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[] {
+  const { tenant } = input;
+  const customGroups = [...new Set(input.customGroups)]
+    .filter((name) => name && !reservedGroups.includes(name) && !name.endsWith(".k8s.io"))
+    .sort();
+  const namespaces = ["default", "kube-system", "kube-public"].map(
+    (name): KubeObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }),
+  );
+  const adminRole: KubeObject = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: {
+      name: tenantAdminClusterRole,
+      labels: managedLabels,
+      annotations: {
+        "ring0.dev/description":
+          "Ring0 tenant admins: everything for the tenant's workloads, CRDs and RBAC; nothing that configures the control plane or the shared nodes.",
+      },
+    },
+    rules: [
+      { apiGroups: [""], resources: coreResources, verbs: allVerbs },
+      {
+        apiGroups: [""],
+        resources: ["nodes", "persistentvolumes", "componentstatuses"],
+        verbs: readVerbs,
+      },
+      { apiGroups: tenantAdminGroups, resources: ["*"], verbs: ["*"] },
+      ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: ["*"] }] : []),
+      {
+        apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],
+        resources: ["*"],
+        verbs: readVerbs,
+      },
+    ],
+  };
+  const admins = clusterRoleBinding("ring0:tenant-admins", tenantAdminClusterRole, [
+    group(roleGroup(tenant, "admin")),
+    ...[...new Set(input.admins)].sort().map((name) => user(kubeUserName(tenant, name))),
+  ]);
+  const members = clusterRoleBinding("ring0:tenant-members", "edit", [group(roleGroup(tenant, "member"))]);
+  const viewers = clusterRoleBinding("ring0:tenant-viewers", "view", [group(roleGroup(tenant, "viewer"))]);
+
+  const absentOrUnlabelled = (variable: string) =>
+    `(${variable} == null || !has(${variable}.metadata.labels) || !('${protectedLabel}' in ${variable}.metadata.labels))`;
+  const policy: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: policyName, labels: managedLabels },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ["*"],
+            apiVersions: ["*"],
+            resources: ["*"],
+            operations: ["CREATE", "UPDATE", "DELETE"],
+          },
+        ],
+      },
+      matchConditions: [{ name: "not-ring0", expression: "!('system:masters' in request.userInfo.groups)" }],
+      validations: [
+        {
+          expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
+          messageExpression: `'"' + request.name + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+  const binding: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: policyName, labels: managedLabels },
+    spec: { policyName, validationActions: ["Deny"] },
+  };
+  return [...namespaces, adminRole, admins, members, viewers, policy, binding];
+}
+
+/** Groups of the CustomResourceDefinitions in the tenant's control plane. */
+async function customResourceGroups(conn: ClusterConnection, signal?: AbortSignal): Promise<string[]> {
+  const list = await kubeRequest<{ items: { spec?: { group?: string } }[] }>(conn, {
+    path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+    timeoutMs: 15_000,
+    signal,
+  });
+  return list.items.map((crd) => crd.spec?.group ?? "").filter(Boolean);
+}
+
+/** Apply every default (server-side apply, forced: Ring0 owns these fields). Idempotent. */
+export async function applyTenantDefaults(
+  conn: ClusterConnection,
+  input: { tenant: string; admins: string[] },
+  signal?: AbortSignal,
+): Promise<void> {
+  const customGroups = await customResourceGroups(conn, signal);
+  for (const manifest of tenantDefaultManifests({ ...input, customGroups })) {
+    signal?.throwIfAborted();
+    await serverSideApply(conn, manifest, { force: true });
+  }
+}
