@@ -1,4 +1,5 @@
 import { auditRouter } from "@/server/api/routers/audit/_router";
+import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
@@ -11,6 +12,7 @@ export const appRouter = createTRPCRouter({
   tenants: tenantsRouter,
   nodes: nodesRouter,
   tokens: tokensRouter,
+  kubeconfigs: kubeconfigsRouter,
 });
 
 export type AppRouter = typeof appRouter;
