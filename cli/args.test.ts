@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { helpText, parseCommandLine } from "./args";
+import { UsageError } from "./errors";
+
+function usageError(argv: string[]): string {
+  try {
+    parseCommandLine(argv);
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as UsageError).exitCode).toBe(2);
+    return (error as Error).message;
+  }
+  throw new Error(`expected a usage error for ${argv.join(" ")}`);
+}
+
+describe("parseCommandLine", () => {
+  it("reads two-word commands, positionals, repeated flags and global options anywhere", () => {
+    expect(
+      parseCommandLine([
+        "-o",
+        "json",
+        "tenants",
+        "create",
+        "acme2",
+        "--display-name",
+        "Acme Two",
+        "--admin",
+        "alice",
+        "--admin=bob",
+        "--url",
+        "http://r.test",
+      ]),
+    ).toEqual({
+      kind: "command",
+      command: "tenants create",
+      args: { name: "acme2" },
+      options: { "display-name": "Acme Two", admin: ["alice", "bob"] },
+      global: { output: "json", url: "http://r.test", token: undefined },
+    });
+    expect(parseCommandLine(["tokens", "list"])).toMatchObject({
+      command: "tokens list",
+      global: { output: "table" },
+    });
+    expect(parseCommandLine(["tenants", "delete", "acme", "--yes"])).toMatchObject({
+      args: { name: "acme" },
+      options: { yes: true },
+    });
+  });
+
+  it("gives kubeconfig's -o the meaning of an output file", () => {
+    expect(parseCommandLine(["kubeconfig", "acme", "-o", "acme.yaml", "--expires-in-days", "7"])).toEqual({
+      kind: "command",
+      command: "kubeconfig",
+      args: { tenant: "acme" },
+      options: { "expires-in-days": "7" },
+      global: { output: "table", url: undefined, token: undefined },
+      outputFile: "acme.yaml",
+    });
+  });
+
+  it("answers --help for the tool, a group and each command", () => {
+    expect(parseCommandLine(["--help"])).toMatchObject({
+      kind: "help",
+      text: expect.stringContaining("Commands:"),
+    });
+    expect(parseCommandLine(["help"])).toMatchObject({ kind: "help" });
+    const group = parseCommandLine(["tokens", "--help"]);
+    expect(group.kind === "help" && group.text).toMatch(/tokens revoke <id>/);
+    expect(group.kind === "help" && group.text).not.toMatch(/tenants create/);
+    const command = parseCommandLine(["tenants", "create", "-h"]);
+    expect(command.kind === "help" && command.text).toMatch(/Usage: ring0 tenants create <name> \[options\]/);
+    expect(command.kind === "help" && command.text).toMatch(/--display-name <text>/);
+    expect(helpText("kubeconfig")).toMatch(/-o, --output <file>/);
+  });
+
+  it("refuses what it does not understand, saying what to do", () => {
+    expect(usageError([])).toMatch(/expected a command/);
+    expect(usageError(["frobnicate"])).toMatch(/unknown command "frobnicate"/);
+    expect(usageError(["tenants"])).toMatch(/expected a tenants command: list, create, delete/);
+    expect(usageError(["tenants", "explode"])).toMatch(/unknown command "tenants explode"/);
+    expect(usageError(["tenants", "list", "--bogus"])).toMatch(/--bogus/);
+    expect(usageError(["tenants", "list", "--yes"])).toMatch(/ring0 tenants list does not take --yes/);
+    expect(usageError(["kubeconfig"])).toMatch(/^tenant: required/);
+    expect(usageError(["tokens", "revoke", "a", "b"])).toMatch(/unexpected argument "b"/);
+    expect(usageError(["tokens", "list", "-o", "yaml"])).toMatch(/-o\/--output: expected one of table, json/);
+  });
+});

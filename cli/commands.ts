@@ -1,0 +1,235 @@
+/**
+ * What each command does: resolve the connection, validate input (zod, messages naming the flag),
+ * call the API, print. Commands return text for stdout; errors are thrown (errors.ts).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { createTenantSchema } from "@/server/api/routers/tenants/resources.schema";
+import { tenantNamePattern } from "@/server/auth/roles";
+import { maxTokenLifetimeDays } from "@/server/tokens/policy";
+import type { CommandName, GlobalFlags } from "./args";
+import { type Connection, createRing0Client, describeClientError, type Ring0Client } from "./client";
+import { configPath, readConfig, writeConfig } from "./config";
+import { CommandError, UsageError } from "./errors";
+import { age, type Column, render, renderJson } from "./output";
+
+export interface CommandIo {
+  env: Record<string, string | undefined>;
+  /** Whatever was piped in (login reads a token from it), or null when stdin is a terminal. */
+  readStdin: () => Promise<string | null>;
+  fetch?: typeof fetch;
+  now?: () => Date;
+}
+
+export interface Invocation {
+  command: CommandName;
+  args: Record<string, string>;
+  options: Record<string, string | boolean | string[] | undefined>;
+  global: GlobalFlags;
+  outputFile?: string;
+}
+
+/** What a command leaves for main to print, and the connection it used (for error messages). */
+export interface CommandResult {
+  stdout: string;
+}
+
+const url = z
+  .url({ error: "--url: expected an absolute URL such as https://ring0.example.com" })
+  .refine((value) => /^https?:\/\//.test(value), "--url: expected an http or https URL")
+  .transform((value) => value.replace(/\/+$/, ""));
+const token = z
+  .string()
+  .trim()
+  .regex(
+    /^r0_[0-9A-Za-z]{43}$/,
+    "--token: expected a Ring0 API token (r0_ followed by 43 letters and digits)",
+  );
+const tenant = (flag: string) =>
+  z
+    .string()
+    .regex(tenantNamePattern, `${flag}: expected a tenant name (lowercase letters, digits and dashes)`);
+const expiresInDays = z.coerce
+  .number({ error: "--expires-in-days: expected a number of days" })
+  .int("--expires-in-days: expected a whole number of days")
+  .min(1, "--expires-in-days: expected at least 1 day")
+  .max(maxTokenLifetimeDays, `--expires-in-days: expected at most ${maxTokenLifetimeDays} days`);
+const tokenId = z.string().min(1, "<id>: expected a token id").max(64, "<id>: expected a token id");
+
+function valid<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new UsageError(result.error.issues.map((issue) => issue.message).join("; "));
+  return result.data;
+}
+
+/** Flags, then $RING0_URL/$RING0_TOKEN, then the stored login. */
+export function resolveConnection(global: GlobalFlags, io: CommandIo): Connection {
+  const stored = readConfigOrExplain(configPath(io.env));
+  const rawUrl = global.url ?? io.env.RING0_URL ?? stored?.url;
+  const rawToken = global.token ?? io.env.RING0_TOKEN ?? stored?.token;
+  if (!rawUrl || !rawToken) {
+    throw new CommandError(
+      "not logged in: run `ring0 login --url <url> --token <r0_…>` (or pass --url and --token)",
+    );
+  }
+  return { url: valid(url, rawUrl), token: valid(token, rawToken) };
+}
+
+function readConfigOrExplain(file: string) {
+  try {
+    return readConfig(file);
+  } catch (error) {
+    throw new CommandError((error as Error).message);
+  }
+}
+
+export async function runCommand(invocation: Invocation, io: CommandIo): Promise<CommandResult> {
+  if (invocation.command === "login") return login(invocation, io);
+  const connection = resolveConnection(invocation.global, io);
+  const client = createRing0Client(connection, io.fetch);
+  return handlers[invocation.command](client, invocation, io);
+}
+
+async function login({ global }: Invocation, io: CommandIo): Promise<CommandResult> {
+  const file = configPath(io.env);
+  const stored = readConfigOrExplain(file);
+  const rawUrl = global.url ?? io.env.RING0_URL ?? stored?.url;
+  if (!rawUrl) throw new UsageError("--url: required (Ring0's URL, e.g. https://ring0.example.com)");
+  let rawToken = global.token ?? io.env.RING0_TOKEN;
+  if (rawToken === undefined) rawToken = (await io.readStdin())?.trim() || undefined;
+  if (!rawToken) throw new UsageError("--token: required (or pipe the token on stdin, or set RING0_TOKEN)");
+  const connection = { url: valid(url, rawUrl), token: valid(token, rawToken) };
+  let me: Awaited<ReturnType<Ring0Client["me"]["get"]["query"]>>;
+  try {
+    me = await createRing0Client(connection, io.fetch).me.get.query();
+  } catch (error) {
+    const described = describeClientError(error, connection.url);
+    if (described) throw new CommandError(`login failed: ${described.message}`);
+    throw error;
+  }
+  writeConfig(file, connection);
+  if (global.output === "json")
+    return { stdout: renderJson({ url: connection.url, user: me, config: file }) };
+  return {
+    stdout: `Logged in to ${connection.url} as ${me.name} (${me.role}, tenant ${me.tenant}). Saved to ${file}.\n`,
+  };
+}
+
+type TenantRow = Awaited<ReturnType<Ring0Client["tenants"]["resources"]["query"]>>[number];
+type TokenRow = Awaited<ReturnType<Ring0Client["tokens"]["list"]["query"]>>[number];
+
+function tenantColumns(now: Date): Column<TenantRow>[] {
+  return [
+    { header: "NAME", value: (row) => row.name },
+    { header: "DISPLAY NAME", value: (row) => row.displayName },
+    { header: "PROVISIONER", value: (row) => row.provisioner },
+    { header: "VERSION", value: (row) => row.version },
+    { header: "PHASE", value: (row) => row.phase },
+    { header: "READY", value: (row) => row.ready },
+    { header: "AGE", value: (row) => age(row.createdAt, now) },
+  ];
+}
+
+export function tokenStatus(row: Pick<TokenRow, "revokedAt" | "expiresAt">, now: Date): string {
+  if (row.revokedAt) return "revoked";
+  return new Date(row.expiresAt).getTime() <= now.getTime() ? "expired" : "active";
+}
+
+function tokenColumns(now: Date): Column<TokenRow>[] {
+  return [
+    { header: "ID", value: (row) => row.id },
+    { header: "NAME", value: (row) => row.name },
+    { header: "TENANT", value: (row) => row.tenant },
+    { header: "OWNER", value: (row) => row.ownerName },
+    { header: "PREFIX", value: (row) => row.prefix },
+    { header: "STATUS", value: (row) => tokenStatus(row, now) },
+    { header: "EXPIRES", value: (row) => row.expiresAt },
+    { header: "LAST USED", value: (row) => (row.lastUsedAt ? `${age(row.lastUsedAt, now)} ago` : null) },
+  ];
+}
+
+/** createTenantSchema's fields as the flags a person typed. */
+const tenantFlags: Record<string, string> = {
+  name: "<name>",
+  displayName: "--display-name",
+  provisioner: "--provisioner",
+  version: "--version",
+  admins: "--admin",
+};
+
+type Handler = (client: Ring0Client, invocation: Invocation, io: CommandIo) => Promise<CommandResult>;
+
+const handlers: Record<Exclude<CommandName, "login">, Handler> = {
+  async "tenants list"(client, { global }, io) {
+    const rows = await client.tenants.resources.query();
+    if (global.output === "table" && rows.length === 0) return { stdout: "No tenants.\n" };
+    return { stdout: render(global.output, rows, tenantColumns(io.now?.() ?? new Date())) };
+  },
+
+  async "tenants create"(client, { args, options, global }) {
+    const input = {
+      name: args.name,
+      displayName: options["display-name"],
+      provisioner: options.provisioner,
+      version: options.version ?? "1.36",
+      admins: options.admin ?? [],
+    };
+    if (input.displayName === undefined) throw new UsageError("--display-name: required");
+    const parsed = createTenantSchema.safeParse(input);
+    if (!parsed.success) {
+      throw new UsageError(
+        parsed.error.issues
+          .map((issue) => `${tenantFlags[String(issue.path[0])] ?? issue.path.join(".")}: ${issue.message}`)
+          .join("; "),
+      );
+    }
+    const created = await client.tenants.create.mutate(parsed.data);
+    if (global.output === "json") return { stdout: renderJson(created) };
+    return { stdout: `tenant/${parsed.data.name} created\n` };
+  },
+
+  async "tenants delete"(client, { args, options, global }) {
+    const name = valid(tenant("<name>"), args.name);
+    if (options.yes !== true) {
+      throw new UsageError(
+        `refusing to delete tenant "${name}" (its control plane and workloads go with it) without --yes`,
+      );
+    }
+    const deleted = await client.tenants.delete.mutate({ name, confirm: name });
+    if (global.output === "json") return { stdout: renderJson(deleted) };
+    return { stdout: `tenant/${name} deleted\n` };
+  },
+
+  async kubeconfig(client, { args, options, outputFile }) {
+    const name = valid(tenant("<tenant>"), args.tenant);
+    const days =
+      options["expires-in-days"] === undefined ? 30 : valid(expiresInDays, options["expires-in-days"]);
+    const { kubeconfig } = await client.kubeconfigs.issue.mutate({ tenant: name, expiresInDays: days });
+    if (outputFile === undefined) return { stdout: kubeconfig };
+    const file = path.resolve(outputFile);
+    try {
+      fs.writeFileSync(file, kubeconfig, { mode: 0o600 });
+      fs.chmodSync(file, 0o600);
+    } catch (error) {
+      throw new CommandError(`cannot write ${file}: ${(error as Error).message}`);
+    }
+    return {
+      stdout: `Wrote ${file} (context "${name}", token valid ${days} days). Use it with: kubectl --kubeconfig ${file} get ns\n`,
+    };
+  },
+
+  async "tokens list"(client, { options, global }, io) {
+    const filter = options.tenant === undefined ? undefined : valid(tenant("--tenant"), options.tenant);
+    const rows = await client.tokens.list.query(filter ? { tenant: filter } : {});
+    if (global.output === "table" && rows.length === 0) return { stdout: "No API tokens.\n" };
+    return { stdout: render(global.output, rows, tokenColumns(io.now?.() ?? new Date())) };
+  },
+
+  async "tokens revoke"(client, { args, global }) {
+    const id = valid(tokenId, args.id);
+    const revoked = await client.tokens.revoke.mutate({ id });
+    if (global.output === "json") return { stdout: renderJson(revoked) };
+    return { stdout: `token ${revoked.prefix}… (${revoked.name}) revoked\n` };
+  },
+};
