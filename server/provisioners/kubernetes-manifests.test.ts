@@ -1,0 +1,201 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "@/server/k8s/apply";
+import {
+  type ControlPlaneManifestOptions,
+  controlPlaneEndpoint,
+  controlPlaneNamespace,
+  controlPlaneWorkloadManifests,
+  defaultImages,
+  kubeconfigSecretManifest,
+  namespaceManifest,
+  pkiChecksum,
+  pkiSecretManifest,
+  renderKubeconfig,
+} from "./kubernetes-manifests";
+import type { ControlPlanePki } from "./pki";
+
+const longTenant = `${"a".repeat(20)}-${"b".repeat(19)}`; // 40 characters
+
+function options(overrides: Partial<ControlPlaneManifestOptions> = {}): ControlPlaneManifestOptions {
+  return {
+    tenant: "acme",
+    version: "1.36.4",
+    suspended: false,
+    images: defaultImages,
+    etcdStorage: { kind: "emptyDir" },
+    clusterDomain: "cluster.local",
+    pkiChecksum: "abc123",
+    ...overrides,
+  };
+}
+
+type Workload = KubeObject & {
+  spec: {
+    replicas: number;
+    template: {
+      metadata: { labels: Record<string, string>; annotations: Record<string, string> };
+      spec: {
+        containers: { image: string; args: string[] }[];
+        volumes: { name: string; emptyDir?: object }[];
+      };
+    };
+    volumeClaimTemplates?: unknown[];
+  };
+};
+
+function find(objects: KubeObject[], kind: string, name: string): Workload {
+  const found = objects.find((object) => object.kind === kind && object.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name}`);
+  return found as Workload;
+}
+
+const pemPair = (label: string) => ({ cert: `CERT ${label}`, key: `KEY ${label}` });
+const fakePki = {
+  ca: pemPair("ca"),
+  admin: pemPair("admin"),
+  controllerManager: pemPair("cm"),
+} as unknown as ControlPlanePki;
+
+describe("control plane names", () => {
+  it("is ring0-cp-<tenant> in the tenant's own namespace", () => {
+    expect(controlPlaneNamespace("acme")).toBe("ring0-cp-acme");
+    expect(controlPlaneEndpoint("acme")).toBe("https://kube-apiserver.ring0-cp-acme.svc:6443");
+  });
+
+  it("keeps every name within 63 characters for a 40-character tenant", () => {
+    const objects = [
+      namespaceManifest(longTenant),
+      ...controlPlaneWorkloadManifests(options({ tenant: longTenant })),
+    ];
+    for (const object of objects) {
+      expect(object.metadata.name.length).toBeLessThanOrEqual(63);
+      for (const value of Object.values(object.metadata.labels ?? {}))
+        expect(value.length).toBeLessThanOrEqual(63);
+    }
+    expect(controlPlaneNamespace(longTenant)).toBe(`ring0-cp-${longTenant}`);
+  });
+
+  it("shortens the namespace of a 63-character tenant with a hash, distinct per tenant", () => {
+    const a = controlPlaneNamespace(`${"x".repeat(62)}a`);
+    const b = controlPlaneNamespace(`${"x".repeat(62)}b`);
+    expect(a.length).toBeLessThanOrEqual(63);
+    expect(a).toMatch(/^ring0-cp-x+-[0-9a-f]{10}$/);
+    expect(a).not.toBe(b);
+  });
+});
+
+describe("control plane manifests", () => {
+  it("labels everything as Ring0's, for the tenant", () => {
+    const objects = [namespaceManifest("acme"), ...controlPlaneWorkloadManifests(options())];
+    for (const object of objects) {
+      expect(object.metadata.labels).toMatchObject({
+        "app.kubernetes.io/managed-by": "ring0",
+        "ring0.dev/tenant": "acme",
+      });
+      if (object.kind !== "Namespace") expect(object.metadata.namespace).toBe("ring0-cp-acme");
+    }
+    expect(namespaceManifest("acme").metadata.labels).toMatchObject({
+      "ring0.dev/control-plane": "kubernetes",
+    });
+  });
+
+  it("runs the images of the spec's version", () => {
+    const objects = controlPlaneWorkloadManifests(options({ version: "1.36.4" }));
+    const image = (kind: string, name: string) =>
+      find(objects, kind, name).spec.template.spec.containers[0]?.image;
+    expect(image("Deployment", "kube-apiserver")).toBe("registry.k8s.io/kube-apiserver:v1.36.4");
+    expect(image("Deployment", "kube-controller-manager")).toBe(
+      "registry.k8s.io/kube-controller-manager:v1.36.4",
+    );
+    expect(image("StatefulSet", "etcd")).toBe(`registry.k8s.io/etcd:${defaultImages.etcdTag}`);
+    const mirrored = controlPlaneWorkloadManifests(
+      options({ images: { registry: "mirror.example/k8s", etcdTag: "3.6.8-0" } }),
+    );
+    expect(find(mirrored, "Deployment", "kube-apiserver").spec.template.spec.containers[0]?.image).toBe(
+      "mirror.example/k8s/kube-apiserver:v1.36.4",
+    );
+  });
+
+  it("configures the API server: RBAC, service-account issuer, etcd by service DNS, port 6443", () => {
+    const args = find(controlPlaneWorkloadManifests(options()), "Deployment", "kube-apiserver").spec.template
+      .spec.containers[0]?.args;
+    expect(args).toEqual(
+      expect.arrayContaining([
+        "--authorization-mode=Node,RBAC",
+        "--secure-port=6443",
+        "--service-account-issuer=https://kube-apiserver.ring0-cp-acme.svc:6443",
+        "--etcd-servers=https://etcd-0.etcd.ring0-cp-acme.svc:2379",
+      ]),
+    );
+  });
+
+  it("runs one replica of each component", () => {
+    const objects = controlPlaneWorkloadManifests(options());
+    expect(find(objects, "StatefulSet", "etcd").spec.replicas).toBe(1);
+    expect(find(objects, "Deployment", "kube-apiserver").spec.replicas).toBe(1);
+    expect(find(objects, "Deployment", "kube-controller-manager").spec.replicas).toBe(1);
+  });
+
+  it("scales to 0 when suspended; etcd too when its data is on a volume claim", () => {
+    const claimed = controlPlaneWorkloadManifests(
+      options({ suspended: true, etcdStorage: { kind: "persistentVolumeClaim", size: "10Gi" } }),
+    );
+    expect(find(claimed, "StatefulSet", "etcd").spec.replicas).toBe(0);
+    expect(find(claimed, "StatefulSet", "etcd").spec.volumeClaimTemplates).toHaveLength(1);
+    expect(find(claimed, "Deployment", "kube-apiserver").spec.replicas).toBe(0);
+    expect(find(claimed, "Deployment", "kube-controller-manager").spec.replicas).toBe(0);
+  });
+
+  it("keeps an emptyDir etcd running when suspended, so its data survives", () => {
+    const objects = controlPlaneWorkloadManifests(options({ suspended: true }));
+    const etcd = find(objects, "StatefulSet", "etcd");
+    expect(etcd.spec.replicas).toBe(1);
+    expect(etcd.spec.template.spec.volumes.find((volume) => volume.name === "data")?.emptyDir).toEqual({});
+    expect(find(objects, "Deployment", "kube-apiserver").spec.replicas).toBe(0);
+  });
+
+  it("rolls pods when the PKI changes", () => {
+    const before = find(controlPlaneWorkloadManifests(options()), "Deployment", "kube-apiserver");
+    const after = find(
+      controlPlaneWorkloadManifests(options({ pkiChecksum: "def456" })),
+      "Deployment",
+      "kube-apiserver",
+    );
+    expect(before.spec.template.metadata.annotations).not.toEqual(after.spec.template.metadata.annotations);
+    expect(pkiChecksum({ "a.crt": "1" })).not.toBe(pkiChecksum({ "a.crt": "2" }));
+  });
+
+  it("stores the PKI files base64-encoded in a Secret", () => {
+    const secret = pkiSecretManifest("acme", { "ca.crt": "PEM" }) as KubeObject & {
+      data: Record<string, string>;
+    };
+    expect(secret.metadata).toMatchObject({ name: "control-plane-pki", namespace: "ring0-cp-acme" });
+    expect(Buffer.from(secret.data["ca.crt"] ?? "", "base64").toString()).toBe("PEM");
+  });
+});
+
+describe("kubeconfigs", () => {
+  it("renders one cluster, user and context with base64 credentials", () => {
+    const text = renderKubeconfig({
+      cluster: "acme",
+      user: "ring0-admin",
+      server: "https://kube-apiserver.ring0-cp-acme.svc:6443",
+      ca: "CA",
+      cert: "CERT",
+      key: "KEY",
+    });
+    expect(text).toContain("server: https://kube-apiserver.ring0-cp-acme.svc:6443");
+    expect(text).toContain(`certificate-authority-data: ${Buffer.from("CA").toString("base64")}`);
+    expect(text).toContain(`client-certificate-data: ${Buffer.from("CERT").toString("base64")}`);
+    expect(text).toContain(`client-key-data: ${Buffer.from("KEY").toString("base64")}`);
+    expect(text).toContain("current-context: ring0-admin@acme");
+  });
+
+  it("gives the controller manager and Ring0's admin their own identities", () => {
+    const secret = kubeconfigSecretManifest("acme", fakePki) as KubeObject & { data: Record<string, string> };
+    const decoded = (key: string) => Buffer.from(secret.data[key] ?? "", "base64").toString();
+    expect(decoded("controller-manager.conf")).toContain(Buffer.from("CERT cm").toString("base64"));
+    expect(decoded("controller-manager.conf")).toContain("user: system:kube-controller-manager");
+    expect(decoded("admin.conf")).toContain(Buffer.from("CERT admin").toString("base64"));
+  });
+});
