@@ -1,0 +1,287 @@
+/**
+ * The ring0 CLI as a person runs it: a child process (cli/bin.mjs) against a real HTTP server
+ * serving Ring0's tRPC handler, with the run's PostgreSQL and super cluster behind it.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appRouter } from "@/server/api/root";
+import { createContext } from "@/server/api/trpc";
+import type { SessionUser } from "@/server/auth/roles";
+import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { setSuperCluster } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { testSuperCluster } from "@/server/k8s/test-cluster";
+import { createLogger } from "@/server/logger";
+import { deleteTenantResource } from "@/server/tenants/tenant-resources";
+import { generateToken } from "@/server/tokens/format";
+import { createTokenService } from "@/server/tokens/service";
+import { testDatabaseUrl } from "@/test/integration/database";
+import { type DemoKey, seedDemoUsers } from "@/test/integration/trpc";
+
+const bin = path.resolve(__dirname, "bin.mjs");
+const tenantName = `cli-${Date.now().toString(36)}`;
+let server: http.Server;
+let url: string;
+let home: string;
+let users: Record<DemoKey, SessionUser>;
+const tokens = {} as Record<"operator" | "acmeAdmin" | "acmeMember", { plaintext: string; id: string }>;
+const previousPublicUrl = process.env.NEXTAUTH_URL;
+
+/** Node's request → a web Request → tRPC's fetch adapter → back to Node's response. */
+async function serveTrpc(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(name, value);
+    else if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+  }
+  const request = new Request(`${url}${req.url}`, {
+    method: req.method,
+    headers,
+    body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
+  });
+  const response = await fetchRequestHandler({
+    endpoint: "/api/trpc",
+    req: request,
+    router: appRouter,
+    createContext: () => createContext({ headers: request.headers }),
+    onError: () => {},
+  });
+  res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+  res.end(Buffer.from(await response.arrayBuffer()));
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `ring0 …` with its own HOME/XDG config dir (one per person), optionally piping stdin. */
+function ring0(
+  args: string[],
+  as: string,
+  { input, env = {} }: { input?: string; env?: Record<string, string> } = {},
+) {
+  return new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: home,
+      env: {
+        NODE_ENV: "test",
+        PATH: process.env.PATH ?? "",
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, as),
+        ...env,
+      },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? "");
+  });
+}
+
+const configFile = (as: string) => path.join(home, as, "ring0", "config.json");
+
+beforeAll(async () => {
+  setDatabaseUrl(await testDatabaseUrl());
+  users = await seedDemoUsers(getDb());
+  const conn = testSuperCluster();
+  await installCrds(conn, createLogger({}, "error"));
+  setSuperCluster(conn);
+  server = http.createServer((req, res) => {
+    serveTrpc(req, res).catch((error: unknown) => {
+      res.writeHead(500).end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // kubeconfigs point at Ring0's public URL: this server.
+  process.env.NEXTAUTH_URL = url;
+  home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-cli-test-"));
+  const service = createTokenService({ db: getDb() });
+  const issue = async (user: SessionUser, tenant: string, name: string) => {
+    const { plaintext, token } = await service.issueToken({ user, tenant, name, expiresInDays: 1 });
+    return { plaintext, id: token.id };
+  };
+  tokens.operator = await issue(users.operator, "system", "cli operator");
+  tokens.acmeAdmin = await issue(users.acmeAdmin, "acme", "cli acme admin");
+  tokens.acmeMember = await issue(users.acmeMember, "acme", "cli acme member");
+}, 60_000);
+
+afterAll(async () => {
+  await deleteTenantResource(tenantName).catch(() => undefined);
+  setSuperCluster(null);
+  await new Promise((resolve) => server?.close(resolve));
+  if (previousPublicUrl === undefined) delete process.env.NEXTAUTH_URL;
+  else process.env.NEXTAUTH_URL = previousPublicUrl;
+  fs.rmSync(home, { recursive: true, force: true });
+  await disconnectDb();
+});
+
+describe("ring0 login", () => {
+  it("refuses a token the server does not accept, storing nothing", async () => {
+    const result = await ring0(["login", "--url", url, "--token", generateToken()], "nobody");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^ring0: login failed: This API token is not valid.*\n$/);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(fs.existsSync(configFile("nobody"))).toBe(false);
+
+    const malformed = await ring0(["login", "--url", url, "--token", "hunter2"], "nobody");
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/--token: expected a Ring0 API token/);
+  });
+
+  it("stores a good token with the URL, readable by the user only", async () => {
+    const result = await ring0(
+      ["login", "--url", `${url}/`, "--token", tokens.operator.plaintext],
+      "operator",
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Logged in to .* as Olivia Operator \(operator, tenant system\)/);
+    expect(fs.statSync(configFile("operator")).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(fs.readFileSync(configFile("operator"), "utf8"))).toEqual({
+      url,
+      token: tokens.operator.plaintext,
+    });
+  });
+
+  it("reads the token from stdin", async () => {
+    const result = await ring0(["login", "--url", url], "acme-admin", {
+      input: `${tokens.acmeAdmin.plaintext}\n`,
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/as Alice Admin \(tenant-admin, tenant acme\)/);
+  });
+});
+
+describe("ring0 tenants", () => {
+  it("creates, lists and deletes tenants as an operator", async () => {
+    const created = await ring0(
+      [
+        "tenants",
+        "create",
+        tenantName,
+        "--display-name",
+        "CLI test",
+        "--admin",
+        "alice",
+        "--provisioner",
+        "local",
+      ],
+      "operator",
+    );
+    expect(created.stderr).toBe("");
+    expect(created).toMatchObject({ code: 0, stdout: `tenant/${tenantName} created\n` });
+
+    const listed = await ring0(["tenants", "list", "-o", "json"], "operator");
+    expect(listed.code).toBe(0);
+    const tenants = JSON.parse(listed.stdout) as { name: string; displayName: string; version: string }[];
+    expect(tenants.find((tenant) => tenant.name === tenantName)).toMatchObject({
+      displayName: "CLI test",
+      version: "1.36",
+    });
+    const table = await ring0(["tenants", "list"], "operator");
+    expect(table.stdout).toMatch(/^NAME\s+DISPLAY NAME\s+PROVISIONER\s+VERSION\s+PHASE\s+READY\s+AGE\n/);
+    expect(table.stdout).toContain(tenantName);
+
+    const unconfirmed = await ring0(["tenants", "delete", tenantName], "operator");
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(/without --yes/);
+    const deleted = await ring0(["tenants", "delete", tenantName, "--yes"], "operator");
+    expect(deleted).toMatchObject({ code: 0, stdout: `tenant/${tenantName} deleted\n` });
+  });
+
+  it("refuses tenant admins, with the server's message", async () => {
+    const result = await ring0(
+      ["tenants", "create", `${tenantName}-x`, "--display-name", "Nope"],
+      "acme-admin",
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe("ring0: Only cluster operators can do this.\n");
+  });
+
+  it("validates input before calling, naming the flag", async () => {
+    const result = await ring0(["tenants", "create", "Bad_Name", "--display-name", "x"], "operator");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^ring0: <name>: expected a DNS-1123 label/);
+    const missing = await ring0(["tenants", "create", "fine-name"], "operator");
+    expect(missing.stderr).toBe("ring0: --display-name: required\n");
+  });
+});
+
+describe("ring0 tokens", () => {
+  it("lists the caller's visible tokens and revokes one", async () => {
+    const listed = await ring0(["tokens", "list", "--tenant", "acme", "-o", "json"], "acme-admin");
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.stdout) as { id: string; name: string; revokedAt: string | null }[];
+    expect(rows.map((row) => row.id)).toEqual(
+      expect.arrayContaining([tokens.acmeAdmin.id, tokens.acmeMember.id]),
+    );
+    expect(listed.stdout).not.toContain(tokens.acmeMember.plaintext);
+
+    const revoked = await ring0(["tokens", "revoke", tokens.acmeMember.id], "acme-admin");
+    expect(revoked).toMatchObject({ code: 0, stdout: expect.stringMatching(/revoked\n$/) });
+    const table = await ring0(["tokens", "list"], "acme-admin");
+    const line = table.stdout.split("\n").find((row) => row.startsWith(tokens.acmeMember.id));
+    expect(line).toMatch(/\brevoked\b/);
+
+    // The revoked token no longer works.
+    const refused = await ring0(["tokens", "list"], "member", {
+      env: { RING0_URL: url, RING0_TOKEN: tokens.acmeMember.plaintext },
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/API token is not valid/);
+  });
+
+  it("hides other tenants' tokens as not found", async () => {
+    const result = await ring0(["tokens", "list", "--tenant", "globex"], "acme-admin");
+    expect(result).toMatchObject({ code: 1, stderr: 'ring0: Tenant "globex" was not found.\n' });
+  });
+});
+
+describe("ring0 kubeconfig", () => {
+  it("writes a private kubeconfig that reaches the tenant through Ring0's gateway", async () => {
+    const result = await ring0(
+      ["kubeconfig", "acme", "--expires-in-days", "2", "-o", "acme.kubeconfig"],
+      "acme-admin",
+    );
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const file = path.join(home, "acme.kubeconfig");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const config = load(fs.readFileSync(file, "utf8")) as {
+      clusters: { cluster: { server: string } }[];
+      users: { user: { token: string } }[];
+      "current-context": string;
+    };
+    expect(config.clusters[0]!.cluster.server).toBe(`${url}/k8s/tenants/acme`);
+    expect(config["current-context"]).toBe("acme");
+    const verified = await createTokenService({ db: getDb() }).verifyToken(config.users[0]!.user.token);
+    expect(verified?.user.id).toBe(users.acmeAdmin.id);
+
+    const stdout = await ring0(["kubeconfig", "acme"], "acme-admin");
+    expect(stdout.stdout).toMatch(/^apiVersion: v1\n/);
+    const foreign = await ring0(["kubeconfig", "globex"], "acme-admin");
+    expect(foreign).toMatchObject({ code: 1, stderr: 'ring0: Tenant "globex" was not found.\n' });
+    const bad = await ring0(["kubeconfig", "acme", "--expires-in-days", "0"], "acme-admin");
+    expect(bad).toMatchObject({ code: 2, stderr: "ring0: --expires-in-days: expected at least 1 day\n" });
+  });
+});
