@@ -72,6 +72,23 @@ const schema = z
     IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
     RING0_ALLOWED_ORIGINS: z.string().optional(),
     RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),
+    RING0_GATEWAY_RATE: z.coerce
+      .number({ error: "expected requests per second" })
+      .positive("expected a positive number of requests per second")
+      .max(100_000, "expected at most 100000 requests per second")
+      .default(20),
+    RING0_GATEWAY_BURST: z.coerce
+      .number({ error: "expected a number of requests" })
+      .int("expected a whole number")
+      .min(1, "expected at least 1 request")
+      .max(100_000, "expected at most 100000 requests")
+      .default(100),
+    RING0_GATEWAY_MAX_LONG_RUNNING: z.coerce
+      .number({ error: "expected a number of concurrent requests" })
+      .int("expected a whole number")
+      .min(1, "expected at least 1")
+      .max(10_000, "expected at most 10000")
+      .default(50),
   })
   .superRefine((env, ctx) => {
     if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID) {

@@ -7,6 +7,7 @@ import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
+import { isGatewayPath, startKubeGateway } from "@/server/gateway";
 import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import {
@@ -17,6 +18,7 @@ import {
 } from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
 import { superClusterProblem } from "@/server/runtime/super-cluster-state";
+import { startTenants } from "@/server/runtime/tenants";
 import { pingEndpoint } from "@/server/ws/ping";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 
@@ -138,6 +140,8 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     const runtime = env();
     const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
     cleanups.push(() => superCluster.stop());
+    const tenants = await startTenants(runtime, superCluster.connection, log.child({ component: "tenants" }));
+    cleanups.push(() => tenants.stop());
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
     const handle = app.getRequestHandler();
@@ -151,8 +155,12 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       logger: log.child({ component: "ws" }),
     });
     cleanups.push(() => streams.close());
+    const kubeGateway = startKubeGateway(runtime, log.child({ component: "kube-gateway" }));
+    cleanups.push(() => kubeGateway.close());
 
     const server = http.createServer((request, response) => {
+      // /k8s/* is the kube gateway's (kubectl with a Ring0 token); Next never sees it.
+      if (isGatewayPath(request.url)) return kubeGateway.handleRequest(request, response);
       handle(request, response).catch((error) => {
         log.error("request failed", { url: request.url, error });
         if (!response.headersSent) response.writeHead(500).end();
@@ -161,6 +169,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     // Only /ws/* is ours; every other upgrade (Next's dev HMR included) stays Next's.
     server.on("upgrade", (request, socket, head) => {
       if (isStreamPath(request.url)) streams.handle(request, socket, head);
+      else if (isGatewayPath(request.url)) kubeGateway.handleUpgrade(request, socket, head);
       else void nextUpgrade(request, socket, head);
     });
     await new Promise<void>((resolve, reject) => {

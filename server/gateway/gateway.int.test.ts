@@ -1,0 +1,671 @@
+/**
+ * The kube gateway against the real things: PostgreSQL (tokens, audit), the run's local super
+ * cluster standing in for tenant gw-a's control plane, and the real kubectl binary.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { recordAudit } from "@/server/audit/service";
+import type { SessionUser } from "@/server/auth/roles";
+import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
+import { localSuperCluster } from "@/server/cluster/local";
+import { localNodeName } from "@/server/cluster/nodes";
+import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
+import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import type { ControlPlaneAccess } from "@/server/provisioners/types";
+import type { ControlPlaneDirectory, ControlPlaneLookup } from "@/server/tenants/control-planes";
+import { tokenPrefix } from "@/server/tokens/format";
+import { createTokenService } from "@/server/tokens/service";
+import { createUserRepository } from "@/server/users/repository";
+import { testDatabaseUrl } from "@/test/integration/database";
+import { createKubeGateway, type KubeGateway, type KubeGatewayLimits } from "./gateway";
+
+const conn = testSuperCluster();
+const stateDir = inject("superStateDir");
+const logger = createLogger({}, "warn");
+const runId = Math.random().toString(36).slice(2, 7);
+
+let db: PrismaClient;
+const users: Record<string, SessionUser> = {};
+const tokens: Record<string, string> = {};
+let kubectlBinary = "";
+let workDir = "";
+let namespace = "";
+let deleteNamespace: () => Promise<void> = async () => {};
+let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
+const lookups: string[] = [];
+const servers: Array<{ servers: http.Server[]; gateway: KubeGateway }> = [];
+/** Plain HTTP, for requests written by hand. */
+let base = "";
+/** HTTPS, for kubectl: client-go sends bearer tokens only over TLS. */
+let secureBase = "";
+let servingCert = "";
+
+/** The super cluster's admin access, as a provisioner would hand it out. */
+function superClusterAccess(): ControlPlaneAccess {
+  const cluster = conn.kubeConfig.getCurrentCluster();
+  const user = conn.kubeConfig.getCurrentUser();
+  const pem = (data: string | undefined, file: string | undefined) =>
+    data ? Buffer.from(data, "base64").toString("utf8") : fs.readFileSync(file as string, "utf8");
+  return {
+    server: conn.server,
+    ca: pem(cluster?.caData, cluster?.caFile),
+    cert: pem(user?.certData, user?.certFile),
+    key: pem(user?.keyData, user?.keyFile),
+  };
+}
+
+const directory: ControlPlaneDirectory = {
+  async lookup(tenant): Promise<ControlPlaneLookup> {
+    lookups.push(tenant);
+    if (tenant === "gw-a" || tenant === "gw-b") return { state: "ready", access: superClusterAccess() };
+    if (tenant === "gw-down")
+      return { state: "unavailable", phase: "Provisioning", message: "etcd is starting" };
+    return { state: "absent" };
+  },
+};
+
+/** A self-signed serving certificate for 127.0.0.1, as a TLS-terminating front would have. */
+async function servingCertificate(): Promise<{ cert: string; key: string }> {
+  const [certFile, keyFile] = [path.join(workDir, "serving.crt"), path.join(workDir, "serving.key")];
+  await run(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      keyFile,
+      "-out",
+      certFile,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=ring0-gateway-test",
+      "-addext",
+      "subjectAltName=IP:127.0.0.1",
+    ],
+    { timeoutMs: 20_000 },
+  );
+  return { cert: fs.readFileSync(certFile, "utf8"), key: fs.readFileSync(keyFile, "utf8") };
+}
+
+/** One gateway behind a plain HTTP and an HTTPS listener; returns both base URLs. */
+async function startGateway(limits: KubeGatewayLimits): Promise<{ plain: string; secure: string }> {
+  const tokenService = createTokenService({ db });
+  const gateway = createKubeGateway({
+    authenticate: (plaintext) => tokenService.verifyToken(plaintext),
+    directory: () => directory,
+    limits,
+    audit: recordAudit,
+    logger,
+  });
+  const tls = await servingCertificate();
+  servingCert = tls.cert;
+  const listeners = [
+    http.createServer((request, response) => gateway.handleRequest(request, response)),
+    https.createServer(tls, (request, response) => gateway.handleRequest(request, response)),
+  ];
+  for (const server of listeners) {
+    server.on("upgrade", (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  }
+  servers.push({ servers: listeners, gateway });
+  const [plain, secure] = listeners.map((server) => (server.address() as AddressInfo).port);
+  return { plain: `http://127.0.0.1:${plain}`, secure: `https://127.0.0.1:${secure}` };
+}
+
+async function signIn(tenant: string): Promise<SessionUser> {
+  const identity = {
+    subject: `${tenant}:${tenant}-admin`,
+    tenant,
+    name: `Admin of ${tenant}`,
+    role: "tenant-admin" as const,
+    email: null,
+  };
+  const user = await createUserRepository(db).recordSignIn(identity, new Date());
+  return {
+    id: user.id,
+    subject: identity.subject,
+    name: identity.name,
+    email: null,
+    tenant,
+    role: "tenant-admin",
+  };
+}
+
+function kubeconfigFor(tenant: string, token: string): string {
+  const file = path.join(workDir, `${tenant}-${token.slice(0, 10)}.kubeconfig`);
+  fs.writeFileSync(
+    file,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      `clusters: [{name: ring0, cluster: {server: '${secureBase}/k8s/tenants/${tenant}', certificate-authority-data: ${Buffer.from(servingCert).toString("base64")}}}]`,
+      `users: [{name: me, user: {token: '${token}'}}]`,
+      "contexts: [{name: ring0, context: {cluster: ring0, user: me}}]",
+      "current-context: ring0",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/** kubectl through the gateway as gw-a's admin; a non-zero exit is returned, not thrown. */
+async function kubectl(args: string[], env: Record<string, string> = {}): Promise<RunResult> {
+  const kubeconfig = kubeconfigFor("gw-a", tokens.a as string);
+  try {
+    return await run(
+      kubectlBinary,
+      ["--kubeconfig", kubeconfig, "--cache-dir", path.join(workDir, "cache"), ...args],
+      {
+        timeoutMs: 30_000,
+        env: { PATH: process.env.PATH, HOME: workDir, ...env },
+      },
+    );
+  } catch (error) {
+    if (error instanceof CommandError) return error.result;
+    throw error;
+  }
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; at?: string } = {},
+): Promise<Answer> {
+  const target = new URL(options.at ?? base);
+  return new Promise((resolve, reject) => {
+    const outgoing = http.request(
+      {
+        hostname: target.hostname,
+        port: target.port,
+        method: options.method ?? "GET",
+        // Sent exactly as written: Node does not normalise the path.
+        path: url,
+        headers: options.headers,
+      },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      },
+    );
+    outgoing.on("error", reject);
+    outgoing.end(options.body);
+  });
+}
+
+const bearer = (token: string | undefined) => ({ authorization: `Bearer ${token}` });
+
+async function auditEvents(action: string, tenant = "gw-a") {
+  return db.auditEvent.findMany({ where: { action, tenant }, orderBy: { at: "asc" } });
+}
+
+beforeAll(async () => {
+  const url = await testDatabaseUrl();
+  db = createPrismaClient(url);
+  setDatabaseUrl(url); // recordAudit writes through the process-wide client
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-gateway-"));
+  kubectlBinary = await localSuperCluster({ stateDir, logger }).kubectlPath();
+
+  const service = createTokenService({ db });
+  for (const tenant of ["gw-a", "gw-b", "gw-gone", "gw-down"]) users[tenant] = await signIn(tenant);
+  const issue = async (tenant: string, name: string) =>
+    (await service.issueToken({ user: users[tenant] as SessionUser, tenant, name, expiresInDays: 1 }))
+      .plaintext;
+  tokens.a = await issue("gw-a", "kubectl");
+  tokens.b = await issue("gw-b", "kubectl");
+  tokens.gone = await issue("gw-gone", "kubectl");
+  tokens.down = await issue("gw-down", "kubectl");
+  const revoked = await service.issueToken({
+    user: users["gw-a"] as SessionUser,
+    tenant: "gw-a",
+    name: "old",
+    expiresInDays: 1,
+  });
+  await service.revokeToken(revoked.token.id, users["gw-a"] as SessionUser);
+  tokens.revoked = revoked.plaintext;
+  const past = new Date(Date.now() - 3 * 86_400_000);
+  tokens.expired = (
+    await createTokenService({ db, now: () => past }).issueToken({
+      user: users["gw-a"] as SessionUser,
+      tenant: "gw-a",
+      name: "expired",
+      expiresInDays: 1,
+    })
+  ).plaintext;
+
+  [namespace, deleteNamespace] = await testNamespace(conn, `gw-${runId}`);
+  // Enough for `kubectl get ns`, nothing more: the tenant group may read namespaces cluster-wide.
+  await createObject(conn, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: `ring0-gw-test-${runId}` },
+    rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get", "list", "watch"] }],
+  });
+  await createObject(conn, {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: `ring0-gw-test-${runId}` },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `ring0-gw-test-${runId}` },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "ring0:tenant:gw-a" }],
+  });
+  ({ plain: base, secure: secureBase } = await startGateway({
+    ratePerSecond: 1000,
+    burst: 1000,
+    maxLongRunning: 20,
+  }));
+}, 120_000);
+
+afterAll(async () => {
+  binder?.stop();
+  for (const { servers: listeners, gateway } of servers) {
+    for (const server of listeners) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    gateway.close();
+  }
+  const rbac = { apiVersion: "rbac.authorization.k8s.io/v1", metadata: { name: `ring0-gw-test-${runId}` } };
+  await deleteObject(conn, { ...rbac, kind: "ClusterRoleBinding" }).catch(() => undefined);
+  await deleteObject(conn, { ...rbac, kind: "ClusterRole" }).catch(() => undefined);
+  await deleteNamespace();
+  fs.rmSync(workDir, { recursive: true, force: true });
+  await disconnectDb();
+  await db?.$disconnect();
+}, 60_000);
+
+describe("kubectl through the kube gateway", () => {
+  it("lists namespaces of the tenant's control plane", async () => {
+    const result = await kubectl(["get", "ns", "-o", "name"]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toContain(`namespace/${namespace}`);
+  });
+
+  it("acts as the impersonated Ring0 user, not as the gateway's admin identity", async () => {
+    const whoami = await kubectl(["auth", "whoami", "-o", "json"]);
+    const review = JSON.parse(whoami.stdout) as {
+      status: { userInfo: { username: string; groups: string[] } };
+    };
+    expect(review.status.userInfo.username).toBe("gw-a:gw-a-admin");
+    expect(review.status.userInfo.groups).toEqual(
+      expect.arrayContaining(["ring0:tenant:gw-a", "ring0:tenant:gw-a:admins"]),
+    );
+    expect(review.status.userInfo.groups).not.toContain("system:masters");
+
+    const canI = await kubectl(["auth", "can-i", "create", "configmaps", "-n", namespace]);
+    expect(canI.stdout.trim()).toBe("no");
+    // kubectl's own --as sends Impersonate-User; the gateway drops it.
+    const asAdmin = await kubectl([
+      "auth",
+      "can-i",
+      "create",
+      "configmaps",
+      "-n",
+      namespace,
+      "--as",
+      "system:admin",
+      "--as-group",
+      "system:masters",
+    ]);
+    expect(asAdmin.stdout.trim()).toBe("no");
+  });
+
+  it("follows the tenant's RBAC: a RoleBinding for the tenant group turns can-i to yes", async () => {
+    await createObject(conn, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "ring0-tenant-admins", namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "ring0:tenant:gw-a" }],
+    });
+    const canI = await eventually(async () => {
+      const result = await kubectl(["auth", "can-i", "create", "configmaps", "-n", namespace]);
+      return result.stdout.trim() === "yes" ? result.stdout.trim() : undefined;
+    });
+    expect(canI).toBe("yes");
+  });
+
+  it("streams a watch: an event arrives, then the client stops it", async () => {
+    const kubeconfig = kubeconfigFor("gw-a", tokens.a as string);
+    let output = "";
+    const watcher: ChildProcess = spawn(
+      kubectlBinary,
+      [
+        "--kubeconfig",
+        kubeconfig,
+        "--cache-dir",
+        path.join(workDir, "cache"),
+        "get",
+        "configmaps",
+        "-n",
+        namespace,
+        "--watch",
+        "-o",
+        "name",
+      ],
+      {
+        env: { PATH: process.env.PATH ?? "", HOME: workDir, NODE_ENV: "test" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    watcher.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    try {
+      // The initial list (kube-root-ca.crt), then an event for an object created while watching.
+      await eventually(() => output.includes("configmap/kube-root-ca.crt") || undefined);
+      await createObject(conn, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "watched", namespace },
+        data: { a: "1" },
+      });
+      await eventually(() => output.includes("configmap/watched") || undefined);
+    } finally {
+      watcher.kill();
+    }
+  });
+
+  it("applies and deletes a ConfigMap, and both are audited", async () => {
+    const manifest = path.join(workDir, "configmap.yaml");
+    fs.writeFileSync(
+      manifest,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: ${namespace}\ndata:\n  hello: world\n`,
+    );
+    const applied = await kubectl(["apply", "-f", manifest]);
+    expect(applied.stdout.trim()).toBe("configmap/applied created");
+    const stored = await kubeRequest<{ data: Record<string, string> }>(conn, {
+      path: `/api/v1/namespaces/${namespace}/configmaps/applied`,
+    });
+    expect(stored.data).toEqual({ hello: "world" });
+
+    const deleted = await kubectl(["delete", "configmap", "applied", "-n", namespace]);
+    expect(deleted.stdout.trim()).toMatch(/^configmap "applied" deleted/);
+
+    const created = await eventually(async () =>
+      (await auditEvents("k8s.create")).find(
+        (event) => event.target === `/api/v1/namespaces/${namespace}/configmaps`,
+      ),
+    );
+    expect(created).toMatchObject({
+      actorId: users["gw-a"]?.id,
+      actorTenant: "gw-a",
+      tenant: "gw-a",
+      targetKind: "k8s-api",
+      result: "success",
+    });
+    expect(created.detail).toMatchObject({
+      method: "POST",
+      status: 201,
+      tokenPrefix: tokenPrefix(tokens.a as string),
+      userAgent: expect.stringContaining("kubectl"),
+    });
+    const removed = await eventually(async () =>
+      (await auditEvents("k8s.delete")).find(
+        (event) => event.target === `/api/v1/namespaces/${namespace}/configmaps/applied`,
+      ),
+    );
+    expect(removed).toMatchObject({ result: "success", detail: expect.objectContaining({ status: 200 }) });
+  });
+
+  it("audits a mutation the tenant's RBAC refuses as denied", async () => {
+    const refused = await kubectl(["create", "namespace", `gw-refused-${runId}`]);
+    expect(refused.stderr).toMatch(/forbidden/i);
+    expect(refused.stderr).toContain("gw-a:gw-a-admin");
+    const event = await eventually(async () =>
+      (await auditEvents("k8s.create")).find((candidate) => candidate.target === "/api/v1/namespaces"),
+    );
+    expect(event).toMatchObject({ result: "denied", detail: expect.objectContaining({ status: 403 }) });
+  });
+
+  it("runs kubectl exec over WebSockets and over SPDY, audited as k8s.exec", {
+    timeout: 120_000,
+  }, async () => {
+    binder = startKwokDebugBinder(conn, { stateDir, logger });
+    const pod: KubeObject = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "shell", namespace, labels: { [KWOK_EXEC_LABEL]: "true" } },
+      spec: { nodeName: localNodeName(0), containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+    };
+    await createObject(conn, pod);
+    await eventually(async () => {
+      const current = await kubeRequest<{ status?: { phase?: string } }>(conn, {
+        path: `/api/v1/namespaces/${namespace}/pods/shell`,
+      });
+      return current.status?.phase === "Running";
+    }, 30_000);
+
+    const overWebSockets = await eventually(async () => {
+      const result = await kubectl(["exec", "-n", namespace, "shell", "--", "sh", "-c", "echo via-gateway"]);
+      return result.stdout.includes("via-gateway") ? result.stdout : undefined;
+    }, 40_000);
+    expect(overWebSockets.trim()).toBe("via-gateway");
+
+    const overSpdy = await kubectl(["exec", "-n", namespace, "shell", "--", "sh", "-c", "echo via-spdy"], {
+      KUBECTL_REMOTE_COMMAND_WEBSOCKETS: "false",
+    });
+    expect(overSpdy.stdout.trim()).toBe("via-spdy");
+
+    const exec = await eventually(async () =>
+      (await auditEvents("k8s.exec")).find(
+        (event) =>
+          event.target === `/api/v1/namespaces/${namespace}/pods/shell/exec` && event.result === "success",
+      ),
+    );
+    expect(exec.detail).toMatchObject({ status: 101, tokenPrefix: tokenPrefix(tokens.a as string) });
+  });
+});
+
+describe("the gateway over plain HTTP", () => {
+  const api = (tenant: string, rest = "/api/v1/namespaces") => `/k8s/tenants/${tenant}${rest}`;
+
+  it("answers 401 with a Kubernetes Status for a missing, garbage, revoked or expired token", async () => {
+    const attempts: Array<Record<string, string>> = [
+      {},
+      bearer("r0_garbage"),
+      bearer("not-even-a-token"),
+      bearer(tokens.revoked),
+      bearer(tokens.expired),
+      { cookie: `token=${tokens.a}` },
+      { authorization: `Basic ${Buffer.from(`x:${tokens.a}`).toString("base64")}` },
+    ];
+    for (const headers of attempts) {
+      const answer = await request(api("gw-a"), { headers });
+      expect(answer.status).toBe(401);
+      expect(JSON.parse(answer.body)).toMatchObject({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        reason: "Unauthorized",
+        code: 401,
+      });
+    }
+  });
+
+  it("answers another tenant's path exactly as a tenant that does not exist", async () => {
+    const before = lookups.length;
+    const otherTenant = await request(api("gw-b"), { headers: bearer(tokens.a) });
+    // gw-b exists and serves; gw-a's token must not learn that.
+    expect(lookups.length).toBe(before);
+    const absent = await request(api("gw-gone"), { headers: bearer(tokens.gone) });
+    expect(otherTenant.status).toBe(404);
+    expect(absent.status).toBe(404);
+    expect(otherTenant.body.replace("gw-b", "X")).toBe(absent.body.replace("gw-gone", "X"));
+    const strip = ({ date: _date, "content-length": _length, ...headers }: http.IncomingHttpHeaders) =>
+      headers;
+    expect(strip(otherTenant.headers)).toEqual(strip(absent.headers));
+    // gw-b's own token does reach it.
+    expect((await request(api("gw-b", "/version"), { headers: bearer(tokens.b) })).status).toBe(200);
+  });
+
+  it("answers 503 with the phase for a control plane that is not serving", async () => {
+    const answer = await request(api("gw-down"), { headers: bearer(tokens.down) });
+    expect(answer.status).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({
+      reason: "ServiceUnavailable",
+      message: expect.stringContaining("Provisioning): etcd is starting"),
+    });
+  });
+
+  it("refuses forged paths before looking anything up", async () => {
+    const before = lookups.length;
+    for (const [forged, status] of [
+      ["/k8s/tenants/gw-a/api/v1/namespaces%2F..%2F..%2Fgw-b", 400],
+      ["/k8s/tenants/gw-a/../gw-b/api/v1/namespaces", 400],
+      ["/k8s/tenants/gw-a/api/%2e%2e/%2e%2e/api/v1/namespaces", 400],
+      ["/k8s/tenants/gw-a%2F..%2Fgw-b/api/v1/namespaces", 400],
+      ["/k8s/tenants/GW-A/api/v1/namespaces", 404],
+      ["/k8s/tenants//api/v1/namespaces", 400],
+      ["/k8s/elsewhere", 404],
+    ] as const) {
+      const answer = await request(forged, { headers: bearer(tokens.a) });
+      expect(answer.status, forged).toBe(status);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: status });
+    }
+    expect(lookups.length).toBe(before);
+  });
+
+  it("ignores client identity headers and impersonates the token's owner", async () => {
+    const answer = await request(api("gw-a", "/apis/authentication.k8s.io/v1/selfsubjectreviews"), {
+      method: "POST",
+      headers: {
+        ...bearer(tokens.a),
+        "content-type": "application/json",
+        "Impersonate-User": "system:admin",
+        "impersonate-group": "system:masters",
+        "IMPERSONATE-UID": "0",
+        "X-Remote-User": "system:admin",
+        "X-Remote-Group": "system:masters",
+      },
+      body: JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" }),
+    });
+    expect(answer.status).toBe(201);
+    const userInfo = (
+      JSON.parse(answer.body) as { status: { userInfo: { username: string; groups: string[] } } }
+    ).status.userInfo;
+    expect(userInfo.username).toBe("gw-a:gw-a-admin");
+    expect(userInfo.groups).not.toContain("system:masters");
+
+    const secrets = await request(api("gw-a", "/api/v1/secrets"), {
+      headers: { ...bearer(tokens.a), "Impersonate-User": "system:admin" },
+    });
+    expect(secrets.status).toBe(403);
+    expect(JSON.parse(secrets.body)).toMatchObject({
+      reason: "Forbidden",
+      message: expect.stringContaining("gw-a:gw-a-admin"),
+    });
+  });
+
+  it("relays the tenant API server's refusal of an upgrade", async () => {
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      const target = new URL(base);
+      const outgoing = http.request({
+        hostname: target.hostname,
+        port: target.port,
+        method: "POST",
+        path: api("gw-a", `/api/v1/namespaces/${namespace}/pods/missing/exec?command=ls&stdout=true`),
+        headers: {
+          ...bearer(tokens.a),
+          connection: "Upgrade",
+          upgrade: "SPDY/3.1",
+          "x-stream-protocol-version": "v4.channel.k8s.io",
+        },
+      });
+      outgoing.on("upgrade", () => reject(new Error("unexpected upgrade")));
+      outgoing.on("response", (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      });
+      outgoing.on("error", reject);
+      outgoing.end();
+    });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", reason: "NotFound" });
+    const event = await eventually(async () =>
+      (await auditEvents("k8s.exec")).find((candidate) => candidate.target?.endsWith("/pods/missing/exec")),
+    );
+    expect(event).toMatchObject({ result: "failure", detail: expect.objectContaining({ status: 404 }) });
+  });
+
+  it("refuses an upgrade without a valid token before any lookup", async () => {
+    const before = lookups.length;
+    const answer = await new Promise<number>((resolve, reject) => {
+      const target = new URL(base);
+      const outgoing = http.request({
+        hostname: target.hostname,
+        port: target.port,
+        path: api("gw-a", `/api/v1/namespaces/${namespace}/pods/shell/exec?command=ls&stdout=true`),
+        headers: { connection: "Upgrade", upgrade: "websocket", "Impersonate-User": "system:admin" },
+      });
+      outgoing.on("upgrade", () => reject(new Error("unexpected upgrade")));
+      outgoing.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      outgoing.on("error", reject);
+      outgoing.end();
+    });
+    expect(answer).toBe(401);
+    expect(lookups.length).toBe(before);
+  });
+
+  it("rate-limits per token with 429, Retry-After and a Status, audited once per window", async () => {
+    const limited = (await startGateway({ ratePerSecond: 0.001, burst: 2, maxLongRunning: 1 })).plain;
+    const statuses: number[] = [];
+    let last: Answer | undefined;
+    for (let attempt = 0; attempt < 6; attempt++) {
+      last = await request(api("gw-b", "/version"), { at: limited, headers: bearer(tokens.b) });
+      statuses.push(last.status);
+    }
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+    expect(Number(last?.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(last?.body ?? "")).toMatchObject({
+      kind: "Status",
+      reason: "TooManyRequests",
+      code: 429,
+      details: { retryAfterSeconds: Number(last?.headers["retry-after"]) },
+    });
+    // Another token has its own bucket.
+    expect((await request(api("gw-a", "/version"), { at: limited, headers: bearer(tokens.a) })).status).toBe(
+      200,
+    );
+
+    const denied = await eventually(async () => {
+      const events = await auditEvents("k8s.gateway-denied", "gw-b");
+      return events.length > 0 ? events : undefined;
+    });
+    expect(denied).toHaveLength(1);
+    expect(denied[0]).toMatchObject({ result: "denied", detail: expect.objectContaining({ status: 429 }) });
+  });
+});

@@ -1,0 +1,558 @@
+/**
+ * The kube gateway: `kubectl` against `https://<ring0>/k8s/tenants/<tenant>` with a Ring0 API token.
+ *
+ * Order matters and is the security argument: parse the path strictly (nothing looked up yet) →
+ * authenticate the bearer token → the token's tenant must be the path's tenant (otherwise the
+ * answer is the one for a tenant that does not exist) → per-token limits → find the tenant's
+ * control plane → forward with the client's identity headers removed and the Ring0 user
+ * impersonated, over TLS with the control plane's admin certificate. Bodies stream both ways,
+ * watches included; upgrades (exec, attach, port-forward over SPDY or WebSocket) are spliced
+ * socket to socket once the tenant API server switched protocols.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import https from "node:https";
+import { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import { pipeline } from "node:stream";
+import type { AuditEventInput } from "@/server/audit/repository";
+import type { SessionUser } from "@/server/auth/roles";
+import type { Logger } from "@/server/logger";
+import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
+import type { VerifiedToken } from "@/server/tokens/service";
+import { bearerToken, clientResponseHeaders, upstreamRequestHeaders } from "./headers";
+import { parseGatewayPath } from "./path";
+import { createConcurrencyLimiter, createRateLimiter, createSampler } from "./rate-limit";
+import { auditedVerb, auditResult, isLongRunning } from "./requests";
+import { sendStatus, statusOnSocket } from "./status";
+import { createUpstreamPool, type Upstream } from "./upstream";
+
+export interface KubeGatewayLimits {
+  /** Requests per second per token (sustained). */
+  ratePerSecond: number;
+  /** Requests a token may make at once. */
+  burst: number;
+  /** Concurrent watches, followed logs and upgrades per token. */
+  maxLongRunning: number;
+}
+
+export interface KubeGatewayOptions {
+  /** Verifies a Ring0 API token (createTokenService(...).verifyToken). */
+  authenticate(plaintext: string): Promise<VerifiedToken | null>;
+  /** The control plane directory in force (read per request: it is installed at start-up). */
+  directory(): ControlPlaneDirectory | null;
+  limits: KubeGatewayLimits;
+  /** Records an audit event; must not throw (recordAudit logs its own failures). */
+  audit(event: AuditEventInput): Promise<void>;
+  logger: Logger;
+  now?: () => number;
+  /** Until the tenant API server's response headers (or 101) arrive. */
+  responseTimeoutMs?: number;
+  /** An exec/attach/port-forward session with no traffic either way for this long is closed. */
+  streamIdleTimeoutMs?: number;
+  /** Window in which repeated gateway denials of one token produce one audit event. */
+  deniedAuditWindowMs?: number;
+}
+
+export interface KubeGateway {
+  handleRequest(request: IncomingMessage, response: ServerResponse): void;
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): void;
+}
+
+type Denial = { denied: true; code: number; message: string; retryAfterSeconds?: number };
+
+interface Admitted {
+  denied: false;
+  tenant: string;
+  apiPath: string;
+  upstreamPath: string;
+  verified: VerifiedToken;
+  upstream: Upstream;
+  release: () => void;
+}
+
+interface RequestRecord {
+  requestId: string;
+  method: string;
+  apiPath: string;
+  /** The tenant once the request is known to be for the token's own tenant. */
+  tenant?: string;
+  /** The tenant segment of the path, whatever it names. */
+  requestedTenant?: string;
+  verified?: VerifiedToken;
+  userAgent?: string;
+  started: number;
+  upgrade: boolean;
+}
+
+const hostname = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+function serialiseHead(code: number, statusMessage: string, headers: OutgoingHttpHeaders): string {
+  const lines = [`HTTP/1.1 ${code} ${statusMessage}`];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${item}`);
+  }
+  return `${lines.join("\r\n")}\r\n\r\n`;
+}
+
+export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
+  const now = options.now ?? Date.now;
+  const log = options.logger;
+  const responseTimeoutMs = options.responseTimeoutMs ?? 90_000;
+  const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 4 * 60 * 60 * 1000;
+  const rate = createRateLimiter({
+    ratePerSecond: options.limits.ratePerSecond,
+    burst: options.limits.burst,
+    now,
+  });
+  const longRunning = createConcurrencyLimiter(options.limits.maxLongRunning);
+  const deniedSampler = createSampler({ windowMs: options.deniedAuditWindowMs ?? 60_000, now });
+  const pool = createUpstreamPool();
+
+  function deny(code: number, message: string, retryAfterSeconds?: number): Denial {
+    return { denied: true, code, message, retryAfterSeconds };
+  }
+
+  /** Everything before a byte goes upstream; on success the caller must call `release`. */
+  async function admit(request: IncomingMessage, record: RequestRecord): Promise<Denial | Admitted> {
+    const parsed = parseGatewayPath(request.url);
+    if (!parsed.ok) return deny(parsed.status, parsed.message);
+    record.apiPath = parsed.apiPath;
+    record.requestedTenant = parsed.tenant;
+
+    const plaintext = bearerToken(request.headers);
+    if (!plaintext) {
+      return deny(401, "Unauthorized: send a Ring0 API token as Authorization: Bearer r0_…");
+    }
+    let verified: VerifiedToken | null;
+    try {
+      verified = await options.authenticate(plaintext);
+    } catch (error) {
+      log.error("kube gateway could not verify a token", { error });
+      return deny(503, "Ring0 cannot verify API tokens right now; try again shortly.");
+    }
+    if (!verified) return deny(401, "Unauthorized: the Ring0 API token is invalid, expired or revoked.");
+    record.verified = verified;
+
+    // A token reaches its own tenant only; any other tenant reads exactly like a missing one.
+    const notFound = deny(404, `tenant "${parsed.tenant}" not found`);
+    if (verified.token.tenant !== parsed.tenant) return notFound;
+    record.tenant = parsed.tenant;
+
+    const decision = rate.take(verified.token.id);
+    if (!decision.allowed) {
+      return deny(
+        429,
+        `Too many requests with this Ring0 API token; retry after ${decision.retryAfterSeconds}s.`,
+        decision.retryAfterSeconds,
+      );
+    }
+
+    const directory = options.directory();
+    if (!directory) return deny(503, "Tenant control planes are not available yet; try again shortly.");
+    let lookup: Awaited<ReturnType<ControlPlaneDirectory["lookup"]>>;
+    try {
+      lookup = await directory.lookup(parsed.tenant);
+    } catch (error) {
+      log.error("kube gateway could not look up a control plane", { tenant: parsed.tenant, error });
+      return deny(503, `The control plane of tenant "${parsed.tenant}" cannot be reached right now.`);
+    }
+    if (lookup.state === "absent") {
+      pool.drop(parsed.tenant);
+      return notFound;
+    }
+    if (lookup.state === "unavailable") {
+      return deny(
+        503,
+        `The control plane of tenant "${parsed.tenant}" is not serving (${lookup.phase}): ${lookup.message}`,
+      );
+    }
+
+    let release = () => {};
+    if (record.upgrade || isLongRunning(record.method, parsed.apiPath, parsed.query)) {
+      const acquired = longRunning.acquire(verified.token.id);
+      if (!acquired) {
+        return deny(
+          429,
+          `Too many concurrent watches and sessions with this Ring0 API token (limit ${options.limits.maxLongRunning}).`,
+          5,
+        );
+      }
+      release = acquired;
+    }
+    let upstream: Upstream;
+    try {
+      upstream = pool.get(parsed.tenant, lookup.access);
+    } catch (error) {
+      release();
+      log.error("kube gateway cannot use a control plane's access", { tenant: parsed.tenant, error });
+      return deny(502, `The control plane of tenant "${parsed.tenant}" is misconfigured.`);
+    }
+    return {
+      denied: false,
+      tenant: parsed.tenant,
+      apiPath: parsed.apiPath,
+      upstreamPath: parsed.upstreamPath,
+      verified,
+      upstream,
+      release,
+    };
+  }
+
+  function newRecord(request: IncomingMessage, upgrade: boolean): RequestRecord {
+    const agent = request.headers["user-agent"];
+    return {
+      requestId: randomUUID(),
+      method: (request.method ?? "GET").toUpperCase(),
+      apiPath: (request.url ?? "").split("?")[0] ?? "",
+      userAgent: typeof agent === "string" ? agent.slice(0, 200) : undefined,
+      started: performance.now(),
+      upgrade,
+    };
+  }
+
+  function auditEvent(
+    record: RequestRecord,
+    verified: VerifiedToken,
+    tenant: string,
+    action: string,
+    status: number,
+    extra: Record<string, unknown> = {},
+  ): AuditEventInput {
+    const user: SessionUser = verified.user;
+    return {
+      actorId: user.id,
+      actorName: user.name,
+      actorTenant: user.tenant,
+      tenant,
+      action,
+      targetKind: "k8s-api",
+      target: record.apiPath.slice(0, 1000),
+      result: auditResult(status),
+      requestId: record.requestId,
+      detail: {
+        method: record.method,
+        status,
+        tokenPrefix: verified.token.prefix,
+        userAgent: record.userAgent ?? null,
+        ...extra,
+      },
+    };
+  }
+
+  /** One log line per request, and the audit event of a mutation or upgrade. */
+  function finish(
+    record: RequestRecord,
+    status: number,
+    extra: { auditId?: string; error?: string } = {},
+    audited = true,
+  ) {
+    const durationMs = Math.round(performance.now() - record.started);
+    log.info("kube gateway request", {
+      requestId: record.requestId,
+      method: record.method,
+      path: record.apiPath,
+      tenant: record.tenant ?? null,
+      status,
+      durationMs,
+      upgrade: record.upgrade || undefined,
+      tokenPrefix: record.verified?.token.prefix ?? null,
+      ...(extra.error ? { error: extra.error } : {}),
+    });
+    if (!audited || !record.verified || !record.tenant) return;
+    const verb = auditedVerb(record.method, record.apiPath, record.upgrade);
+    if (!verb) return;
+    void options.audit(
+      auditEvent(record, record.verified, record.tenant, `k8s.${verb}`, status, {
+        ...(extra.auditId ? { kubeAuditId: extra.auditId } : {}),
+      }),
+    );
+  }
+
+  /**
+   * Denials by the gateway. Unauthenticated ones are a log line only (anyone can produce them);
+   * an authenticated token's denials are audited, at most one event per token and code a window.
+   */
+  function finishDenied(record: RequestRecord, denial: Denial) {
+    finish(record, denial.code, {}, false);
+    const verified = record.verified;
+    if (!verified || ![404, 429].includes(denial.code)) return;
+    const admitted = deniedSampler.admit(`${verified.token.id}:${denial.code}`);
+    if (!admitted) return;
+    void options.audit({
+      ...auditEvent(record, verified, verified.token.tenant, "k8s.gateway-denied", denial.code),
+      result: "denied",
+      detail: {
+        method: record.method,
+        status: denial.code,
+        tokenPrefix: verified.token.prefix,
+        userAgent: record.userAgent ?? null,
+        reason: denial.code === 429 ? "rate-limited" : "tenant-mismatch-or-absent",
+        // The tenant asked for, when it is not the token's own (a probe of another tenant).
+        requestedTenant: record.requestedTenant ?? null,
+        suppressedSinceLast: admitted.suppressed,
+      },
+    });
+  }
+
+  function upstreamOptions(
+    admitted: Admitted,
+    method: string,
+    headers: OutgoingHttpHeaders,
+  ): https.RequestOptions {
+    const { url, basePath, agent } = admitted.upstream;
+    return {
+      agent,
+      protocol: "https:",
+      hostname: hostname(url),
+      port: url.port || 443,
+      method,
+      path: basePath + admitted.upstreamPath,
+      headers,
+    };
+  }
+
+  function impersonation(admitted: Admitted) {
+    const { user } = admitted.verified;
+    return {
+      user: kubeUserName(admitted.tenant, user.subject),
+      groups: kubeGroupsFor(admitted.tenant, user.role),
+    };
+  }
+
+  /** Absolute redirects to the tenant API server point back through the gateway instead. */
+  function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted) {
+    const location = headers.location;
+    if (typeof location !== "string") return;
+    const origin = `${admitted.upstream.url.origin}${admitted.upstream.basePath}`;
+    if (location.startsWith(`${origin}/`)) {
+      headers.location = `/k8s/tenants/${admitted.tenant}${location.slice(origin.length)}`;
+    } else if (/^[a-z][a-z0-9+.-]*:/i.test(location)) {
+      delete headers.location;
+    }
+  }
+
+  async function proxyRequest(request: IncomingMessage, response: ServerResponse) {
+    const record = newRecord(request, false);
+    let finished = false;
+    const done = (status: number, extra?: { auditId?: string; error?: string }) => {
+      if (finished) return;
+      finished = true;
+      finish(record, status, extra);
+    };
+    const admitted = await admit(request, record);
+    if (admitted.denied) {
+      finishDenied(record, admitted);
+      sendStatus(response, admitted.code, admitted.message, admitted.retryAfterSeconds);
+      request.resume();
+      return;
+    }
+    const headers = upstreamRequestHeaders(request.headers, {
+      impersonate: impersonation(admitted),
+      host: admitted.upstream.url.host,
+      clientAddress: request.socket.remoteAddress,
+      upgrade: false,
+    });
+    const upstreamRequest = https.request(upstreamOptions(admitted, record.method, headers));
+    upstreamRequest.setTimeout(responseTimeoutMs, () =>
+      upstreamRequest.destroy(new Error("the tenant API server did not answer in time")),
+    );
+    response.on("close", () => {
+      admitted.release();
+      if (!response.writableFinished) {
+        upstreamRequest.destroy();
+        done(499, { error: "client closed the connection" });
+      }
+    });
+    upstreamRequest.on("response", (upstreamResponse) => {
+      const status = upstreamResponse.statusCode ?? 502;
+      const auditId = upstreamResponse.headers["audit-id"];
+      if (
+        isLongRunning(
+          record.method,
+          admitted.apiPath,
+          new URLSearchParams(admitted.upstreamPath.split("?")[1]),
+        )
+      ) {
+        upstreamRequest.setTimeout(0);
+      }
+      const responseHeaders = clientResponseHeaders(upstreamResponse.headers);
+      rewriteLocation(responseHeaders, admitted);
+      response.writeHead(status, upstreamResponse.statusMessage, responseHeaders);
+      response.flushHeaders();
+      pipeline(upstreamResponse, response, (error) => {
+        done(status, {
+          auditId: typeof auditId === "string" ? auditId : undefined,
+          ...(error && !response.writableFinished ? { error: error.message } : {}),
+        });
+      });
+    });
+    upstreamRequest.on("error", (error) => {
+      if (!response.headersSent) {
+        sendStatus(
+          response,
+          502,
+          `The control plane of tenant "${admitted.tenant}" could not be reached: ${error.message}`,
+        );
+        done(502, { error: error.message });
+      } else {
+        response.destroy();
+        done(response.statusCode, { error: error.message });
+      }
+    });
+    pipeline(request, upstreamRequest, (error) => {
+      if (error) upstreamRequest.destroy(error);
+    });
+  }
+
+  async function proxyUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer) {
+    const record = newRecord(request, true);
+    let finished = false;
+    const done = (status: number, extra?: { auditId?: string; error?: string }) => {
+      if (finished) return;
+      finished = true;
+      finish(record, status, extra);
+    };
+    socket.on("error", () => socket.destroy());
+    const admitted = await admit(request, record);
+    if (admitted.denied) {
+      finishDenied(record, admitted);
+      socket.end(statusOnSocket(admitted.code, admitted.message, admitted.retryAfterSeconds));
+      return;
+    }
+    if (socket.destroyed) {
+      admitted.release();
+      done(499, { error: "client closed the connection" });
+      return;
+    }
+    const headers = upstreamRequestHeaders(request.headers, {
+      impersonate: impersonation(admitted),
+      host: admitted.upstream.url.host,
+      clientAddress: request.socket.remoteAddress,
+      upgrade: true,
+    });
+    // On 101 Node detaches the socket from the agent's pool; it is this session's alone.
+    const upstreamRequest = https.request(upstreamOptions(admitted, record.method, headers));
+    upstreamRequest.setTimeout(responseTimeoutMs, () =>
+      upstreamRequest.destroy(new Error("the tenant API server did not answer in time")),
+    );
+    let spliced = false;
+    const closeBeforeSplice = () => {
+      if (!spliced) {
+        upstreamRequest.destroy();
+        admitted.release();
+        done(499, { error: "client closed the connection" });
+      }
+    };
+    socket.once("close", closeBeforeSplice);
+
+    upstreamRequest.on("upgrade", (upstreamResponse, upstreamSocket, upstreamHead) => {
+      spliced = true;
+      socket.off("close", closeBeforeSplice);
+      upstreamRequest.setTimeout(0);
+      const auditId = upstreamResponse.headers["audit-id"];
+      const status = upstreamResponse.statusCode ?? 101;
+      let closed = false;
+      const closeBoth = () => {
+        if (closed) return;
+        closed = true;
+        socket.destroy();
+        upstreamSocket.destroy();
+        admitted.release();
+      };
+      if (socket.destroyed) {
+        closeBoth();
+        done(499, { error: "client closed the connection" });
+        return;
+      }
+      socket.write(
+        serialiseHead(
+          status,
+          upstreamResponse.statusMessage ?? "Switching Protocols",
+          clientResponseHeaders(upstreamResponse.headers, true),
+        ),
+      );
+      if (upstreamHead.length > 0) socket.write(upstreamHead);
+      if (head.length > 0) upstreamSocket.write(head);
+      for (const side of [socket, upstreamSocket]) {
+        side.on("close", closeBoth);
+        side.on("error", closeBoth);
+        side.on("end", closeBoth);
+      }
+      if (socket instanceof Socket) socket.setTimeout(streamIdleTimeoutMs, closeBoth);
+      upstreamSocket.setTimeout(streamIdleTimeoutMs, closeBoth);
+      upstreamSocket.pipe(socket);
+      socket.pipe(upstreamSocket);
+      done(status, { auditId: typeof auditId === "string" ? auditId : undefined });
+    });
+
+    // The tenant API server refused to switch (403 from RBAC, 404 for a missing pod…): relay that.
+    upstreamRequest.on("response", (upstreamResponse) => {
+      const status = upstreamResponse.statusCode ?? 502;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      upstreamResponse.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= 64 * 1024) chunks.push(chunk);
+      });
+      upstreamResponse.on("end", () => {
+        const body = Buffer.concat(chunks);
+        const responseHeaders = clientResponseHeaders(upstreamResponse.headers);
+        delete responseHeaders["content-length"];
+        rewriteLocation(responseHeaders, admitted);
+        responseHeaders["content-length"] = String(body.length);
+        responseHeaders.connection = "close";
+        spliced = true;
+        socket.off("close", closeBeforeSplice);
+        admitted.release();
+        if (!socket.destroyed)
+          socket.end(
+            Buffer.concat([
+              Buffer.from(serialiseHead(status, upstreamResponse.statusMessage ?? "", responseHeaders)),
+              body,
+            ]),
+          );
+        const auditId = upstreamResponse.headers["audit-id"];
+        done(status, { auditId: typeof auditId === "string" ? auditId : undefined });
+      });
+      upstreamResponse.on("error", () => socket.destroy());
+    });
+    upstreamRequest.on("error", (error) => {
+      if (spliced) return;
+      spliced = true;
+      socket.off("close", closeBeforeSplice);
+      admitted.release();
+      if (!socket.destroyed) {
+        socket.end(
+          statusOnSocket(
+            502,
+            `The control plane of tenant "${admitted.tenant}" could not be reached: ${error.message}`,
+          ),
+        );
+      }
+      done(502, { error: error.message });
+    });
+    upstreamRequest.end();
+  }
+
+  return {
+    handleRequest(request, response) {
+      proxyRequest(request, response).catch((error: unknown) => {
+        log.error("kube gateway request failed", { url: request.url?.split("?")[0], error });
+        sendStatus(response, 500, "internal error in the Ring0 kube gateway");
+      });
+    },
+    handleUpgrade(request, socket, head) {
+      proxyUpgrade(request, socket, head).catch((error: unknown) => {
+        log.error("kube gateway upgrade failed", { url: request.url?.split("?")[0], error });
+        socket.destroy();
+      });
+    },
+    close() {
+      pool.close();
+    },
+  };
+}

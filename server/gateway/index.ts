@@ -1,0 +1,29 @@
+/**
+ * The kube gateway as the runtime wires it: tokens from the process-wide database, the installed
+ * control plane directory, limits from the environment, audit through recordAudit.
+ */
+import { recordAudit } from "@/server/audit/service";
+import { getDb } from "@/server/db/client";
+import type { Env } from "@/server/env";
+import type { Logger } from "@/server/logger";
+import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { createTokenService } from "@/server/tokens/service";
+import { createKubeGateway, type KubeGateway } from "./gateway";
+
+export { createKubeGateway, type KubeGateway, type KubeGatewayOptions } from "./gateway";
+export { isGatewayPath } from "./path";
+
+export function startKubeGateway(config: Env, logger: Logger): KubeGateway {
+  const tokens = createTokenService({ db: getDb() });
+  return createKubeGateway({
+    authenticate: (plaintext) => tokens.verifyToken(plaintext),
+    directory: getControlPlaneDirectory,
+    limits: {
+      ratePerSecond: config.RING0_GATEWAY_RATE,
+      burst: config.RING0_GATEWAY_BURST,
+      maxLongRunning: config.RING0_GATEWAY_MAX_LONG_RUNNING,
+    },
+    audit: recordAudit,
+    logger,
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * Error answers of the gateway itself, as Kubernetes `Status` objects so kubectl and client
+ * libraries show the message as they would the API server's own.
+ */
+import type { ServerResponse } from "node:http";
+
+const reasons: Record<number, string> = {
+  400: "BadRequest",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  429: "TooManyRequests",
+  502: "InternalError",
+  503: "ServiceUnavailable",
+  504: "Timeout",
+};
+
+export interface KubeStatus {
+  kind: "Status";
+  apiVersion: "v1";
+  metadata: Record<string, never>;
+  status: "Failure";
+  message: string;
+  reason: string;
+  code: number;
+  details?: { retryAfterSeconds?: number };
+}
+
+export function kubeStatus(code: number, message: string, retryAfterSeconds?: number): KubeStatus {
+  return {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message,
+    reason: reasons[code] ?? "InternalError",
+    code,
+    ...(retryAfterSeconds !== undefined ? { details: { retryAfterSeconds } } : {}),
+  };
+}
+
+export function statusHead(code: number, body: string, retryAfterSeconds?: number): Record<string, string> {
+  return {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    "cache-control": "no-store",
+    ...(retryAfterSeconds !== undefined ? { "retry-after": String(retryAfterSeconds) } : {}),
+    ...(code === 401 ? { "www-authenticate": 'Bearer realm="ring0"' } : {}),
+  };
+}
+
+export function sendStatus(
+  response: ServerResponse,
+  code: number,
+  message: string,
+  retryAfterSeconds?: number,
+): void {
+  const body = JSON.stringify(kubeStatus(code, message, retryAfterSeconds));
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  response.writeHead(code, statusHead(code, body, retryAfterSeconds)).end(body);
+}
+
+/** The same answer written on a raw socket (upgrade requests have no ServerResponse). */
+export function statusOnSocket(code: number, message: string, retryAfterSeconds?: number): string {
+  const body = JSON.stringify(kubeStatus(code, message, retryAfterSeconds));
+  const head = { ...statusHead(code, body, retryAfterSeconds), connection: "close" };
+  const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}`);
+  return `HTTP/1.1 ${code} ${reasons[code] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
+}
