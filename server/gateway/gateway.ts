@@ -364,7 +364,8 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       admitted.release();
       if (!response.writableFinished) {
         upstreamRequest.destroy();
-        done(499, { error: "client closed the connection" });
+        // A watch the client stops is a normal end: log the status it was served with.
+        done(response.headersSent ? response.statusCode : 499, { error: "client closed the connection" });
       }
     });
     upstreamRequest.on("response", (upstreamResponse) => {
