@@ -13,7 +13,7 @@ let cached: string[] | undefined;
 export function availableVersions(root = process.cwd()): string[] {
   if (cached) return cached;
   const goMod = fs.readFileSync(path.join(root, "tools", "kube", "go.mod"), "utf8");
-  const pinned = /^\s*k8s\.io\/kubernetes\s+v(\d+\.\d+\.\d+)\s*$/m.exec(goMod)?.[1];
+  const pinned = /^\s*k8s\.io\/kubernetes\s+v(\d+\.\d+\.\d+)\b/m.exec(goMod)?.[1];
   if (!pinned) throw new Error("tools/kube/go.mod does not pin k8s.io/kubernetes");
   cached = [pinned];
   return cached;
