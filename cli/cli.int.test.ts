@@ -132,6 +132,8 @@ afterAll(async () => {
   if (previousPublicUrl === undefined) delete process.env.NEXTAUTH_URL;
   else process.env.NEXTAUTH_URL = previousPublicUrl;
   fs.rmSync(home, { recursive: true, force: true });
+  // Suites sharing the worker database count tokens per tenant: leave no operator-tenant token behind.
+  await getDb().apiToken.deleteMany({ where: { id: tokens.operator.id } });
   await disconnectDb();
 });
 

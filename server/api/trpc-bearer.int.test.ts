@@ -75,6 +75,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Suites sharing the worker database count tokens per tenant: leave no operator-tenant token behind.
+  await getDb().apiToken.deleteMany({ where: { tenant: "system", userId: users.operator.id } });
   await disconnectDb();
 });
 
