@@ -640,6 +640,56 @@ describe("the gateway over plain HTTP", () => {
     expect(lookups.length).toBe(before);
   });
 
+  it("caps concurrent watches per token and frees a slot when a watch ends", async () => {
+    const capped = (await startGateway({ ratePerSecond: 1000, burst: 1000, maxLongRunning: 1 })).plain;
+    const target = new URL(capped);
+    const openWatch = () =>
+      new Promise<{ status: number; close: () => void; firstLine: Promise<string> }>((resolve, reject) => {
+        const outgoing = http.request({
+          hostname: target.hostname,
+          port: target.port,
+          path: api("gw-a", `/api/v1/namespaces?watch=1&fieldSelector=metadata.name%3D${namespace}`),
+          headers: bearer(tokens.a),
+        });
+        outgoing.on("response", (response) => {
+          const firstLine = new Promise<string>((lineResolve) => {
+            let buffered = "";
+            response.on("data", (chunk: Buffer) => {
+              buffered += chunk.toString();
+              if (buffered.includes("\n")) lineResolve(buffered.split("\n")[0] as string);
+            });
+          });
+          resolve({ status: response.statusCode ?? 0, close: () => outgoing.destroy(), firstLine });
+        });
+        outgoing.on("error", () => undefined);
+        outgoing.on("close", () => reject(new Error("closed before a response")));
+        outgoing.end();
+      });
+
+    const first = await openWatch();
+    expect(first.status).toBe(200);
+    // The watch streams: its first event arrives while the response is still open.
+    expect(JSON.parse(await first.firstLine)).toMatchObject({
+      type: "ADDED",
+      object: { metadata: { name: namespace } },
+    });
+    const second = await openWatch();
+    expect(second.status).toBe(429);
+    second.close();
+    // Ordinary requests are not long-running and still pass.
+    expect((await request(api("gw-a", "/version"), { at: capped, headers: bearer(tokens.a) })).status).toBe(
+      200,
+    );
+    first.close();
+    const third = await eventually(async () => {
+      const attempt = await openWatch();
+      if (attempt.status === 200) return attempt;
+      attempt.close();
+      return undefined;
+    });
+    third.close();
+  });
+
   it("rate-limits per token with 429, Retry-After and a Status, audited once per window", async () => {
     const limited = (await startGateway({ ratePerSecond: 0.001, burst: 2, maxLongRunning: 1 })).plain;
     const statuses: number[] = [];

@@ -14,9 +14,9 @@ export { createKubeGateway, type KubeGateway, type KubeGatewayOptions } from "./
 export { isGatewayPath } from "./path";
 
 export function startKubeGateway(config: Env, logger: Logger): KubeGateway {
-  const tokens = createTokenService({ db: getDb() });
   return createKubeGateway({
-    authenticate: (plaintext) => tokens.verifyToken(plaintext),
+    // The process-wide client is resolved per request: the runtime may point it elsewhere after start.
+    authenticate: (plaintext) => createTokenService({ db: getDb() }).verifyToken(plaintext),
     directory: getControlPlaneDirectory,
     limits: {
       ratePerSecond: config.RING0_GATEWAY_RATE,
