@@ -112,6 +112,13 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
   const deniedSampler = createSampler({ windowMs: options.deniedAuditWindowMs ?? 60_000, now });
   const pool = createUpstreamPool();
 
+  /** Fire and forget: the proxy never waits for the audit log. */
+  function audit(event: AuditEventInput): void {
+    options
+      .audit(event)
+      .catch((error: unknown) => log.error("kube gateway audit failed", { action: event.action, error }));
+  }
+
   function deny(code: number, message: string, retryAfterSeconds?: number): Denial {
     return { denied: true, code, message, retryAfterSeconds };
   }
@@ -207,7 +214,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     return {
       requestId: randomUUID(),
       method: (request.method ?? "GET").toUpperCase(),
-      apiPath: (request.url ?? "").split("?")[0] ?? "",
+      apiPath: ((request.url ?? "").split("?")[0] ?? "").slice(0, 512),
       userAgent: typeof agent === "string" ? agent.slice(0, 200) : undefined,
       started: performance.now(),
       upgrade,
@@ -256,6 +263,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       method: record.method,
       path: record.apiPath,
       tenant: record.tenant ?? null,
+      ...(record.requestedTenant !== record.tenant ? { requestedTenant: record.requestedTenant } : {}),
       status,
       durationMs,
       upgrade: record.upgrade || undefined,
@@ -265,7 +273,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     if (!audited || !record.verified || !record.tenant) return;
     const verb = auditedVerb(record.method, record.apiPath, record.upgrade);
     if (!verb) return;
-    void options.audit(
+    audit(
       auditEvent(record, record.verified, record.tenant, `k8s.${verb}`, status, {
         ...(extra.auditId ? { kubeAuditId: extra.auditId } : {}),
       }),
@@ -282,7 +290,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     if (!verified || ![404, 429].includes(denial.code)) return;
     const admitted = deniedSampler.admit(`${verified.token.id}:${denial.code}`);
     if (!admitted) return;
-    void options.audit({
+    audit({
       ...auditEvent(record, verified, verified.token.tenant, "k8s.gateway-denied", denial.code),
       result: "denied",
       detail: {
