@@ -10,15 +10,23 @@
  *   <stateDir>/kwok-exec/                  work dirs and log files for kwok's simulated exec/logs
  */
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { type ClusterConnection, clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
 import { isAlreadyExists, K8sError } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import {
+  freePortsFor,
+  isPortFree,
+  type KwokctlPorts,
+  kubeBinaries,
+  renderKwokctlConfig,
+  runKwokctl,
+  until,
+} from "./kwokctl";
 import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
-import { CommandError, run } from "./process";
+import { CommandError } from "./process";
 
 export interface LocalSuperClusterOptions {
   stateDir: string;
@@ -61,95 +69,14 @@ export interface LocalSuperCluster {
 
 const KWOK_CRDS = ["Logs", "ClusterLogs", "Exec", "ClusterExec"];
 const CREATE_TIMEOUT_MS = 5 * 60_000;
-const BUILD_TIMEOUT_MS = 90 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
-
-function repoRoot(): string {
-  return process.cwd();
-}
-
-/** The bin dir of scripts/kube-build.sh, building when allowed; progress goes to the logger. */
-export async function kubeBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
-  const script = path.join(repoRoot(), "scripts", "kube-build.sh");
-  try {
-    const printed = await run("bash", [script, "--print-dir"], { timeoutMs: 60_000 });
-    return printed.stdout.trim().split("\n").pop() ?? "";
-  } catch (error) {
-    if (!(error instanceof CommandError) || error.result.code !== 3) throw error;
-    if (options.build === false) {
-      throw new Error(`Kubernetes binaries are not built yet: run \`npm run kube:build\` (${script})`);
-    }
-  }
-  logger.info("building Kubernetes binaries with scripts/kube-build.sh (many minutes when cold)");
-  const built = await run("bash", [script], {
-    timeoutMs: BUILD_TIMEOUT_MS,
-    onLine: (line) => logger.info(line, { component: "kube-build" }),
-  });
-  const binDir = built.stdout.trim().split("\n").pop() ?? "";
-  if (!binDir || !fs.existsSync(binDir))
-    throw new Error(`scripts/kube-build.sh did not print a bin dir (got "${binDir}")`);
-  return binDir;
-}
-
-/** kwokctl's per-component port settings (the apiserver's comes from the options, if fixed). */
-type ComponentPorts = Record<
-  "etcdPort" | "etcdPeerPort" | "kwokControllerPort" | "kubeControllerManagerPort" | "kubeSchedulerPort",
-  number
-> & { kubeApiserverPort?: number };
-
-/** Free ports on 127.0.0.1, held open together so they are distinct, then released. */
-async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once("error", reject);
-          server.listen({ host: "127.0.0.1", port: 0, exclusive: true }, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
-
-async function freeComponentPorts(withApiserver: boolean): Promise<ComponentPorts> {
-  const [etcd, etcdPeer, kwok, controllerManager, scheduler, apiserver] = await freeLoopbackPorts(6);
-  return {
-    etcdPort: etcd!,
-    etcdPeerPort: etcdPeer!,
-    kwokControllerPort: kwok!,
-    kubeControllerManagerPort: controllerManager!,
-    kubeSchedulerPort: scheduler!,
-    ...(withApiserver ? { kubeApiserverPort: apiserver! } : {}),
-  };
-}
-
-function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen({ host: "127.0.0.1", port, exclusive: true }, () => server.close(() => resolve(true)));
-  });
-}
-
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  const detail = lastError instanceof Error ? `: ${lastError.message}` : "";
-  throw new Error(`${what} did not happen within ${Math.round(timeoutMs / 1000)} s${detail}`);
-}
+const SUPER_CLUSTER_PORTS = [
+  "etcdPort",
+  "etcdPeerPort",
+  "kwokControllerPort",
+  "kubeControllerManagerPort",
+  "kubeSchedulerPort",
+] as const;
 
 async function mapLimit<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
   const queue = [...items];
@@ -172,62 +99,24 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   const log = options.logger.child({ component: "local-super-cluster", cluster: name });
   let connection: ClusterConnection | undefined;
 
-  /**
-   * kwokctl and everything it forks (the kwok-controller runs exec sessions) get this environment
-   * and nothing else from ours: no host secrets reach simulated containers, and kwokctl reads only
-   * its own config under the state dir.
-   */
-  const kwokctlEnv = (binDir: string): Record<string, string> => ({
-    PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
-    HOME: path.join(kwokDir, "home"),
-    TMPDIR: path.join(kwokDir, "tmp"),
-    KWOK_WORKDIR: kwokDir,
-    KWOK_RUNTIME: "binary",
-    KWOK_KUBE_BINARY_PREFIX: binDir,
-    KWOK_BINARY_PREFIX: binDir,
-    KWOK_KUBECTL_BINARY: path.join(binDir, "kubectl"),
-    LANG: "C.UTF-8",
-  });
+  const kwokctl = (binDir: string, args: string[], timeoutMs: number) =>
+    runKwokctl({ workDir: kwokDir, name, configPath }, binDir, args, { timeoutMs, logger: log });
 
-  const kwokctl = async (binDir: string, args: string[], timeoutMs: number) => {
-    fs.mkdirSync(path.join(kwokDir, "home"), { recursive: true });
-    fs.mkdirSync(path.join(kwokDir, "tmp"), { recursive: true });
-    return run(path.join(binDir, "kwokctl"), ["--name", name, "--config", configPath, ...args], {
-      env: kwokctlEnv(binDir),
-      cwd: kwokDir,
-      timeoutMs,
-      onLine: (line) => log.debug(line, { component: "kwokctl" }),
-    });
-  };
-
-  /** Every binary path explicit, so kwokctl never reaches for a download URL. */
-  const writeKwokctlConfig = (binDir: string, ports: ComponentPorts | null = null) => {
-    const bin = (file: string) => JSON.stringify(path.join(binDir, file));
-    const lines = [
-      "# Written by Ring0 (server/cluster/local.ts) on every `up`; edits are overwritten.",
-      "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-      "kind: KwokctlConfiguration",
-      "options:",
-      "  runtime: binary",
-      "  bindAddress: 127.0.0.1",
-      `  cacheDir: ${JSON.stringify(path.join(kwokDir, "cache"))}`,
-      `  kubeApiserverBinary: ${bin("kube-apiserver")}`,
-      `  kubeControllerManagerBinary: ${bin("kube-controller-manager")}`,
-      `  kubeSchedulerBinary: ${bin("kube-scheduler")}`,
-      `  kwokControllerBinary: ${bin("kwok")}`,
-      `  etcdBinary: ${bin("etcd")}`,
-      `  etcdctlBinary: ${bin("etcdctl")}`,
-      `  etcdutlBinary: ${bin("etcdutl")}`,
-      `  kubectlBinary: ${bin("kubectl")}`,
-      `  kectlBinary: ${bin("kectl")}`,
-      "  quietPull: true",
-      `  enableCRDs: [${KWOK_CRDS.join(", ")}]`,
-      ...(options.apiserverPort ? [`  kubeApiserverPort: ${options.apiserverPort}`] : []),
-      ...(ports ? Object.entries(ports).map(([key, port]) => `  ${key}: ${port}`) : []),
-      "",
-    ];
+  const writeKwokctlConfig = (binDir: string, ports: KwokctlPorts | null = null) => {
     fs.mkdirSync(kwokDir, { recursive: true });
-    fs.writeFileSync(configPath, lines.join("\n"));
+    fs.writeFileSync(
+      configPath,
+      renderKwokctlConfig({
+        workDir: kwokDir,
+        binDir,
+        writer: "server/cluster/local.ts, on every `up`",
+        enableCRDs: KWOK_CRDS,
+        ports: {
+          ...(options.apiserverPort ? { kubeApiserverPort: options.apiserverPort } : {}),
+          ...(ports ?? {}),
+        },
+      }),
+    );
   };
 
   const connect = (): ClusterConnection => {
@@ -359,7 +248,12 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
           );
         }
         // Ports chosen here on 127.0.0.1, so kwokctl never probes for free ones on all interfaces.
-        writeKwokctlConfig(binDir, await freeComponentPorts(!options.apiserverPort));
+        writeKwokctlConfig(
+          binDir,
+          options.apiserverPort
+            ? await freePortsFor(SUPER_CLUSTER_PORTS)
+            : await freePortsFor([...SUPER_CLUSTER_PORTS, "kubeApiserverPort"]),
+        );
         log.info("creating the local super cluster (kwokctl, binary runtime)", { stateDir, binDir });
         fs.rmSync(kubeconfigPath, { force: true });
         try {
@@ -494,3 +388,5 @@ export function isClusterDown(error: unknown): boolean {
 }
 
 export type { KubeObject };
+/** Re-exported for callers that found it here first. */
+export { kubeBinaries };

@@ -1,0 +1,242 @@
+/**
+ * What every kwokctl cluster Ring0 runs shares — the local super cluster (./local.ts) and the local
+ * tenant control planes (server/provisioners/local.ts): the Kubernetes binaries, kwokctl's isolated
+ * environment, the KwokctlConfiguration Ring0 writes (every binary explicit, so nothing downloads),
+ * free ports on 127.0.0.1 and finding processes by the work dir in their command line.
+ */
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import type { Logger } from "@/server/logger";
+import { CommandError, type RunResult, run } from "./process";
+
+const BUILD_TIMEOUT_MS = 90 * 60_000;
+
+function repoRoot(): string {
+  return process.cwd();
+}
+
+/** The bin dir of scripts/kube-build.sh, building when allowed; progress goes to the logger. */
+export async function kubeBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
+  const script = path.join(repoRoot(), "scripts", "kube-build.sh");
+  try {
+    const printed = await run("bash", [script, "--print-dir"], { timeoutMs: 60_000 });
+    return printed.stdout.trim().split("\n").pop() ?? "";
+  } catch (error) {
+    if (!(error instanceof CommandError) || error.result.code !== 3) throw error;
+    if (options.build === false) {
+      throw new Error(`Kubernetes binaries are not built yet: run \`npm run kube:build\` (${script})`);
+    }
+  }
+  logger.info("building Kubernetes binaries with scripts/kube-build.sh (many minutes when cold)");
+  const built = await run("bash", [script], {
+    timeoutMs: BUILD_TIMEOUT_MS,
+    onLine: (line) => logger.info(line, { component: "kube-build" }),
+  });
+  const binDir = built.stdout.trim().split("\n").pop() ?? "";
+  if (!binDir || !fs.existsSync(binDir))
+    throw new Error(`scripts/kube-build.sh did not print a bin dir (got "${binDir}")`);
+  return binDir;
+}
+
+/** kwokctl's per-component port options (KwokctlConfiguration `options.<name>Port`). */
+export type KwokctlPortOption =
+  | "kubeApiserverPort"
+  | "etcdPort"
+  | "etcdPeerPort"
+  | "kubeControllerManagerPort"
+  | "kubeSchedulerPort"
+  | "kwokControllerPort";
+
+export type KwokctlPorts = Partial<Record<KwokctlPortOption, number>>;
+
+/** Free ports on 127.0.0.1, held open together so they are distinct, then released. */
+export async function freeLoopbackPorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once("error", reject);
+          server.listen({ host: "127.0.0.1", port: 0, exclusive: true }, () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/** A free port on 127.0.0.1 for each named option. */
+export async function freePortsFor<K extends KwokctlPortOption>(
+  options: readonly K[],
+): Promise<Record<K, number>> {
+  const ports = await freeLoopbackPorts(options.length);
+  return Object.fromEntries(options.map((option, index) => [option, ports[index]])) as Record<K, number>;
+}
+
+export function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen({ host: "127.0.0.1", port, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** True when something accepts connections on 127.0.0.1:`port`. */
+export function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.setTimeout(2_000, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** Poll `probe` every 250 ms until it yields a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const detail = lastError instanceof Error ? `: ${lastError.message}` : "";
+  throw new Error(`${what} did not happen within ${Math.round(timeoutMs / 1000)} s${detail}`);
+}
+
+/**
+ * kwokctl and everything it forks get this environment and nothing else from ours: no host secrets
+ * reach simulated containers, and kwokctl reads only its own config under its work dir.
+ */
+export function kwokctlEnv(workDir: string, binDir: string): Record<string, string> {
+  return {
+    PATH: `${binDir}:/usr/local/bin:/usr/bin:/bin`,
+    HOME: path.join(workDir, "home"),
+    TMPDIR: path.join(workDir, "tmp"),
+    KWOK_WORKDIR: workDir,
+    KWOK_RUNTIME: "binary",
+    KWOK_KUBE_BINARY_PREFIX: binDir,
+    KWOK_BINARY_PREFIX: binDir,
+    KWOK_KUBECTL_BINARY: path.join(binDir, "kubectl"),
+    LANG: "C.UTF-8",
+  };
+}
+
+export interface KwokctlCluster {
+  /** kwokctl's work dir (KWOK_WORKDIR). */
+  workDir: string;
+  /** Cluster name (`--name`). */
+  name: string;
+  /** The KwokctlConfiguration passed as `--config`. */
+  configPath: string;
+}
+
+/** Run `kwokctl --name <name> --config <config> args…` from `binDir` in the cluster's isolated env. */
+export async function runKwokctl(
+  cluster: KwokctlCluster,
+  binDir: string,
+  args: string[],
+  options: { timeoutMs: number; logger: Logger },
+): Promise<RunResult> {
+  fs.mkdirSync(path.join(cluster.workDir, "home"), { recursive: true });
+  fs.mkdirSync(path.join(cluster.workDir, "tmp"), { recursive: true });
+  return run(
+    path.join(binDir, "kwokctl"),
+    ["--name", cluster.name, "--config", cluster.configPath, ...args],
+    {
+      env: kwokctlEnv(cluster.workDir, binDir),
+      cwd: cluster.workDir,
+      timeoutMs: options.timeoutMs,
+      onLine: (line) => options.logger.debug(line, { component: "kwokctl" }),
+    },
+  );
+}
+
+export interface KwokctlConfigOptions {
+  workDir: string;
+  binDir: string;
+  /** Who writes it (for the header comment). */
+  writer: string;
+  ports?: KwokctlPorts;
+  /** kwok CRDs to enable (`options.enableCRDs`). */
+  enableCRDs?: string[];
+}
+
+/** The KwokctlConfiguration Ring0 writes: binary runtime, 127.0.0.1, every binary path explicit. */
+export function renderKwokctlConfig(options: KwokctlConfigOptions): string {
+  const bin = (file: string) => JSON.stringify(path.join(options.binDir, file));
+  const lines = [
+    `# Written by Ring0 (${options.writer}); edits are overwritten.`,
+    "apiVersion: config.kwok.x-k8s.io/v1alpha1",
+    "kind: KwokctlConfiguration",
+    "options:",
+    "  runtime: binary",
+    "  bindAddress: 127.0.0.1",
+    `  cacheDir: ${JSON.stringify(path.join(options.workDir, "cache"))}`,
+    `  kubeApiserverBinary: ${bin("kube-apiserver")}`,
+    `  kubeControllerManagerBinary: ${bin("kube-controller-manager")}`,
+    `  kubeSchedulerBinary: ${bin("kube-scheduler")}`,
+    `  kwokControllerBinary: ${bin("kwok")}`,
+    `  etcdBinary: ${bin("etcd")}`,
+    `  etcdctlBinary: ${bin("etcdctl")}`,
+    `  etcdutlBinary: ${bin("etcdutl")}`,
+    `  kubectlBinary: ${bin("kubectl")}`,
+    `  kectlBinary: ${bin("kectl")}`,
+    "  quietPull: true",
+    ...(options.enableCRDs?.length ? [`  enableCRDs: [${options.enableCRDs.join(", ")}]`] : []),
+    ...Object.entries(options.ports ?? {}).map(([key, port]) => `  ${key}: ${port}`),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+/** PIDs of processes (other than this one) whose command line mentions `needle`. */
+export function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const commandLine = fs.readFileSync(path.join("/proc", entry, "cmdline"), "utf8");
+      if (commandLine.includes(needle)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** SIGKILL every process mentioning `needle` and wait until they are gone; returns the pids killed. */
+export async function killProcessesMentioning(needle: string, timeoutMs = 10_000): Promise<number[]> {
+  const killed = processesMentioning(needle);
+  for (const pid of killed) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  if (killed.length > 0) {
+    await until(`processes mentioning ${needle} exiting`, timeoutMs, async () =>
+      // A killed child stays a zombie until its parent reaps it; zombies have an empty cmdline.
+      processesMentioning(needle).length === 0 ? true : undefined,
+    );
+  }
+  return killed;
+}
