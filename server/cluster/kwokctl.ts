@@ -222,7 +222,31 @@ export function processesMentioning(needle: string): number[] {
   return pids;
 }
 
-/** SIGKILL every process mentioning `needle` and wait until they are gone; returns the pids killed. */
+/**
+ * True once `pid` has let go of its files and sockets: gone, or a zombie without live threads. (A
+ * dying process loses its command line before it closes its sockets, so an empty cmdline is not enough.)
+ */
+export function hasExited(pid: number): boolean {
+  let status: string;
+  try {
+    status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return true;
+  }
+  const state = /^State:\s+(\S)/m.exec(status)?.[1];
+  const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? "1");
+  return (state === "Z" || state === "X") && threads <= 1;
+}
+
+/** Wait until every pid has exited (see `hasExited`). */
+export async function waitExited(pids: number[], timeoutMs = 10_000): Promise<void> {
+  if (pids.length === 0) return;
+  await until(`processes ${pids.join(", ")} exiting`, timeoutMs, async () =>
+    pids.every(hasExited) ? true : undefined,
+  );
+}
+
+/** SIGKILL every process mentioning `needle` and wait until they have exited; returns the pids killed. */
 export async function killProcessesMentioning(needle: string, timeoutMs = 10_000): Promise<number[]> {
   const killed = processesMentioning(needle);
   for (const pid of killed) {
@@ -232,11 +256,6 @@ export async function killProcessesMentioning(needle: string, timeoutMs = 10_000
       // already gone
     }
   }
-  if (killed.length > 0) {
-    await until(`processes mentioning ${needle} exiting`, timeoutMs, async () =>
-      // A killed child stays a zombie until its parent reaps it; zombies have an empty cmdline.
-      processesMentioning(needle).length === 0 ? true : undefined,
-    );
-  }
+  await waitExited(killed, timeoutMs);
   return killed;
 }
