@@ -70,7 +70,9 @@ export function createControlPlaneDirectory(options: DirectoryOptions): ControlP
           message: `Tenant "${tenant}" is suspended; an operator can resume it.`,
         };
       }
-      const serving = resource.status?.conditions?.find((condition) => condition.type === "ControlPlaneReady");
+      const serving = resource.status?.conditions?.find(
+        (condition) => condition.type === "ControlPlaneReady",
+      );
       if (serving?.status !== "True") {
         const ready = resource.status?.conditions?.find((condition) => condition.type === "Ready");
         return {
@@ -80,7 +82,9 @@ export function createControlPlaneDirectory(options: DirectoryOptions): ControlP
         };
       }
       const provisionerName =
-        resource.status?.provisioner ?? resource.spec?.controlPlane?.provisioner ?? options.defaultProvisioner;
+        resource.status?.provisioner ??
+        resource.spec?.controlPlane?.provisioner ??
+        options.defaultProvisioner;
       const provisioner = options.provisioners[provisionerName];
       if (!provisioner) {
         return {
@@ -97,7 +101,11 @@ export function createControlPlaneDirectory(options: DirectoryOptions): ControlP
       const access = await provisioner.access(tenant);
       if (!access) {
         cache.delete(tenant);
-        return { state: "unavailable", phase, message: `Tenant "${tenant}"'s control plane is not reachable yet.` };
+        return {
+          state: "unavailable",
+          phase,
+          message: `Tenant "${tenant}"'s control plane is not reachable yet.`,
+        };
       }
       cache.set(tenant, { key, at: now(), access });
       return { state: "ready", access, version: resource.status?.version };

@@ -10,8 +10,9 @@
  * - `ring0:tenant-admin` grants everything a tenant runs its apps with, and never what would let it
  *   break out of its tenancy: no admission configuration (it could disable the policy below), no
  *   API services, no writes to nodes, persistent volumes, storage/priority/runtime classes,
- *   certificate signing or API priority and fairness. RBAC's escalation check stops admins from
- *   binding or creating roles beyond their own rights;
+ *   certificate signing or API priority and fairness. Verbs are always named (never "*", which
+ *   would include RBAC's bind and escalate), so RBAC's escalation check stops admins from binding
+ *   or creating roles beyond their own rights;
  * - a ValidatingAdmissionPolicy that refuses any change to an object labelled
  *   `ring0.dev/protected` (and refuses the label on anything else) unless Ring0 itself (the
  *   control plane's system:masters identity) makes it. Tenant admins can read these objects but
@@ -141,8 +142,9 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
         resources: ["nodes", "persistentvolumes", "componentstatuses"],
         verbs: readVerbs,
       },
-      { apiGroups: tenantAdminGroups, resources: ["*"], verbs: ["*"] },
-      ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: ["*"] }] : []),
+      // Named verbs, never "*": that would include RBAC's bind and escalate (and so cluster-admin).
+      { apiGroups: tenantAdminGroups, resources: ["*"], verbs: allVerbs },
+      ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: allVerbs }] : []),
       {
         apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],
         resources: ["*"],
@@ -204,15 +206,41 @@ async function customResourceGroups(conn: ClusterConnection, signal?: AbortSigna
   return list.items.map((crd) => crd.spec?.group ?? "").filter(Boolean);
 }
 
-/** Apply every default (server-side apply, forced: Ring0 owns these fields). Idempotent. */
+/**
+ * The built-in roles members and viewers are bound to get their rules from the control plane's
+ * clusterrole-aggregation controller, a few seconds after a new control plane starts. Until then
+ * the bindings would grant nothing: report what is still missing.
+ */
+async function unaggregatedRoles(conn: ClusterConnection, signal?: AbortSignal): Promise<string[]> {
+  const missing: string[] = [];
+  for (const role of ["edit", "view"]) {
+    const found = await kubeRequest<{ rules?: unknown[] | null }>(conn, {
+      path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`,
+      timeoutMs: 15_000,
+      signal,
+    });
+    if (!found.rules || found.rules.length === 0) missing.push(role);
+  }
+  return missing;
+}
+
+/**
+ * Apply every default (server-side apply, forced: Ring0 owns these fields). Idempotent. Resolves
+ * with what is still pending (the bindings are in place but would not grant their rights yet), or
+ * undefined when the defaults are fully effective.
+ */
 export async function applyTenantDefaults(
   conn: ClusterConnection,
   input: { tenant: string; admins: string[] },
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<string | undefined> {
   const customGroups = await customResourceGroups(conn, signal);
   for (const manifest of tenantDefaultManifests({ ...input, customGroups })) {
     signal?.throwIfAborted();
     await serverSideApply(conn, manifest, { force: true });
   }
+  const missing = await unaggregatedRoles(conn, signal);
+  return missing.length > 0
+    ? `Waiting for the control plane to aggregate the built-in ${missing.join(" and ")} roles members and viewers are bound to.`
+    : undefined;
 }

@@ -378,8 +378,9 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     };
     const access = await provisioner.access(name);
     if (!access) throw new NotYetError("control plane access not available yet", pollMs);
+    let pending: string | undefined;
     try {
-      await applyTenantDefaults(
+      pending = await applyTenantDefaults(
         connections.connectionFor(name, access),
         { tenant: name, admins: spec.admins ?? [] },
         context.signal,
@@ -395,6 +396,14 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
         },
       });
       throw error;
+    }
+    if (pending) {
+      await writeStatus(tenant, {
+        ...running,
+        phase: phaseWhileStarting(tenant, version),
+        defaults: { status: "False", reason: "Pending", message: pending },
+      });
+      throw new NotYetError(pending, pollMs);
     }
     await writeStatus(tenant, {
       ...running,
