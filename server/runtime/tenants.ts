@@ -1,0 +1,137 @@
+/**
+ * Tenants at run time: the provisioners, the control plane directory (every replica: the gateway
+ * and route handlers look tenants up through it) and the tenant controller (the Lease holder only).
+ */
+import { recordAudit } from "@/server/audit/service";
+import { createLeaderElector } from "@/server/controllers/leader";
+import { getDb } from "@/server/db/client";
+import type { Env } from "@/server/env";
+import { serverSideApply } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { Logger } from "@/server/logger";
+import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import type { Provisioner } from "@/server/provisioners/types";
+import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { startTenantController } from "@/server/tenants/controller";
+import {
+  type Provisioner as ProvisionerName,
+  type TenantResource,
+  tenantInformer,
+} from "@/server/tenants/tenant-resources";
+
+export const controllersNamespace = "ring0-system";
+const syncWaitMs = 5_000;
+
+/** Revoke every API token of a deleted tenant: a new tenant of the same name must not inherit them. */
+async function revokeTenantTokens(tenant: string, log: Logger): Promise<void> {
+  const revoked = await getDb().apiToken.updateMany({
+    where: { tenant, revokedAt: null },
+    data: { revokedAt: new Date(), revokedBy: "Ring0 (tenant deleted)" },
+  });
+  await recordAudit({
+    actorId: null,
+    actorName: "Ring0",
+    actorTenant: null,
+    tenant,
+    action: "tenant.deleted",
+    targetKind: "tenant",
+    target: tenant,
+    result: "success",
+    requestId: null,
+    detail: { revokedTokens: revoked.count },
+  });
+  log.info("tenant's control plane removed and its API tokens revoked", {
+    tenant,
+    revokedTokens: revoked.count,
+  });
+}
+
+/** Tenant objects from the shared informer, held open for the life of the process. */
+function informerTenantSource(superCluster: ClusterConnection) {
+  const informer = tenantInformer(superCluster);
+  const release = informer.subscribe(() => {});
+  return {
+    release,
+    async find(tenant: string) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const synced = await Promise.race([
+        informer.synced().then(() => true),
+        new Promise<false>((resolve) => {
+          timer = setTimeout(() => resolve(false), syncWaitMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!synced) {
+        const cause = informer.lastError()?.message;
+        return { error: `Ring0 cannot read its tenants from the super cluster${cause ? `: ${cause}` : ""}.` };
+      }
+      const resource = informer
+        .snapshot()
+        .find((candidate: TenantResource) => candidate.metadata.name === tenant);
+      return { resource };
+    },
+  };
+}
+
+export async function startTenants(
+  config: Env,
+  superCluster: ClusterConnection | null,
+  log: Logger,
+): Promise<{ provisioners: Partial<Record<ProvisionerName, Provisioner>>; stop(): Promise<void> }> {
+  if (!superCluster) {
+    setControlPlaneDirectory(null);
+    return { provisioners: {}, stop: async () => {} };
+  }
+  const provisioners: Partial<Record<ProvisionerName, Provisioner>> = {
+    local: createLocalProvisioner({ stateDir: config.stateDir, logger: log }),
+    kubernetes: createKubernetesProvisioner({ superCluster, logger: log }),
+  };
+  const tenants = informerTenantSource(superCluster);
+  setControlPlaneDirectory(
+    createControlPlaneDirectory({
+      tenants,
+      provisioners,
+      defaultProvisioner: config.RING0_DEFAULT_PROVISIONER,
+    }),
+  );
+
+  try {
+    await serverSideApply(superCluster, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: controllersNamespace, labels: { "app.kubernetes.io/managed-by": "ring0" } },
+    });
+  } catch (error) {
+    log.error(`creating the ${controllersNamespace} namespace failed; the tenant controller waits for it`, {
+      error,
+    });
+  }
+
+  const elector = createLeaderElector(superCluster, {
+    namespace: controllersNamespace,
+    name: "ring0-controllers",
+    logger: log.child({ component: "leader" }),
+    async onStartedLeading(signal) {
+      log.info("leading: starting the tenant controller");
+      const running = startTenantController(superCluster, {
+        superCluster,
+        provisioners,
+        defaultProvisioner: config.RING0_DEFAULT_PROVISIONER,
+        logger: log,
+        onDeleted: (tenant) => revokeTenantTokens(tenant, log),
+      });
+      await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      await running.stop();
+    },
+  });
+  elector.start();
+  return {
+    provisioners,
+    async stop() {
+      await elector.stop();
+      tenants.release();
+      setControlPlaneDirectory(null);
+    },
+  };
+}
