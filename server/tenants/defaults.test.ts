@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { protectedLabel, reservedGroups, tenantAdminClusterRole, tenantDefaultManifests } from "./defaults";
+
+const manifests = tenantDefaultManifests({
+  tenant: "acme",
+  admins: ["alice", "alice"],
+  customGroups: ["example.com", "apps", "x.k8s.io"],
+});
+const byName = (kind: string, name: string) =>
+  manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name) as Record<
+    string,
+    unknown
+  > & {
+    metadata: { labels?: Record<string, string> };
+  };
+
+describe("tenant defaults", () => {
+  it("binds each Ring0 role group to its role, plus the Tenant's named admins", () => {
+    expect(byName("ClusterRoleBinding", "ring0:tenant-admins")).toMatchObject({
+      roleRef: { name: tenantAdminClusterRole },
+      subjects: [
+        { kind: "Group", name: "ring0:tenant:acme:admins" },
+        { kind: "User", name: "acme:alice" },
+      ],
+    });
+    expect(byName("ClusterRoleBinding", "ring0:tenant-members")).toMatchObject({
+      roleRef: { name: "edit" },
+      subjects: [{ kind: "Group", name: "ring0:tenant:acme:members" }],
+    });
+    expect(byName("ClusterRoleBinding", "ring0:tenant-viewers")).toMatchObject({ roleRef: { name: "view" } });
+  });
+
+  it("never grants '*' verbs (bind/escalate) nor write access to reserved groups", () => {
+    const role = byName("ClusterRole", tenantAdminClusterRole) as unknown as {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    for (const rule of role.rules) {
+      expect(rule.verbs).not.toContain("*");
+      expect(rule.verbs).not.toContain("bind");
+      expect(rule.verbs).not.toContain("escalate");
+      expect(rule.verbs).not.toContain("impersonate");
+      if (rule.verbs.includes("create")) {
+        expect(rule.apiGroups).not.toContain("admissionregistration.k8s.io");
+        expect(rule.apiGroups).not.toContain("*");
+        if (rule.apiGroups.includes("")) expect(rule.resources).not.toContain("nodes");
+      }
+    }
+    // Custom groups from the tenant's CRDs get rights; built-in and *.k8s.io groups never through that path.
+    const custom = role.rules.find((rule) => rule.apiGroups.includes("example.com"));
+    expect(custom?.apiGroups).toEqual(["example.com"]);
+    expect(reservedGroups).toContain("admissionregistration.k8s.io");
+  });
+
+  it("labels every Ring0 object protected, and the policy denies any change to them by non-Ring0 users", () => {
+    for (const kind of [
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ValidatingAdmissionPolicy",
+      "ValidatingAdmissionPolicyBinding",
+    ]) {
+      for (const manifest of manifests.filter((candidate) => candidate.kind === kind)) {
+        expect(manifest.metadata.labels?.[protectedLabel]).toBe("true");
+      }
+    }
+    const policy = byName("ValidatingAdmissionPolicy", "ring0-protect-managed") as unknown as {
+      spec: {
+        failurePolicy: string;
+        matchConditions: { expression: string }[];
+        validations: { expression: string }[];
+      };
+    };
+    expect(policy.spec.failurePolicy).toBe("Fail");
+    expect(policy.spec.matchConditions[0]?.expression).toContain("system:masters");
+    expect(policy.spec.validations[0]?.expression).toContain("oldObject");
+    expect(policy.spec.validations[0]?.expression).toContain(protectedLabel);
+    expect(byName("ValidatingAdmissionPolicyBinding", "ring0-protect-managed")).toMatchObject({
+      spec: { policyName: "ring0-protect-managed", validationActions: ["Deny"] },
+    });
+  });
+
+  it("ensures the standard namespaces first", () => {
+    expect(manifests.slice(0, 3).map((manifest) => manifest.metadata.name)).toEqual([
+      "default",
+      "kube-system",
+      "kube-public",
+    ]);
+  });
+});
