@@ -6,8 +6,9 @@ import { recordAudit } from "@/server/audit/service";
 import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
-import { serverSideApply } from "@/server/k8s/apply";
+import { createObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isAlreadyExists } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
@@ -17,7 +18,9 @@ import { startTenantController } from "@/server/tenants/controller";
 import {
   type Provisioner as ProvisionerName,
   type TenantResource,
+  tenantApiVersion,
   tenantInformer,
+  tenantKind,
 } from "@/server/tenants/tenant-resources";
 
 export const controllersNamespace = "ring0-system";
@@ -74,10 +77,58 @@ function informerTenantSource(superCluster: ClusterConnection) {
   };
 }
 
+/** A tenant the embedded world starts with (the embedded IAM's seed tenants). */
+export interface SeedTenant {
+  name: string;
+  displayName: string;
+  admins: string[];
+}
+
+/** The seed file's tenants (all but the operators'), with their admins, for the demo world. */
+export function seedTenantsFrom(
+  logins: { username: string; tenant: string; role: string }[],
+  operatorTenant: string,
+): SeedTenant[] {
+  const byName = new Map<string, SeedTenant>();
+  for (const login of logins) {
+    if (login.tenant === operatorTenant) continue;
+    const seed = byName.get(login.tenant) ?? {
+      name: login.tenant,
+      displayName: login.tenant.charAt(0).toUpperCase() + login.tenant.slice(1),
+      admins: [],
+    };
+    if (login.role.split(/[\s,]+/).includes("tenant-admin")) seed.admins.push(login.username);
+    byName.set(login.tenant, seed);
+  }
+  return [...byName.values()];
+}
+
+/** Creates each seed tenant that does not exist yet (a deleted one stays deleted until the next start). */
+async function createSeedTenants(superCluster: ClusterConnection, seeds: SeedTenant[], log: Logger) {
+  for (const seed of seeds) {
+    try {
+      await createObject(superCluster, {
+        apiVersion: tenantApiVersion,
+        kind: tenantKind,
+        metadata: {
+          name: seed.name,
+          labels: { "app.kubernetes.io/managed-by": "ring0" },
+          annotations: { "ring0.dev/created-by": "Ring0 (seed tenant)" },
+        },
+        spec: { displayName: seed.displayName, admins: seed.admins },
+      });
+      log.info("seed tenant created", { tenant: seed.name });
+    } catch (error) {
+      if (!isAlreadyExists(error)) log.warn("creating a seed tenant failed", { tenant: seed.name, error });
+    }
+  }
+}
+
 export async function startTenants(
   config: Env,
   superCluster: ClusterConnection | null,
   log: Logger,
+  options: { seedTenants?: SeedTenant[] } = {},
 ): Promise<{ provisioners: Partial<Record<ProvisionerName, Provisioner>>; stop(): Promise<void> }> {
   if (!superCluster) {
     setControlPlaneDirectory(null);
@@ -107,6 +158,8 @@ export async function startTenants(
       error,
     });
   }
+
+  if (options.seedTenants?.length) await createSeedTenants(superCluster, options.seedTenants, log);
 
   const elector = createLeaderElector(superCluster, {
     namespace: controllersNamespace,
