@@ -1,8 +1,11 @@
-import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
+import { removeLocalWorld } from "@/server/runtime/local-world";
 import { e2eStateDir } from "./ports";
 
-/** The e2e instance leaves its local super cluster running on exit; stop it so no process strays. */
+/**
+ * The e2e instance leaves its local super cluster and tenant control planes running on exit (they
+ * outlive Ring0 by design); remove them so no process strays.
+ */
 export default async function globalTeardown() {
-  await localSuperCluster({ stateDir: e2eStateDir, logger: createLogger({}, "warn") }).down();
+  await removeLocalWorld(e2eStateDir, createLogger({}, "warn"));
 }

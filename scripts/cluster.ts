@@ -1,7 +1,7 @@
 /**
  * The local super cluster from the command line:
  *   npm run cluster:up [-- --nodes N]   start (or reuse) it; builds the Kubernetes binaries if missing
- *   npm run cluster:down                stop it and delete its state
+ *   npm run cluster:down                delete it and every local tenant control plane, with their state
  *   npm run cluster:status              running?, server, nodes, version
  * State lives in $RING0_STATE_DIR (default .ring0): kubeconfig at <state>/super-cluster.kubeconfig,
  * kwokctl's work dir at <state>/kwok.
@@ -9,6 +9,7 @@
 import path from "node:path";
 import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
+import { removeLocalWorld } from "@/server/runtime/local-world";
 
 function usage(): never {
   process.stderr.write("usage: tsx scripts/cluster.ts up [--nodes N] | down | status\n");
@@ -47,10 +48,13 @@ async function main(): Promise<void> {
       out(`Try: kubectl --kubeconfig ${result.kubeconfig} get nodes -L topology.kubernetes.io/zone`);
       break;
     }
-    case "down":
-      await cluster.down();
+    case "down": {
+      const { tenants } = await removeLocalWorld(stateDir, logger);
+      if (tenants.length > 0)
+        out(`Removed ${tenants.length} local tenant control plane(s): ${tenants.join(", ")}`);
       out(`The local super cluster in ${stateDir} is gone.`);
       break;
+    }
     case "status": {
       const status = await cluster.status();
       if (!status.running) {
