@@ -10,11 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { load } from "js-yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { setGatewayEndpoint } from "@/server/gateway/endpoint";
+import { ensureGatewayTls } from "@/server/gateway/tls";
 import { setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
@@ -112,7 +114,6 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // kubeconfigs point at Ring0's public URL: this server.
   process.env.NEXTAUTH_URL = url;
   home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-cli-test-"));
   const service = createTokenService({ db: getDb() });
@@ -261,6 +262,9 @@ describe("ring0 tokens", () => {
 
 describe("ring0 kubeconfig", () => {
   it("writes a private kubeconfig that reaches the tenant through Ring0's gateway", async () => {
+    const { caPem = "" } = await ensureGatewayTls({ stateDir: path.join(home, "state") });
+    setGatewayEndpoint({ gatewayUrl: "https://localhost:3443", caPem });
+    onTestFinished(() => setGatewayEndpoint(null));
     const result = await ring0(
       ["kubeconfig", "acme", "--expires-in-days", "2", "-o", "acme.kubeconfig"],
       "acme-admin",
@@ -270,11 +274,15 @@ describe("ring0 kubeconfig", () => {
     const file = path.join(home, "acme.kubeconfig");
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     const config = load(fs.readFileSync(file, "utf8")) as {
-      clusters: { cluster: { server: string } }[];
+      clusters: { cluster: Record<string, string> }[];
       users: { user: { token: string } }[];
       "current-context": string;
     };
-    expect(config.clusters[0]!.cluster.server).toBe(`${url}/k8s/tenants/acme`);
+    // The server's kubeconfig, unchanged: Ring0's kube gateway (https) and its CA, not the API URL.
+    expect(config.clusters[0]!.cluster).toEqual({
+      server: "https://localhost:3443/k8s/tenants/acme",
+      "certificate-authority-data": Buffer.from(caPem).toString("base64"),
+    });
     expect(config["current-context"]).toBe("acme");
     const verified = await createTokenService({ db: getDb() }).verifyToken(config.users[0]!.user.token);
     expect(verified?.user.id).toBe(users.acmeAdmin.id);

@@ -48,4 +48,47 @@ describe("parseEnv", () => {
   it("treats empty strings as unset", () => {
     expect(parseEnv({ DATABASE_URL: "", OIDC_ISSUER: "" }).OIDC_ISSUER).toBeUndefined();
   });
+
+  it("serves the kube gateway on https://localhost:3443 unless told otherwise", () => {
+    const defaults = parseEnv({});
+    expect(defaults.RING0_GATEWAY_PORT).toBe(3443);
+    expect(defaults.gatewayUrl).toBe("https://localhost:3443");
+    expect(defaults.RING0_GATEWAY_TLS_CERT).toBeUndefined();
+    expect(parseEnv({ RING0_GATEWAY_PORT: "8443" }).gatewayUrl).toBe("https://localhost:8443");
+    const proxied = parseEnv({ RING0_GATEWAY_URL: " https://ring0.example.com/ " });
+    expect(proxied.gatewayUrl).toBe("https://ring0.example.com");
+    expect(parseEnv({ RING0_GATEWAY_URL: "" }).gatewayUrl).toBe("https://localhost:3443");
+    const files = parseEnv({
+      RING0_GATEWAY_TLS_CERT: "/etc/ring0/tls.crt",
+      RING0_GATEWAY_TLS_KEY: "/etc/ring0/tls.key",
+    });
+    expect(files).toMatchObject({
+      RING0_GATEWAY_TLS_CERT: "/etc/ring0/tls.crt",
+      RING0_GATEWAY_TLS_KEY: "/etc/ring0/tls.key",
+    });
+  });
+
+  it("names bad kube gateway settings", () => {
+    expect(() => parseEnv({ RING0_GATEWAY_PORT: "0" })).toThrowError(
+      /^Invalid configuration: RING0_GATEWAY_PORT — expected a port between 1 and 65535 \(got "0"\)\.$/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_PORT: "3000" })).toThrowError(
+      /RING0_GATEWAY_PORT — expected a port other than PORT \(got "3000"\)/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_URL: "http://ring0.example.com" })).toThrowError(
+      /^Invalid configuration: RING0_GATEWAY_URL — expected an https:\/\/ URL \(kubectl sends tokens only over TLS\) \(got "http:\/\/ring0.example.com"\)\.$/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_URL: "ring0.example.com" })).toThrowError(
+      /RING0_GATEWAY_URL — expected an absolute URL such as https:\/\/ring0.example.com/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_URL: "https://ring0.example.com/?x=1" })).toThrowError(
+      /RING0_GATEWAY_URL — expected a base URL without query or fragment/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_TLS_CERT: "/etc/ring0/tls.crt" })).toThrowError(
+      /^Invalid configuration: RING0_GATEWAY_TLS_KEY — required when RING0_GATEWAY_TLS_CERT is set \(unset\)\.$/,
+    );
+    expect(() => parseEnv({ RING0_GATEWAY_TLS_KEY: "/etc/ring0/tls.key" })).toThrowError(
+      /RING0_GATEWAY_TLS_CERT — required when RING0_GATEWAY_TLS_KEY is set/,
+    );
+  });
 });

@@ -18,6 +18,29 @@ const optionalUrl = z
   .transform((value) => (value ? value : undefined))
   .pipe(z.url({ error: "expected an absolute URL such as https://iam.example.com/realms/ring0" }).optional());
 
+/** The public https base URL kubectl reaches the kube gateway at (no query, no fragment). */
+const gatewayUrl = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value ? value.replace(/\/+$/, "") : undefined))
+  .pipe(
+    z
+      .url({ error: "expected an absolute URL such as https://ring0.example.com" })
+      .refine(
+        (url) => url.startsWith("https://"),
+        "expected an https:// URL (kubectl sends tokens only over TLS)",
+      )
+      .refine((url) => !/[?#]/.test(url), "expected a base URL without query or fragment")
+      .optional(),
+  );
+
+const optionalFile = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value ? value : undefined));
+
 const claimName = z
   .string()
   .regex(/^[A-Za-z0-9_:./-]{1,100}$/, "expected a claim name of letters, digits and _:./-")
@@ -72,6 +95,16 @@ const schema = z
     IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
     RING0_ALLOWED_ORIGINS: z.string().optional(),
     RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),
+    RING0_DEFAULT_PROVISIONER: z
+      .enum(["local", "kubernetes"], {
+        error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',
+      })
+      .default("local"),
+    RING0_SEED_TENANTS: z
+      .enum(["on", "off"], {
+        error: 'expected "on" (create the embedded IAM\'s demo tenants at start) or "off"',
+      })
+      .default("on"),
     RING0_GATEWAY_RATE: z.coerce
       .number({ error: "expected requests per second" })
       .positive("expected a positive number of requests per second")
@@ -89,8 +122,24 @@ const schema = z
       .min(1, "expected at least 1")
       .max(10_000, "expected at most 10000")
       .default(50),
+    RING0_GATEWAY_PORT: port.default(3443),
+    RING0_GATEWAY_URL: gatewayUrl,
+    RING0_GATEWAY_TLS_CERT: optionalFile,
+    RING0_GATEWAY_TLS_KEY: optionalFile,
   })
   .superRefine((env, ctx) => {
+    if (Boolean(env.RING0_GATEWAY_TLS_CERT) !== Boolean(env.RING0_GATEWAY_TLS_KEY)) {
+      const missing = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_KEY" : "RING0_GATEWAY_TLS_CERT";
+      const other = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_CERT" : "RING0_GATEWAY_TLS_KEY";
+      ctx.addIssue({ code: "custom", path: [missing], message: `required when ${other} is set` });
+    }
+    if (env.PORT === env.RING0_GATEWAY_PORT) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RING0_GATEWAY_PORT"],
+        message: "expected a port other than PORT",
+      });
+    }
     if (env.OIDC_ISSUER && !env.OIDC_CLIENT_ID) {
       ctx.addIssue({ code: "custom", path: ["OIDC_CLIENT_ID"], message: "required when OIDC_ISSUER is set" });
     }
@@ -109,6 +158,8 @@ export type Env = z.infer<typeof schema> & {
   /** Absolute state directory (embedded PostgreSQL data, IAM keys, generated secrets, lock file). */
   stateDir: string;
   allowedOrigins: string[];
+  /** The base URL kubeconfigs point kubectl at (RING0_GATEWAY_URL, else https://localhost:<RING0_GATEWAY_PORT>). */
+  gatewayUrl: string;
 };
 
 export class ConfigError extends Error {
@@ -140,7 +191,8 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       );
     }
   }
-  return { ...env, publicUrl, stateDir: path.resolve(env.RING0_STATE_DIR), allowedOrigins };
+  const gatewayUrl = env.RING0_GATEWAY_URL ?? `https://localhost:${env.RING0_GATEWAY_PORT}`;
+  return { ...env, publicUrl, stateDir: path.resolve(env.RING0_STATE_DIR), allowedOrigins, gatewayUrl };
 }
 
 function redact(variable: string, value: string): string {
@@ -161,6 +213,8 @@ export function env(): Env {
     process.env.PORT,
     process.env.RING0_STATE_DIR,
     process.env.RING0_ALLOWED_ORIGINS,
+    process.env.RING0_GATEWAY_PORT,
+    process.env.RING0_GATEWAY_URL,
   ]);
   if (cache.__ring0Env?.source !== key) cache.__ring0Env = { source: key, env: parseEnv(process.env) };
   return cache.__ring0Env.env;

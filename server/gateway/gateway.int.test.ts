@@ -9,7 +9,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";
 import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
@@ -20,6 +20,7 @@ import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } f
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
+import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import type { ControlPlaneAccess } from "@/server/provisioners/types";
 import type { ControlPlaneDirectory, ControlPlaneLookup } from "@/server/tenants/control-planes";
@@ -27,7 +28,10 @@ import { tokenPrefix } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { setGatewayEndpoint } from "./endpoint";
 import { createKubeGateway, type KubeGateway, type KubeGatewayLimits } from "./gateway";
+import { type GatewayListener, startGatewayListener } from "./listener";
+import { ensureGatewayTls } from "./tls";
 
 const conn = testSuperCluster();
 const stateDir = inject("superStateDir");
@@ -43,12 +47,13 @@ let namespace = "";
 let deleteNamespace: () => Promise<void> = async () => {};
 let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
 const lookups: string[] = [];
-const servers: Array<{ servers: http.Server[]; gateway: KubeGateway }> = [];
+const servers: Array<{ servers: http.Server[]; listeners: GatewayListener[]; gateway: KubeGateway }> = [];
 /** Plain HTTP, for requests written by hand. */
 let base = "";
 /** HTTPS, for kubectl: client-go sends bearer tokens only over TLS. */
 let secureBase = "";
-let servingCert = "";
+/** The CA of the HTTPS listener's certificate (Ring0's own gateway CA). */
+let gatewayCa = "";
 
 /** The super cluster's admin access, as a provisioner would hand it out. */
 function superClusterAccess(): ControlPlaneAccess {
@@ -74,36 +79,7 @@ const directory: ControlPlaneDirectory = {
   },
 };
 
-/** A self-signed serving certificate for 127.0.0.1, as a TLS-terminating front would have. */
-async function servingCertificate(): Promise<{ cert: string; key: string }> {
-  const [certFile, keyFile] = [path.join(workDir, "serving.crt"), path.join(workDir, "serving.key")];
-  await run(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      keyFile,
-      "-out",
-      certFile,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=ring0-gateway-test",
-      "-addext",
-      "subjectAltName=IP:127.0.0.1",
-    ],
-    { timeoutMs: 20_000 },
-  );
-  return { cert: fs.readFileSync(certFile, "utf8"), key: fs.readFileSync(keyFile, "utf8") };
-}
-
-/** One gateway behind a plain HTTP and an HTTPS listener; returns both base URLs. */
+/** One gateway behind a plain HTTP listener and the runtime's HTTPS listener; returns both base URLs. */
 async function startGateway(limits: KubeGatewayLimits): Promise<{ plain: string; secure: string }> {
   const tokenService = createTokenService({ db });
   const gateway = createKubeGateway({
@@ -113,19 +89,17 @@ async function startGateway(limits: KubeGatewayLimits): Promise<{ plain: string;
     audit: recordAudit,
     logger,
   });
-  const tls = await servingCertificate();
-  servingCert = tls.cert;
-  const listeners = [
-    http.createServer((request, response) => gateway.handleRequest(request, response)),
-    https.createServer(tls, (request, response) => gateway.handleRequest(request, response)),
-  ];
-  for (const server of listeners) {
-    server.on("upgrade", (request, socket, head) => gateway.handleUpgrade(request, socket, head));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  }
-  servers.push({ servers: listeners, gateway });
-  const [plain, secure] = listeners.map((server) => (server.address() as AddressInfo).port);
-  return { plain: `http://127.0.0.1:${plain}`, secure: `https://127.0.0.1:${secure}` };
+  // Ring0's own gateway CA and serving certificate (localhost, 127.0.0.1), as the runtime makes them.
+  const tls = await ensureGatewayTls({ stateDir: workDir });
+  gatewayCa = tls.caPem as string;
+  const server = http.createServer((request, response) => gateway.handleRequest(request, response));
+  server.on("upgrade", (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  // The runtime's HTTPS listener: kubectl sends bearer tokens only over TLS.
+  const listener = await startGatewayListener({ gateway, tls, port: 0, logger });
+  servers.push({ servers: [server], listeners: [listener], gateway });
+  const plain = (server.address() as AddressInfo).port;
+  return { plain: `http://127.0.0.1:${plain}`, secure: `https://127.0.0.1:${listener.port}` };
 }
 
 async function signIn(tenant: string): Promise<SessionUser> {
@@ -154,7 +128,7 @@ function kubeconfigFor(tenant: string, token: string): string {
     [
       "apiVersion: v1",
       "kind: Config",
-      `clusters: [{name: ring0, cluster: {server: '${secureBase}/k8s/tenants/${tenant}', certificate-authority-data: ${Buffer.from(servingCert).toString("base64")}}}]`,
+      `clusters: [{name: ring0, cluster: {server: '${secureBase}/k8s/tenants/${tenant}', certificate-authority-data: ${Buffer.from(gatewayCa).toString("base64")}}}]`,
       `users: [{name: me, user: {token: '${token}'}}]`,
       "contexts: [{name: ring0, context: {cluster: ring0, user: me}}]",
       "current-context: ring0",
@@ -283,11 +257,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   binder?.stop();
-  for (const { servers: listeners, gateway } of servers) {
-    for (const server of listeners) {
+  for (const { servers: plain, listeners, gateway } of servers) {
+    for (const server of plain) {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+    for (const listener of listeners) await listener.close();
     gateway.close();
   }
   const rbac = { apiVersion: "rbac.authorization.k8s.io/v1", metadata: { name: `ring0-gw-test-${runId}` } };
@@ -298,6 +273,53 @@ afterAll(async () => {
   await disconnectDb();
   await db?.$disconnect();
 }, 60_000);
+
+describe("a kubeconfig from Ring0 on the gateway's HTTPS listener", () => {
+  it("works with kubectl unchanged: verified TLS, the token, the impersonated user", async () => {
+    const port = new URL(secureBase).port;
+    // What the runtime sets at start-up; the kubeconfig service (portal, CLI, tRPC) reads it.
+    setGatewayEndpoint({ gatewayUrl: `https://localhost:${port}`, caPem: gatewayCa });
+    onTestFinished(() => setGatewayEndpoint(null));
+    const issued = await createKubeconfigService({ db }).issueKubeconfig({
+      user: users["gw-a"] as SessionUser,
+      tenant: "gw-a",
+      expiresInDays: 1,
+    });
+    expect(issued.kubeconfig).toContain(`server: "https://localhost:${port}/k8s/tenants/gw-a"`);
+    expect(issued.kubeconfig).toContain("certificate-authority-data:");
+    expect(issued.kubeconfig).not.toMatch(/insecure/);
+    const file = path.join(workDir, "issued.kubeconfig");
+    fs.writeFileSync(file, issued.kubeconfig, { mode: 0o600 });
+    const env = { PATH: process.env.PATH, HOME: workDir, KUBECONFIG: file };
+
+    const namespaces = await run(kubectlBinary, ["get", "ns", "-o", "name"], { timeoutMs: 30_000, env });
+    expect(namespaces.stdout).toContain(`namespace/${namespace}`);
+    const whoami = await run(kubectlBinary, ["auth", "whoami", "-o", "json"], { timeoutMs: 30_000, env });
+    const review = JSON.parse(whoami.stdout) as {
+      status: { userInfo: { username: string; groups: string[] } };
+    };
+    expect(review.status.userInfo.username).toBe("gw-a:gw-a-admin");
+    expect(review.status.userInfo.groups).toContain("ring0:tenant:gw-a");
+    expect(review.status.userInfo.groups).not.toContain("system:masters");
+  });
+
+  it("serves only the gateway: anything else is a 404 Status", async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      https
+        .get(`${secureBase}/api/health`, { ca: gatewayCa }, (response) => {
+          let body = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => {
+            body += chunk;
+          });
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        })
+        .on("error", reject);
+    });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: 404, reason: "NotFound" });
+  });
+});
 
 describe("kubectl through the kube gateway", () => {
   it("lists namespaces of the tenant's control plane", async () => {

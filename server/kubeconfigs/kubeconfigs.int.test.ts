@@ -16,6 +16,8 @@ import { POST as postKubeconfig } from "@/app/api/tenants/[tenant]/kubeconfig/ro
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { env } from "@/server/env";
+import { setGatewayEndpoint } from "@/server/gateway/endpoint";
+import { ensureGatewayTls } from "@/server/gateway/tls";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import type { ControlPlaneAccess } from "@/server/provisioners/types";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
@@ -96,7 +98,10 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-kubeconfig-test-"));
 });
 
-afterEach(() => setControlPlaneDirectory(null));
+afterEach(() => {
+  setControlPlaneDirectory(null);
+  setGatewayEndpoint(null);
+});
 
 afterAll(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -105,7 +110,10 @@ afterAll(async () => {
 
 describe("issueKubeconfig", () => {
   it("issues a token for the tenant, renders it, and audits without the secret", async () => {
-    const service = createKubeconfigService({ db: getDb(), publicUrl: "https://ring0.example.com" });
+    const service = createKubeconfigService({
+      db: getDb(),
+      gateway: { gatewayUrl: "https://ring0.example.com" },
+    });
     const file = await service.issueKubeconfig({
       user: users.acmeMember,
       tenant: "acme",
@@ -114,7 +122,7 @@ describe("issueKubeconfig", () => {
     });
     expect(file.filename).toBe("acme.kubeconfig");
     const config = load(file.kubeconfig) as Kubeconfig;
-    expect(config.clusters[0]!.cluster.server).toBe("https://ring0.example.com/k8s/tenants/acme");
+    expect(config.clusters[0]!.cluster).toEqual({ server: "https://ring0.example.com/k8s/tenants/acme" });
     const token = config.users[0]!.user.token!;
     const verified = await createTokenService({ db: getDb() }).verifyToken(token);
     expect(verified?.user.id).toBe(users.acmeMember.id);
@@ -149,6 +157,25 @@ describe("issueKubeconfig", () => {
       service.issueKubeconfig({ user: users.acmeAdmin, tenant: "acme", expiresInDays: 0 }),
     ).rejects.toThrow(/expiresInDays/);
   });
+
+  it("points at the gateway endpoint the runtime set, with its CA; else the configured gateway URL", async () => {
+    const tls = await ensureGatewayTls({ stateDir: tmp });
+    setGatewayEndpoint({ gatewayUrl: "https://localhost:3443", caPem: tls.caPem });
+    const service = createKubeconfigService({ db: getDb() });
+    const withCa = load(
+      (await service.issueKubeconfig({ user: users.acmeAdmin, tenant: "acme", expiresInDays: 1 })).kubeconfig,
+    ) as Kubeconfig;
+    expect(withCa.clusters[0]!.cluster).toEqual({
+      server: "https://localhost:3443/k8s/tenants/acme",
+      "certificate-authority-data": Buffer.from(tls.caPem!).toString("base64"),
+    });
+    setGatewayEndpoint(null);
+    const fallback = load(
+      (await service.issueKubeconfig({ user: users.acmeAdmin, tenant: "acme", expiresInDays: 1 })).kubeconfig,
+    ) as Kubeconfig;
+    expect(fallback.clusters[0]!.cluster).toEqual({ server: `${env().gatewayUrl}/k8s/tenants/acme` });
+    expect(env().gatewayUrl).toMatch(/^https:\/\//);
+  });
 });
 
 describe("kubeconfigs.issue (tRPC)", () => {
@@ -180,7 +207,7 @@ describe("POST /api/tenants/[tenant]/kubeconfig", () => {
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(response.headers.get("content-type")).toBe("application/yaml");
     const config = load(await response.text()) as Kubeconfig;
-    expect(config.clusters[0]!.cluster.server).toBe(`${env().publicUrl}/k8s/tenants/acme`);
+    expect(config.clusters[0]!.cluster.server).toBe(`${env().gatewayUrl}/k8s/tenants/acme`);
     expect(config["current-context"]).toBe("acme");
   });
 

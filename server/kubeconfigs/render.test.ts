@@ -22,7 +22,7 @@ function parse(text: string): ParsedKubeconfig {
 describe("renderUserKubeconfig", () => {
   it("points one cluster at the tenant's gateway URL with the token as the user", () => {
     const text = renderUserKubeconfig({
-      publicUrl: "http://localhost:3000",
+      gatewayUrl: "https://localhost:3443",
       tenant: "acme",
       user: "acme:acme-admin",
       token,
@@ -30,7 +30,7 @@ describe("renderUserKubeconfig", () => {
     const config = parse(text);
     expect(config).toMatchObject({ apiVersion: "v1", kind: "Config", "current-context": "acme" });
     expect(config.clusters).toEqual([
-      { name: "ring0-acme", cluster: { server: "http://localhost:3000/k8s/tenants/acme" } },
+      { name: "ring0-acme", cluster: { server: "https://localhost:3443/k8s/tenants/acme" } },
     ]);
     expect(config.users).toEqual([{ name: "acme:acme-admin@ring0-acme", user: { token } }]);
     expect(config.contexts).toEqual([
@@ -38,30 +38,56 @@ describe("renderUserKubeconfig", () => {
     ]);
   });
 
-  it("carries no admin material and no CA data, over http or https", () => {
-    for (const publicUrl of ["http://localhost:3000", "https://ring0.example.com/"]) {
-      const text = renderUserKubeconfig({ publicUrl, tenant: "globex", user: "Gina Admin", token });
+  it("carries no admin material and, without a CA, no CA data", () => {
+    for (const gatewayUrl of ["http://localhost:3000", "https://ring0.example.com/"]) {
+      const text = renderUserKubeconfig({ gatewayUrl, tenant: "globex", user: "Gina Admin", token });
       const config = parse(text);
       expect(Object.keys(config.clusters[0]!.cluster)).toEqual(["server"]);
       expect(Object.keys(config.users[0]!.user)).toEqual(["token"]);
       expect(text).not.toMatch(/certificate|client-key|insecure|BEGIN/);
     }
     const https = parse(
-      renderUserKubeconfig({ publicUrl: "https://ring0.example.com/", tenant: "globex", user: "g", token }),
+      renderUserKubeconfig({ gatewayUrl: "https://ring0.example.com/", tenant: "globex", user: "g", token }),
     );
     expect(https.clusters[0]!.cluster.server).toBe("https://ring0.example.com/k8s/tenants/globex");
   });
 
+  it("embeds the gateway's CA as certificate-authority-data, never skipping verification", () => {
+    const caPem = `-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n`;
+    const text = renderUserKubeconfig({
+      gatewayUrl: "https://localhost:3443",
+      caPem,
+      tenant: "acme",
+      user: "u",
+      token,
+    });
+    const cluster = parse(text).clusters[0]!.cluster;
+    expect(Object.keys(cluster)).toEqual(["server", "certificate-authority-data"]);
+    expect(Buffer.from(cluster["certificate-authority-data"] as string, "base64").toString("utf8")).toBe(
+      caPem,
+    );
+    expect(text).not.toMatch(/insecure|client-key|PRIVATE/);
+    expect(() =>
+      renderUserKubeconfig({
+        gatewayUrl: "https://x.test",
+        caPem: "not a pem",
+        tenant: "acme",
+        user: "u",
+        token,
+      }),
+    ).toThrow(/caPem/);
+  });
+
   it("quotes names that YAML would otherwise read differently", () => {
     const config = parse(
-      renderUserKubeconfig({ publicUrl: "http://x.test", tenant: "a1", user: 'yes: "no" # maybe', token }),
+      renderUserKubeconfig({ gatewayUrl: "https://x.test", tenant: "a1", user: 'yes: "no" # maybe', token }),
     );
     expect(config.users[0]!.name).toBe('yes: "no" # maybe@ring0-a1');
   });
 
   it("refuses bad input, naming the field", () => {
-    const valid = { publicUrl: "http://x.test", tenant: "acme", user: "u", token };
-    expect(() => renderUserKubeconfig({ ...valid, publicUrl: "ftp://x" })).toThrow(/publicUrl/);
+    const valid = { gatewayUrl: "https://x.test", tenant: "acme", user: "u", token };
+    expect(() => renderUserKubeconfig({ ...valid, gatewayUrl: "ftp://x" })).toThrow(/gatewayUrl/);
     expect(() => renderUserKubeconfig({ ...valid, tenant: "Not A Tenant" })).toThrow(/tenant/);
     expect(() => renderUserKubeconfig({ ...valid, token: "r0_short" })).toThrow(/token/);
     expect(() => renderUserKubeconfig({ ...valid, user: " " })).toThrow(/user/);

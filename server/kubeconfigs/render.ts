@@ -1,16 +1,20 @@
 /**
  * Kubeconfigs Ring0 hands to people. A user's kubeconfig reaches the tenant only through Ring0's
- * kube gateway with a Ring0 API token: it carries no admin material and no CA data (plain http
- * needs none; over https the gateway presents a certificate the system's CAs trust).
+ * kube gateway (https: kubectl sends tokens only over TLS) with a Ring0 API token. It carries no
+ * admin material; its only CA data is the CA of the gateway's certificate when Ring0 uses its own
+ * (otherwise the system's CAs verify the gateway). It never skips verification.
  */
 import { z } from "zod";
 import { tenantNamePattern } from "@/server/auth/roles";
 import { isWellFormedToken } from "@/server/tokens/format";
 
+const pemCertificate = /^\s*(-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\s*)+$/;
+
 const userKubeconfigInput = z.object({
-  publicUrl: z
-    .url({ error: "publicUrl: expected an absolute http(s) URL" })
-    .refine((url) => /^https?:\/\//.test(url), "publicUrl: expected an http or https URL"),
+  gatewayUrl: z
+    .url({ error: "gatewayUrl: expected an absolute http(s) URL" })
+    .refine((url) => /^https?:\/\//.test(url), "gatewayUrl: expected an http or https URL"),
+  caPem: z.string().regex(pemCertificate, "caPem: expected PEM certificates").optional(),
   tenant: z.string().regex(tenantNamePattern, "tenant: expected a tenant name"),
   user: z.string().trim().min(1, "user: expected a name").max(200, "user: expected at most 200 characters"),
   token: z.string().refine(isWellFormedToken, "token: expected a Ring0 API token (r0_…)"),
@@ -18,16 +22,19 @@ const userKubeconfigInput = z.object({
 export type UserKubeconfigInput = z.input<typeof userKubeconfigInput>;
 
 /** The gateway URL kubectl talks to for a tenant. */
-export function tenantGatewayUrl(publicUrl: string, tenant: string): string {
-  return `${publicUrl.replace(/\/+$/, "")}/k8s/tenants/${encodeURIComponent(tenant)}`;
+export function tenantGatewayUrl(gatewayUrl: string, tenant: string): string {
+  return `${gatewayUrl.replace(/\/+$/, "")}/k8s/tenants/${encodeURIComponent(tenant)}`;
 }
 
 /** A one-line YAML scalar: JSON strings are valid YAML and quote everything that needs it. */
 const scalar = (value: string) => JSON.stringify(value);
 
-/** One cluster `ring0-<tenant>`, one user with the token, one context `<tenant>` made current. */
+/**
+ * One cluster `ring0-<tenant>` (with `certificate-authority-data` when `caPem` is given), one user
+ * with the token, one context `<tenant>` made current.
+ */
 export function renderUserKubeconfig(input: UserKubeconfigInput): string {
-  const { publicUrl, tenant, user, token } = userKubeconfigInput.parse(input);
+  const { gatewayUrl, caPem, tenant, user, token } = userKubeconfigInput.parse(input);
   const cluster = `ring0-${tenant}`;
   const userName = `${user}@${cluster}`;
   return [
@@ -36,7 +43,10 @@ export function renderUserKubeconfig(input: UserKubeconfigInput): string {
     "clusters:",
     `- name: ${scalar(cluster)}`,
     "  cluster:",
-    `    server: ${scalar(tenantGatewayUrl(publicUrl, tenant))}`,
+    `    server: ${scalar(tenantGatewayUrl(gatewayUrl, tenant))}`,
+    ...(caPem
+      ? [`    certificate-authority-data: ${scalar(Buffer.from(`${caPem.trim()}\n`).toString("base64"))}`]
+      : []),
     "users:",
     `- name: ${scalar(userName)}`,
     "  user:",

@@ -8,6 +8,7 @@ import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/r
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { ConflictError, InvalidInputError, NotFoundError, UnavailableError } from "@/server/errors";
+import { type GatewayEndpoint, getGatewayEndpoint } from "@/server/gateway/endpoint";
 import { kubeconfigFilename, renderUserKubeconfig } from "@/server/kubeconfigs/render";
 import { adminKubeconfigRequest, kubeconfigRequest } from "@/server/kubeconfigs/schema";
 import { kubeconfigFromAccess } from "@/server/provisioners/types";
@@ -16,8 +17,11 @@ import { createTokenService } from "@/server/tokens/service";
 
 export interface KubeconfigServiceOptions {
   db: PrismaClient;
-  /** Where kubectl reaches Ring0; defaults to the configured public URL. */
-  publicUrl?: string;
+  /**
+   * Where kubectl reaches the kube gateway and the CA it verifies it with; defaults to what the
+   * runtime set at start-up (setGatewayEndpoint), else the configured gateway URL without CA data.
+   */
+  gateway?: GatewayEndpoint;
   /** Defaults to the directory the runtime installed. */
   directory?: () => ControlPlaneDirectory | null;
   now?: () => Date;
@@ -59,7 +63,7 @@ function parsed<T>(
 
 export function createKubeconfigService({
   db,
-  publicUrl,
+  gateway,
   directory = getControlPlaneDirectory,
   now = () => new Date(),
 }: KubeconfigServiceOptions) {
@@ -79,8 +83,10 @@ export function createKubeconfigService({
         expiresInDays,
         requestId,
       });
+      const endpoint = gateway ?? getGatewayEndpoint() ?? { gatewayUrl: env().gatewayUrl };
       const kubeconfig = renderUserKubeconfig({
-        publicUrl: publicUrl ?? env().publicUrl,
+        gatewayUrl: endpoint.gatewayUrl,
+        caPem: endpoint.caPem,
         tenant,
         user: user.subject,
         token: plaintext,

@@ -8,6 +8,9 @@ import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
 import { isGatewayPath, startKubeGateway } from "@/server/gateway";
+import { setGatewayEndpoint } from "@/server/gateway/endpoint";
+import { startGatewayListener } from "@/server/gateway/listener";
+import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
 import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import {
@@ -18,7 +21,7 @@ import {
 } from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
 import { superClusterProblem } from "@/server/runtime/super-cluster-state";
-import { startTenants } from "@/server/runtime/tenants";
+import { seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
 import { pingEndpoint } from "@/server/ws/ping";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 
@@ -140,7 +143,14 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     const runtime = env();
     const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
     cleanups.push(() => superCluster.stop());
-    const tenants = await startTenants(runtime, superCluster.connection, log.child({ component: "tenants" }));
+    // The embedded world starts with the seed file's tenants, each with its own control plane.
+    const seedTenants =
+      !config.OIDC_ISSUER && runtime.RING0_SEED_TENANTS === "on"
+        ? seedTenantsFrom(logins, runtime.RING0_OPERATOR_TENANT)
+        : [];
+    const tenants = await startTenants(runtime, superCluster.connection, log.child({ component: "tenants" }), {
+      seedTenants,
+    });
     cleanups.push(() => tenants.stop());
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
@@ -155,8 +165,33 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       logger: log.child({ component: "ws" }),
     });
     cleanups.push(() => streams.close());
-    const kubeGateway = startKubeGateway(runtime, log.child({ component: "kube-gateway" }));
+    const gatewayLog = log.child({ component: "kube-gateway" });
+    const kubeGateway = startKubeGateway(runtime, gatewayLog);
     cleanups.push(() => kubeGateway.close());
+    // The gateway's own HTTPS listener: kubectl sends tokens only over TLS.
+    const gatewayTls = await loadGatewayTls(runtime);
+    if (gatewayTls.issued.length > 0)
+      gatewayLog.info("kube gateway certificate issued", { issued: gatewayTls.issued });
+    const gatewayListener = await startGatewayListener({
+      gateway: kubeGateway,
+      tls: gatewayTls,
+      port: runtime.RING0_GATEWAY_PORT,
+      reload: async () => {
+        const next = await loadGatewayTls(runtime);
+        if (next.issued.length > 0 || next.source === "files") return next;
+        return undefined;
+      },
+      logger: gatewayLog,
+    }).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === "EADDRINUSE"
+        ? new PortInUseError(
+            `Port ${runtime.RING0_GATEWAY_PORT} on 127.0.0.1 is already in use: stop what uses it or set RING0_GATEWAY_PORT.`,
+          )
+        : error;
+    });
+    cleanups.push(() => gatewayListener.close());
+    setGatewayEndpoint({ gatewayUrl: runtime.gatewayUrl, caPem: kubeconfigCa(runtime, gatewayTls) });
+    cleanups.push(() => setGatewayEndpoint(null));
 
     const server = http.createServer((request, response) => {
       // /k8s/* is the kube gateway's (kubectl with a Ring0 token); Next never sees it.
@@ -203,6 +238,15 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
         ? `SUPER_KUBECONFIG · ${superCluster.connection.server}`
         : `local (kwok) · ${superCluster.connection.server} · kubeconfig ${localKubeconfig}`
       : `unavailable (${superClusterProblem() ?? "disabled"})`;
+    const gatewayLine = `${runtime.gatewayUrl}/k8s/tenants/<tenant>${
+      runtime.RING0_GATEWAY_URL
+        ? ` (RING0_GATEWAY_URL; listening on https://127.0.0.1:${runtime.RING0_GATEWAY_PORT})`
+        : ""
+    } · ${
+      gatewayTls.source === "files"
+        ? "certificate RING0_GATEWAY_TLS_CERT"
+        : `Ring0's own CA ${path.relative(process.cwd(), gatewayTls.caFile ?? "")}`
+    }`;
     printBanner(
       runtime.publicUrl,
       logins,
@@ -210,6 +254,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       Boolean(config.DATABASE_URL),
       Boolean(config.OIDC_ISSUER),
       superClusterLine,
+      gatewayLine,
     );
     return { url: runtime.publicUrl, close };
   } catch (error) {
@@ -225,12 +270,14 @@ function printBanner(
   externalDb: boolean,
   externalIam: boolean,
   superCluster: string,
+  kubeGateway: string,
 ) {
   const lines = [
     "",
     `  Ring0 is running at ${url}   (ready in ${seconds}s)`,
     `  database: ${externalDb ? "DATABASE_URL" : "embedded PostgreSQL"} · IAM: ${externalIam ? "OIDC_ISSUER" : "embedded"}`,
     `  super cluster: ${superCluster}`,
+    `  kube gateway (kubectl): ${kubeGateway}`,
   ];
   if (logins.length > 0) {
     lines.push("", "  Seeded logins (embedded IAM):");

@@ -1,0 +1,74 @@
+import fs from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type GatewayListener, startGatewayListener } from "./listener";
+import { ensureGatewayTls, type GatewayTls } from "./tls";
+
+let dir = "";
+let tls: GatewayTls;
+let listener: GatewayListener;
+const seen: string[] = [];
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-gateway-listener-"));
+  tls = await ensureGatewayTls({ stateDir: dir });
+  listener = await startGatewayListener({
+    gateway: {
+      handleRequest(request, response) {
+        seen.push(request.url ?? "");
+        response.writeHead(200, { "content-type": "text/plain" }).end("gateway");
+      },
+      handleUpgrade(_request, socket) {
+        socket.destroy();
+      },
+    },
+    tls,
+    port: 0,
+  });
+});
+
+afterAll(async () => {
+  await listener?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function get(url: string, hostname = "localhost"): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get({ hostname, port: listener.port, path: url, ca: tls.caPem }, (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      })
+      .on("error", reject);
+  });
+}
+
+describe("startGatewayListener", () => {
+  it("serves gateway paths over TLS verified by Ring0's CA, for localhost and 127.0.0.1", async () => {
+    expect(await get("/k8s/tenants/acme/api")).toEqual({ status: 200, body: "gateway" });
+    expect(await get("/k8s/tenants/acme/version", "127.0.0.1")).toEqual({ status: 200, body: "gateway" });
+    expect(seen).toEqual(["/k8s/tenants/acme/api", "/k8s/tenants/acme/version"]);
+  });
+
+  it("answers anything else with a 404 Status", async () => {
+    const answer = await get("/api/trpc/me");
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: 404, reason: "NotFound" });
+  });
+
+  it("rejects with EADDRINUSE when the port is taken", async () => {
+    await expect(
+      startGatewayListener({
+        gateway: { handleRequest() {}, handleUpgrade() {} },
+        tls,
+        port: listener.port,
+      }),
+    ).rejects.toMatchObject({ code: "EADDRINUSE" });
+  });
+});
