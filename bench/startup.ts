@@ -11,8 +11,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
+import { removeLocalWorld } from "@/server/runtime/local-world";
 import { instanceEnvironment } from "@/test/instance";
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -82,8 +82,9 @@ async function main() {
       samples.cold.push(await ring0(stateDir));
       samples.warm.push(await ring0(stateDir));
     } finally {
-      // Ring0 leaves its local super cluster running for the next start; this one is ours to stop.
-      await localSuperCluster({ stateDir, logger: createLogger({}, "warn") }).down();
+      // Ring0 leaves its local super cluster and tenant control planes running for the next start;
+      // these are ours to remove.
+      await removeLocalWorld(stateDir, createLogger({}, "warn"));
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
     process.stdout.write(`round ${round + 1}/${rounds} done\n`);
