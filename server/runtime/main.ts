@@ -148,9 +148,14 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       !config.OIDC_ISSUER && runtime.RING0_SEED_TENANTS === "on"
         ? seedTenantsFrom(logins, runtime.RING0_OPERATOR_TENANT)
         : [];
-    const tenants = await startTenants(runtime, superCluster.connection, log.child({ component: "tenants" }), {
-      seedTenants,
-    });
+    const tenants = await startTenants(
+      runtime,
+      superCluster.connection,
+      log.child({ component: "tenants" }),
+      {
+        seedTenants,
+      },
+    );
     cleanups.push(() => tenants.stop());
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
