@@ -12,6 +12,7 @@ export function instanceEnvironment(options: {
     PORT: String(options.port),
     IAM_PORT: String(options.port + 1),
     EMBEDDED_POSTGRES_PORT: String(options.port + 10),
+    RING0_GATEWAY_PORT: String(options.port + 443),
     RING0_STATE_DIR: options.stateDir,
     NEXTAUTH_URL: `http://localhost:${options.port}`,
     LOG_LEVEL: options.logLevel ?? "warn",
