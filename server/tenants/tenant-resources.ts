@@ -2,12 +2,15 @@
  * Tenant custom resources (tenants.ring0.dev, cluster-scoped) as the operator console sees them:
  * the model, a live list from a shared informer, and create/delete through the super cluster.
  */
-import { ConflictError } from "@/server/errors";
+import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
 import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
+import { listEventsFor, type ObjectEvent } from "@/server/k8s/events";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
+import { kubeRequest } from "@/server/k8s/transport";
+import { availableVersions, resolveVersion } from "@/server/provisioners/versions";
 import type { TenantStatus } from "./status";
 
 export const tenantApiVersion = "ring0.dev/v1alpha1";
@@ -47,6 +50,10 @@ export interface TenantSummary {
   phase: string;
   /** The Ready condition's status; "Unknown" when there is none yet. */
   ready: "True" | "False" | "Unknown";
+  /** The Ready condition's message (why a Failed tenant failed), if any. */
+  readyMessage: string | null;
+  /** The version the control plane reports serving (status.version, a gitVersion), if any. */
+  runningVersion: string | null;
   createdAt: string | null;
   readyAt: string | null;
 }
@@ -66,7 +73,8 @@ function isoOrNull(value: string | Date | undefined): string | null {
 }
 
 export function summariseTenant(tenant: TenantResource): TenantSummary {
-  const ready = tenant.status?.conditions?.find((condition) => condition.type === "Ready")?.status;
+  const readyCondition = tenant.status?.conditions?.find((condition) => condition.type === "Ready");
+  const ready = readyCondition?.status;
   return {
     name: tenant.metadata.name,
     displayName: tenant.spec?.displayName ?? tenant.metadata.name,
@@ -75,6 +83,8 @@ export function summariseTenant(tenant: TenantResource): TenantSummary {
     suspended: tenant.spec?.suspend ?? false,
     phase: tenant.status?.phase || "Pending",
     ready: ready === "True" || ready === "False" ? ready : "Unknown",
+    readyMessage: readyCondition?.message || null,
+    runningVersion: tenant.status?.version || null,
     createdAt: isoOrNull(tenant.metadata.creationTimestamp),
     readyAt: isoOrNull(tenant.status?.timings?.readyAt),
   };
@@ -138,4 +148,202 @@ export async function createTenantResource(
 /** Deletes a Tenant; resolves whether this call deleted it (false: it was already gone). */
 export function deleteTenantResource(name: string): Promise<boolean> {
   return deleteObject(requireSuperCluster(), tenantRef(name));
+}
+
+/** One tenant as its page shows it: the summary, the status in detail and its Events. */
+export interface TenantDetail extends TenantSummary {
+  uid: string | null;
+  generation: number | null;
+  observedGeneration: number | null;
+  endpoint: string | null;
+  deleting: boolean;
+  timings: {
+    createdAt: string | null;
+    provisioningStartedAt: string | null;
+    controlPlaneReadyAt: string | null;
+    readyAt: string | null;
+    lastReadyAt: string | null;
+  };
+  conditions: {
+    type: string;
+    status: string;
+    reason: string | null;
+    message: string | null;
+    lastTransitionTime: string | null;
+  }[];
+  /** Events about this Tenant (this incarnation: matched by uid), oldest first. */
+  events: ObjectEvent[];
+}
+
+export function describeTenant(tenant: TenantResource, events: ObjectEvent[]): TenantDetail {
+  const status = tenant.status;
+  const timings = status?.timings ?? {};
+  return {
+    ...summariseTenant(tenant),
+    uid: tenant.metadata.uid ?? null,
+    generation: tenant.metadata.generation ?? null,
+    observedGeneration: status?.observedGeneration ?? null,
+    endpoint: status?.endpoint || null,
+    deleting: Boolean(tenant.metadata.deletionTimestamp),
+    timings: {
+      createdAt: isoOrNull(timings.createdAt) ?? isoOrNull(tenant.metadata.creationTimestamp),
+      provisioningStartedAt: isoOrNull(timings.provisioningStartedAt),
+      controlPlaneReadyAt: isoOrNull(timings.controlPlaneReadyAt),
+      readyAt: isoOrNull(timings.readyAt),
+      lastReadyAt: isoOrNull(timings.lastReadyAt),
+    },
+    conditions: (status?.conditions ?? []).map((condition) => ({
+      type: condition.type,
+      status: condition.status,
+      reason: condition.reason || null,
+      message: condition.message || null,
+      lastTransitionTime: isoOrNull(condition.lastTransitionTime),
+    })),
+    events,
+  };
+}
+
+function tenantEvents(cluster: ClusterConnection, tenant: TenantResource): Promise<ObjectEvent[]> {
+  return listEventsFor(cluster, {
+    kind: tenantKind,
+    name: tenant.metadata.name,
+    ...(tenant.metadata.uid ? { uid: tenant.metadata.uid } : {}),
+  });
+}
+
+function notFound(name: string): NotFoundError {
+  return new NotFoundError(`Tenant "${name}" was not found in the super cluster.`);
+}
+
+/** One tenant with its status and Events; NotFoundError when there is no such Tenant. */
+export async function getTenantDetail(name: string): Promise<TenantDetail> {
+  const cluster = requireSuperCluster();
+  const informer = tenantInformer(cluster);
+  const tenant = await readSynced([informer], "tenant", () =>
+    informer.snapshot().find((candidate) => candidate.metadata.name === name),
+  );
+  if (!tenant) throw notFound(name);
+  return describeTenant(tenant, await tenantEvents(cluster, tenant));
+}
+
+/**
+ * One tenant, live (SSE): yields its detail once synced and again whenever the Tenant changes or
+ * its Events do (Events are read every `eventPollMs`; there is no informer for them). Yields null
+ * once the Tenant is gone. Unchanged details are not sent again.
+ */
+export async function* watchTenantDetail(
+  name: string,
+  signal: AbortSignal | undefined,
+  eventPollMs = 3_000,
+): AsyncGenerator<TenantDetail | null> {
+  const cluster = requireSuperCluster();
+  const informer = tenantInformer(cluster);
+  let wake: (() => void) | null = null;
+  const release = informer.subscribe(() => wake?.());
+  const aborted = () => wake?.();
+  signal?.addEventListener("abort", aborted);
+  try {
+    await readSynced([informer], "tenant", () => undefined);
+    let sent: string | undefined;
+    let events: ObjectEvent[] = [];
+    let eventsOf: string | undefined;
+    while (!signal?.aborted) {
+      const tenant = informer.snapshot().find((candidate) => candidate.metadata.name === name);
+      let detail: TenantDetail | null = null;
+      if (tenant) {
+        if (eventsOf !== tenant.metadata.uid) events = [];
+        try {
+          events = await tenantEvents(cluster, tenant);
+          eventsOf = tenant.metadata.uid;
+        } catch {
+          // Events are best effort: keep showing the last ones read rather than dropping the feed.
+        }
+        detail = describeTenant(tenant, events);
+      }
+      const serialised = JSON.stringify(detail);
+      if (serialised !== sent) {
+        sent = serialised;
+        yield detail;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, eventPollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = null;
+    }
+  } finally {
+    signal?.removeEventListener("abort", aborted);
+    release();
+  }
+}
+
+/**
+ * A JSON merge patch of a Tenant's spec. Apply as "ring0" would drop the fields Ring0 applied at
+ * creation but leaves out here (display name, admins), so spec edits are merge patches.
+ */
+async function patchTenantSpec(name: string, spec: TenantResource["spec"]): Promise<TenantResource> {
+  try {
+    return await kubeRequest<TenantResource>(requireSuperCluster(), {
+      method: "PATCH",
+      path: `${tenantsPath}/${encodeURIComponent(name)}`,
+      query: { fieldManager: "ring0" },
+      contentType: "application/merge-patch+json",
+      body: { spec },
+      timeoutMs: 15_000,
+    });
+  } catch (error) {
+    if (isNotFound(error)) throw notFound(name);
+    throw error;
+  }
+}
+
+/** Suspends (stops the control plane, data kept) or resumes a tenant; resolves the previous setting. */
+export async function setTenantSuspended(
+  name: string,
+  suspend: boolean,
+): Promise<{ tenant: TenantSummary; wasSuspended: boolean }> {
+  const current = await readTenant(name);
+  const patched = await patchTenantSpec(name, { suspend });
+  return { tenant: summariseTenant(patched), wasSuspended: current.spec?.suspend === true };
+}
+
+/** The Kubernetes versions a tenant can be moved to (those Ring0 has binaries for), newest first. */
+export function tenantVersions(): string[] {
+  return availableVersions();
+}
+
+/**
+ * Moves a tenant's control plane to `version` (an available version or its minor). Unknown
+ * versions are refused before anything is written, naming the available ones.
+ */
+export async function setTenantVersion(
+  name: string,
+  version: string,
+): Promise<{ tenant: TenantSummary; from: string }> {
+  const available = tenantVersions();
+  const wanted = version.trim().replace(/^v/, "");
+  try {
+    resolveVersion(wanted, available);
+  } catch {
+    throw new InvalidInputError(
+      `Kubernetes ${version} is not available: Ring0 can run ${available.join(", ")}. Choose one of them.`,
+    );
+  }
+  const current = await readTenant(name);
+  const patched = await patchTenantSpec(name, {
+    controlPlane: { ...current.spec?.controlPlane, version: wanted },
+  });
+  return { tenant: summariseTenant(patched), from: current.spec?.controlPlane?.version ?? "" };
+}
+
+async function readTenant(name: string): Promise<TenantResource> {
+  try {
+    return await readObject<TenantResource>(requireSuperCluster(), tenantRef(name));
+  } catch (error) {
+    if (isNotFound(error)) throw notFound(name);
+    throw error;
+  }
 }

@@ -5,11 +5,17 @@ import { NotFoundError } from "@/server/errors";
 import {
   createTenantResource,
   deleteTenantResource,
+  getTenantDetail,
   listTenantResources,
+  setTenantSuspended,
+  setTenantVersion,
+  tenantVersions,
+  watchTenantDetail,
   watchTenantResources,
 } from "@/server/tenants/tenant-resources";
 import { createUserRepository } from "@/server/users/repository";
 import { createTenantSchema, deleteTenantSchema } from "./resources.schema";
+import { setSuspendedSchema, tenantByNameSchema, upgradeTenantSchema } from "./tenant.schema";
 
 export const tenantsRouter = createTRPCRouter({
   /** Operators: every tenant Ring0 knows of, with member counts. */
@@ -69,5 +75,52 @@ export const tenantsRouter = createTRPCRouter({
       requestId: ctx.requestId,
     });
     return { name: input.name };
+  }),
+
+  /** Operators: one Tenant with its status, conditions and Events (the tenant page). */
+  get: operatorProcedure.input(tenantByNameSchema).query(({ input }) => getTenantDetail(input.name)),
+
+  /** One Tenant, again after every change of it or its Events (SSE); null once it is gone. */
+  watch: operatorProcedure
+    .input(tenantByNameSchema)
+    .subscription(({ input, signal }) => watchTenantDetail(input.name, signal)),
+
+  /** Kubernetes versions a tenant control plane can run here (Ring0 has binaries for them). */
+  versions: operatorProcedure.query(() => tenantVersions()),
+
+  /** Suspend stops the tenant's control plane (data kept); resume starts it again. */
+  setSuspended: operatorProcedure.input(setSuspendedSchema).mutation(async ({ ctx, input }) => {
+    const { tenant, wasSuspended } = await setTenantSuspended(input.name, input.suspend);
+    await recordAudit({
+      actorId: ctx.user.id,
+      actorName: ctx.user.name,
+      actorTenant: ctx.user.tenant,
+      tenant: input.name,
+      action: input.suspend ? "tenant.suspend" : "tenant.resume",
+      targetKind: "Tenant",
+      target: input.name,
+      result: "success",
+      requestId: ctx.requestId,
+      detail: { wasSuspended },
+    });
+    return tenant;
+  }),
+
+  /** Moves the control plane to another available Kubernetes version. */
+  upgrade: operatorProcedure.input(upgradeTenantSchema).mutation(async ({ ctx, input }) => {
+    const { tenant, from } = await setTenantVersion(input.name, input.version);
+    await recordAudit({
+      actorId: ctx.user.id,
+      actorName: ctx.user.name,
+      actorTenant: ctx.user.tenant,
+      tenant: input.name,
+      action: "tenant.upgrade",
+      targetKind: "Tenant",
+      target: input.name,
+      result: "success",
+      requestId: ctx.requestId,
+      detail: { from, to: tenant.version },
+    });
+    return tenant;
   }),
 });
