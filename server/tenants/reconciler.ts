@@ -157,7 +157,10 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
           : "";
       return `The control plane serves${observed.version ? ` Kubernetes ${observed.version}` : ""} and its defaults are applied${took}.`;
     }
-    if (observed.phase === "Failed" || observed.phase === "Provisioning" || observed.phase === "Upgrading") {
+    if (observed.phase === "Provisioning") {
+      return `Provisioning a dedicated control plane (${observed.provisioner} provisioner).`;
+    }
+    if (observed.phase === "Failed" || observed.phase === "Upgrading") {
       return observed.controlPlane.status === "True"
         ? observed.defaults.message
         : observed.controlPlane.message;
