@@ -8,6 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { killProcessesMentioning } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
 
@@ -20,21 +21,6 @@ declare module "vitest" {
   }
 }
 
-/** PIDs of processes whose command line mentions `needle` (our cluster's processes). */
-function processesMentioning(needle: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const commandLine = fs.readFileSync(path.join("/proc", entry, "cmdline"), "utf8");
-      if (commandLine.includes(needle)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const logger = createLogger({ service: "ring0-test" }, "warn");
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-test-super-"));
@@ -44,14 +30,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await cluster.down();
     } finally {
       // kwokctl kills what it started; anything left mentioning our state dir is a leak: end it.
-      for (const pid of processesMentioning(stateDir)) {
-        logger.warn("killing a leftover super cluster process", { pid });
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+      const leaked = await killProcessesMentioning(stateDir);
+      if (leaked.length > 0) logger.warn("killed leftover super cluster processes", { pids: leaked });
       fs.rmSync(stateDir, { recursive: true, force: true });
     }
   };
