@@ -1,4 +1,5 @@
 import { auditRouter } from "@/server/api/routers/audit/_router";
+import { controlPlaneRouter } from "@/server/api/routers/control-plane/_router";
 import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
@@ -13,6 +14,7 @@ export const appRouter = createTRPCRouter({
   nodes: nodesRouter,
   tokens: tokensRouter,
   kubeconfigs: kubeconfigsRouter,
+  controlPlane: controlPlaneRouter,
 });
 
 export type AppRouter = typeof appRouter;
