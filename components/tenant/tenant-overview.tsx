@@ -2,8 +2,9 @@
 
 import { useSuspenseQuery } from "@tanstack/react-query";
 import { useTRPC } from "@/components/trpc/client";
-import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { ControlPlaneCard } from "./control-plane-card";
+import { KubeconfigDownload } from "./kubeconfig-download";
 
 export function TenantOverview({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
@@ -14,6 +15,8 @@ export function TenantOverview({ tenant }: { tenant: string }) {
         title={`Tenant ${data.tenant}`}
         description="Your tenant's control plane, people and activity."
       />
+      <ControlPlaneCard tenant={tenant} />
+      <KubeconfigDownload tenant={tenant} />
       <div className="grid">
         <section className="card" aria-label="Members">
           <div className="stat-label">Members</div>
@@ -24,12 +27,6 @@ export function TenantOverview({ tenant }: { tenant: string }) {
           <div className="stat-value">{data.adminCount}</div>
         </section>
       </div>
-      <EmptyState title="No control plane yet">
-        <p>
-          This tenant&apos;s dedicated Kubernetes control plane will appear here once an operator provisions
-          it.
-        </p>
-      </EmptyState>
     </>
   );
 }

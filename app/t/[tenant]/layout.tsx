@@ -16,6 +16,7 @@ export default async function TenantLayout(props: {
   const { user, tenant } = await requireTenant((await props.params).tenant);
   const nav = [
     { href: `/t/${tenant}`, label: "Overview", exact: true },
+    { href: `/t/${tenant}/namespaces`, label: "Namespaces" },
     { href: `/t/${tenant}/members`, label: "Members" },
     { href: `/t/${tenant}/tokens`, label: "API tokens" },
     ...(canReadAudit(user, tenant) ? [{ href: `/t/${tenant}/audit`, label: "Audit log" }] : []),

@@ -9,6 +9,7 @@ export const metadata: Metadata = { title: "Tenant overview" };
 export default async function TenantPage(props: { params: Promise<{ tenant: string }> }) {
   const { tenant } = await requireTenant((await props.params).tenant);
   prefetch(trpc.tenants.overview.queryOptions({ tenant }));
+  prefetch(trpc.controlPlane.summary.queryOptions({ tenant }));
   return (
     <HydrateClient>
       <Suspense fallback={<p role="status">Loading tenant…</p>}>
