@@ -1,7 +1,9 @@
+import { accountsRouter } from "@/server/api/routers/accounts/_router";
 import { auditRouter } from "@/server/api/routers/audit/_router";
 import { controlPlaneRouter } from "@/server/api/routers/control-plane/_router";
 import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
+import { membersRouter } from "@/server/api/routers/members/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
 import { tokensRouter } from "@/server/api/routers/tokens/_router";
@@ -15,6 +17,8 @@ export const appRouter = createTRPCRouter({
   tokens: tokensRouter,
   kubeconfigs: kubeconfigsRouter,
   controlPlane: controlPlaneRouter,
+  members: membersRouter,
+  accounts: accountsRouter,
 });
 
 export type AppRouter = typeof appRouter;

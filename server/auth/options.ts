@@ -93,6 +93,23 @@ export function authOptions(): AuthOptions {
           });
           return "/signin?error=TenantClaim";
         }
+        // The IAM vouches for the person, but Ring0 may have removed or disabled them in the tenant.
+        const refusal = await createUserRepository(getDb()).signInRefusal(
+          result.identity.subject,
+          result.identity.tenant,
+        );
+        if (refusal) {
+          logger.warn("sign-in refused", { subject: result.identity.subject, reason: refusal });
+          await recordAudit({
+            actorName: result.identity.name,
+            actorTenant: result.identity.tenant,
+            tenant: result.identity.tenant,
+            action: "auth.sign-in",
+            result: "denied",
+            detail: { reason: refusal === "removed" ? "removed from the tenant" : "account disabled" },
+          });
+          return "/signin?error=AccessDenied";
+        }
         return true;
       },
       async jwt({ token, account, profile }) {
@@ -104,7 +121,8 @@ export function authOptions(): AuthOptions {
           token.uid = user.id;
           token.subject = identity.subject;
           token.tenant = identity.tenant;
-          token.role = identity.role;
+          // The role the membership holds now: a Ring0-set role outlives the claim (roleSource ring0).
+          token.role = user.role;
           token.name = identity.name;
           token.email = identity.email;
           token.idToken = account.id_token;
@@ -116,7 +134,7 @@ export function authOptions(): AuthOptions {
             action: "auth.sign-in",
             targetKind: "session",
             result: "success",
-            detail: { role: identity.role },
+            detail: { role: user.role, roleSource: user.roleSource },
           });
         }
         return token;

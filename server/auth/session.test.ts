@@ -1,6 +1,11 @@
 import { encode } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { parseCookieHeader, sessionUserFromCookieHeader } from "./session";
+import type { SessionUser } from "./roles";
+import { sessionUserFromCookieHeader as decode, parseCookieHeader } from "./session";
+
+/** The membership as the database would answer: the role the sign-in recorded. */
+const sameRole = async (user: SessionUser) => user.role;
+const sessionUserFromCookieHeader = (header: string | undefined) => decode(header, sameRole);
 
 const secret = "a-test-secret-that-is-long-enough-to-use-0123456789";
 const claims = {
@@ -42,6 +47,13 @@ describe("session cookie", () => {
     const incomplete = await encode({ token: { uid: "u1" }, secret });
     expect(await sessionUserFromCookieHeader(`next-auth.session-token=${incomplete}`)).toBeNull();
     expect(await sessionUserFromCookieHeader(undefined)).toBeNull();
+  });
+
+  it("takes the role the membership holds now, and no session when it grants nothing", async () => {
+    const token = await encode({ token: claims, secret });
+    const cookie = `next-auth.session-token=${token}`;
+    expect((await decode(cookie, async () => "tenant-viewer"))?.role).toBe("tenant-viewer");
+    expect(await decode(cookie, async () => null)).toBeNull();
   });
 
   it("rejects expired sessions", async () => {

@@ -1,5 +1,5 @@
 import { getToken, type JWT } from "next-auth/jwt";
-import type { SessionUser } from "@/server/auth/roles";
+import type { Ring0Role, SessionUser } from "@/server/auth/roles";
 import { env } from "@/server/env";
 
 /** Parses a Cookie header into name → value (first occurrence wins, as browsers send it). */
@@ -49,12 +49,31 @@ export async function tokenFromCookieHeader(cookieHeader: string | null | undefi
   }
 }
 
+/** The role a user's membership in their tenant grants now, or null when it grants nothing. */
+export type CurrentRoleLookup = (user: SessionUser) => Promise<Ring0Role | null>;
+
+/** Reads the membership from the database (lazily imported: the cookie decoding stays pure). */
+export const currentRoleFromDatabase: CurrentRoleLookup = async (user) => {
+  const [{ getDb }, { createUserRepository }] = await Promise.all([
+    import("@/server/db/client"),
+    import("@/server/users/repository"),
+  ]);
+  return createUserRepository(getDb()).membershipRole(user.id, user.tenant);
+};
+
 /**
- * The signed-in user for a request, from the session cookie alone. tRPC, route handlers, server
- * components, the proxy and WebSocket upgrades all decide through this one function.
+ * The signed-in user for a request: the session cookie says who, the database says which role
+ * they hold now. The role in the cookie is only the one of their sign-in, so a role a tenant admin
+ * changed applies on the very next request, and a removed member or a disabled account has no
+ * session at all (every layer then treats the request as signed out). tRPC, route handlers,
+ * server components, the proxy and WebSocket upgrades all decide through this one function.
  */
 export async function sessionUserFromCookieHeader(
   cookieHeader: string | null | undefined,
+  currentRole: CurrentRoleLookup = currentRoleFromDatabase,
 ): Promise<SessionUser | null> {
-  return sessionUserFromToken(await tokenFromCookieHeader(cookieHeader));
+  const user = sessionUserFromToken(await tokenFromCookieHeader(cookieHeader));
+  if (!user) return null;
+  const role = await currentRole(user);
+  return role ? { ...user, role } : null;
 }

@@ -269,3 +269,88 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
 export async function loadAccountStore(file: string): Promise<AccountStore> {
   return createAccountStore(await readAccountsFile(file));
 }
+
+/** The subset of the database account directory the login needs (server/iam/account-repository.ts). */
+export interface StoredAccountSource {
+  findByUsername(username: string): Promise<StoredAccountLike[]>;
+  find(tenant: string, username: string): Promise<StoredAccountLike | undefined>;
+}
+
+interface StoredAccountLike {
+  tenant: string;
+  username: string;
+  name: string;
+  email: string;
+  passwordHash: string;
+  disabled: boolean;
+}
+
+export type LoginResult =
+  | { ok: true; account: TenantAccount }
+  | {
+      ok: false;
+      /** invalid: wrong login or password; disabled: right password, disabled account; ambiguous: the username exists in several tenants. */
+      reason: "invalid" | "disabled" | "ambiguous";
+    };
+
+function storedToTenantAccount(stored: StoredAccountLike): TenantAccount {
+  // Roles of database accounts live in Ring0's memberships (Ring0-managed), not in IAM claims.
+  return Object.freeze({
+    sub: subjectFor(stored.tenant, stored.username),
+    username: stored.username,
+    tenant: stored.tenant,
+    name: stored.name,
+    email: stored.email,
+    roles: Object.freeze([]),
+  });
+}
+
+/** `acme:alice` → tenant and username; a plain `alice` has no tenant. */
+export function parseLogin(login: string): { tenant?: string; username: string } {
+  const normalised = normaliseUsername(login);
+  const colon = normalised.indexOf(":");
+  if (colon < 0) return { username: normalised };
+  return { tenant: normalised.slice(0, colon), username: normalised.slice(colon + 1) };
+}
+
+/**
+ * The embedded IAM's accounts: the seed file's and, when a database is configured, the ones tenant
+ * admins created. A login is a username, or `<tenant>:<username>` when that username exists in
+ * several tenants. Disabled accounts are reported only after a correct password, so the message
+ * does not reveal which accounts exist.
+ */
+export function createAccountDirectory(seed: AccountStore, stored: StoredAccountSource | undefined) {
+  return {
+    async findBySub(sub: string): Promise<TenantAccount | undefined> {
+      const seeded = seed.findBySub(sub);
+      if (seeded || !stored) return seeded;
+      const { tenant, username } = parseLogin(sub);
+      if (!tenant) return undefined;
+      const found = await stored.find(tenant, username);
+      return found && !found.disabled ? storedToTenantAccount(found) : undefined;
+    },
+
+    async authenticate(login: string, password: string): Promise<LoginResult> {
+      const { tenant, username } = parseLogin(login);
+      const seeded = seed.findByUsername(username);
+      const seedCandidate = seeded && (tenant === undefined || seeded.tenant === tenant) ? seeded : undefined;
+      let candidates: StoredAccountLike[] = [];
+      if (stored && username) {
+        if (tenant !== undefined) {
+          const found = await stored.find(tenant, username);
+          candidates = found ? [found] : [];
+        } else candidates = await stored.findByUsername(username);
+      }
+      if (candidates.length + (seedCandidate ? 1 : 0) > 1) return { ok: false, reason: "ambiguous" };
+      const candidate = candidates[0];
+      if (!candidate) {
+        // The seed store does the same work for unknown usernames as for a wrong password.
+        const account = await seed.authenticate(username, password);
+        return account && seedCandidate ? { ok: true, account } : { ok: false, reason: "invalid" };
+      }
+      if (!(await verifyPassword(password, candidate.passwordHash))) return { ok: false, reason: "invalid" };
+      if (candidate.disabled) return { ok: false, reason: "disabled" };
+      return { ok: true, account: storedToTenantAccount(candidate) };
+    },
+  };
+}

@@ -19,8 +19,18 @@ import Provider, {
   type JWKS,
   type KoaContextWithOIDC,
 } from "oidc-provider";
+import { getDatabaseUrl, getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
-import { type AccountStore, createAccountStore, normaliseUsername, readAccountsFile } from "./accounts";
+import { createIamAccountRepository } from "./account-repository";
+import {
+  type AccountStore,
+  createAccountDirectory,
+  createAccountStore,
+  normaliseUsername,
+  readAccountsFile,
+  type StoredAccountSource,
+} from "./accounts";
+import { registerEmbeddedIam } from "./registry";
 
 export interface EmbeddedIamClient {
   clientId: string;
@@ -36,6 +46,11 @@ export interface StartEmbeddedIamOptions {
   accountsFile: string;
   clients: EmbeddedIamClient[];
   logger: Logger;
+  /**
+   * Accounts created in Ring0 (the `iam_accounts` table). Default: the process's database when one
+   * is configured, else none (seed accounts only).
+   */
+  storedAccounts?: StoredAccountSource | null;
 }
 
 export interface EmbeddedIam {
@@ -488,6 +503,13 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
   const demoLogins = entries.filter((entry) => entry.password !== undefined).length;
   const accounts: AccountStore = await createAccountStore(entries);
   entries.length = 0;
+  const storedAccounts =
+    opts.storedAccounts === undefined
+      ? getDatabaseUrl()
+        ? createIamAccountRepository(getDb())
+        : undefined
+      : (opts.storedAccounts ?? undefined);
+  const directory = createAccountDirectory(accounts, storedAccounts);
 
   const jwks = await loadOrCreateState(
     path.join(opts.stateDir, JWKS_FILE),
@@ -512,8 +534,9 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
     .join("");
   const throttle = createLoginThrottle();
 
-  const findAccount = (_ctx: KoaContextWithOIDC, sub: string): Account | undefined => {
-    const account = accounts.findBySub(sub);
+  // Disabled database accounts are not found, so their IAM sessions stop yielding tokens too.
+  const findAccount = async (_ctx: KoaContextWithOIDC, sub: string): Promise<Account | undefined> => {
+    const account = await directory.findBySub(sub);
     if (!account) return undefined;
     return {
       accountId: account.sub,
@@ -825,12 +848,35 @@ ${form}
       );
     }
 
-    const account = username && password ? await accounts.authenticate(username, password) : undefined;
-    if (!account) {
+    const result =
+      username && password
+        ? await directory.authenticate(username, password)
+        : ({ ok: false, reason: "invalid" } as const);
+    if (!result.ok) {
       if (username) throttle.failed(username);
-      logger.warn("iam sign-in failed", { username, client, reason: "invalid credentials" });
+      logger.warn("iam sign-in failed", { username, client, reason: result.reason });
+      if (result.reason === "disabled") {
+        return sendLogin(
+          res,
+          403,
+          uid,
+          username,
+          "This account is disabled. Ask an admin of your tenant to enable it again.",
+        );
+      }
+      if (result.reason === "ambiguous") {
+        return sendLogin(
+          res,
+          401,
+          uid,
+          username,
+          "This username exists in more than one tenant: sign in as <tenant>:<username>, e.g. acme:" +
+            username.split(":").pop(),
+        );
+      }
       return sendLogin(res, 401, uid, username, "Invalid username or password.");
     }
+    const { account } = result;
 
     throttle.succeeded(username);
     logger.info("iam sign-in succeeded", {
@@ -895,6 +941,7 @@ ${form}
   });
   server.on("error", (error) => logger.error("iam server socket error", { error }));
 
+  registerEmbeddedIam({ issuer, seedAccounts: accounts.list() });
   logger.info("embedded IAM listening", {
     issuer,
     address: `127.0.0.1:${opts.port}`,
@@ -912,6 +959,7 @@ ${form}
     issuer,
     close() {
       closing ??= (async () => {
+        registerEmbeddedIam(null);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();
