@@ -25,6 +25,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Other suites of this worker's database count tenants: leave none of ours behind.
+  await db.iamAccount.deleteMany({ where: { tenant: { startsWith: "m-" } } });
+  await db.user.deleteMany({ where: { tenant: { startsWith: "m-" } } });
   registerEmbeddedIam(null);
   if (savedIssuer !== undefined) process.env.OIDC_ISSUER = savedIssuer;
   await disconnectDb();
