@@ -2,8 +2,10 @@
 
 import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
+import Link from "next/link";
 import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
+import { PhaseBadge, timeToReady } from "@/components/tenants/phase";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
@@ -58,8 +60,8 @@ export function TenantTable() {
               <th scope="col">Phase</th>
               <th scope="col">Version</th>
               <th scope="col">Provisioner</th>
-              <th scope="col">Ready</th>
               <th scope="col">Age</th>
+              <th scope="col">Time to ready</th>
               <th scope="col">
                 <span className="sr-only">Actions</span>
               </th>
@@ -68,24 +70,22 @@ export function TenantTable() {
           <tbody>
             {tenants.map((tenant) => (
               <tr key={tenant.name}>
-                <td>{tenant.name}</td>
+                <td>
+                  <Link href={`/operator/tenants/${encodeURIComponent(tenant.name)}`}>{tenant.name}</Link>
+                </td>
                 <td>{tenant.displayName}</td>
                 <td>
-                  {tenant.phase}
-                  {tenant.suspended ? " (suspended)" : ""}
+                  <PhaseBadge phase={tenant.phase} message={tenant.readyMessage} />
+                  {tenant.suspended && tenant.phase !== "Suspended" ? " (suspending)" : ""}
                 </td>
-                <td>{tenant.version}</td>
+                <td title={tenant.runningVersion ? `serving ${tenant.runningVersion}` : undefined}>
+                  {tenant.version}
+                </td>
                 <td>{tenant.provisioner}</td>
-                <td>
-                  <span
-                    className={`badge ${tenant.ready === "True" ? "badge-success" : tenant.ready === "False" ? "badge-failure" : ""}`}
-                  >
-                    {tenant.ready}
-                  </span>
-                </td>
                 <td>
                   <Age iso={tenant.createdAt} />
                 </td>
+                <td>{timeToReady(tenant.createdAt, tenant.readyAt)}</td>
                 <td>
                   <button
                     type="button"
@@ -201,8 +201,19 @@ function CreateTenantForm() {
   );
 }
 
-/** Deleting a tenant takes its control plane and workloads with it, so the name must be typed. */
-function DeleteTenantForm({ name, onDone }: { name: string; onDone: () => void }) {
+/**
+ * Deleting a tenant takes its control plane and workloads with it, so the name must be typed.
+ * `onDone` runs on cancel and after the delete; `onDeleted` only after it.
+ */
+export function DeleteTenantForm({
+  name,
+  onDone,
+  onDeleted,
+}: {
+  name: string;
+  onDone: () => void;
+  onDeleted?: () => void;
+}) {
   const trpc = useTRPC();
   const [confirm, setConfirm] = useState("");
   const remove = useMutation(
@@ -210,6 +221,7 @@ function DeleteTenantForm({ name, onDone }: { name: string; onDone: () => void }
       onSuccess: () => {
         toast(`Tenant "${name}" deleted.`);
         onDone();
+        onDeleted?.();
       },
     }),
   );

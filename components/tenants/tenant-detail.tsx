@@ -1,0 +1,211 @@
+"use client";
+
+import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import { useState } from "react";
+import { Age } from "@/components/nodes/age";
+import { PhaseBadge, Timestamp, timeToReady } from "@/components/tenants/phase";
+import { buildTimeline, formatDuration } from "@/components/tenants/provisioning-timeline";
+import { TenantActions } from "@/components/tenants/tenant-actions";
+import styles from "@/components/tenants/tenant-page.module.css";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { LiveBadge } from "@/components/ui/live-badge";
+import { PageHeader } from "@/components/ui/page-header";
+import { StatusBadge } from "@/components/ui/status-badge";
+import { Timeline } from "@/components/ui/timeline";
+
+/** One Tenant: its state, how it got there, and what an operator can do with it; live over SSE. */
+export function TenantDetail({ name }: { name: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const { data: tenant } = useSuspenseQuery(trpc.tenants.get.queryOptions({ name }));
+  const [gone, setGone] = useState(false);
+  const feed = useSubscription(
+    trpc.tenants.watch.subscriptionOptions(
+      { name },
+      {
+        onData: (detail) => {
+          if (detail) queryClient.setQueryData(trpc.tenants.get.queryKey({ name }), detail);
+          setGone(detail === null);
+        },
+      },
+    ),
+  );
+
+  const timeline = buildTimeline(tenant);
+  const servingVersion = tenant.runningVersion ?? "not serving yet";
+
+  return (
+    <>
+      <PageHeader title={tenant.displayName} description={`Tenant ${tenant.name}`} />
+      <p className="toolbar">
+        <LiveBadge subject="Tenant" status={feed.status} />
+        {tenant.deleting ? <StatusBadge tone="warning">Being deleted</StatusBadge> : null}
+      </p>
+      {gone ? (
+        <p className="alert alert-info" role="status">
+          This tenant no longer exists in the super cluster.
+        </p>
+      ) : null}
+
+      <section className="card" aria-label="Summary">
+        <dl className={styles.facts}>
+          <div>
+            <dt>Phase</dt>
+            <dd>
+              <PhaseBadge phase={tenant.phase} message={tenant.readyMessage} />
+              {tenant.suspended && tenant.phase !== "Suspended" ? " (suspending)" : ""}
+            </dd>
+          </div>
+          <div>
+            <dt>Kubernetes version</dt>
+            <dd>
+              {tenant.version || "—"} <span className="whoami-meta">({servingVersion})</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Provisioner</dt>
+            <dd>{tenant.provisioner}</dd>
+          </div>
+          <div>
+            <dt>Endpoint</dt>
+            <dd>{tenant.endpoint ? <code>{tenant.endpoint}</code> : "—"}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>
+              <Timestamp iso={tenant.createdAt} />{" "}
+              <span className="whoami-meta">
+                (<Age iso={tenant.createdAt} /> ago)
+              </span>
+            </dd>
+          </div>
+          <div>
+            <dt>Ready</dt>
+            <dd>
+              <Timestamp iso={tenant.readyAt} />
+              {tenant.readyAt ? (
+                <span className="whoami-meta">
+                  {" "}
+                  ({timeToReady(tenant.createdAt, tenant.readyAt)} after creation)
+                </span>
+              ) : null}
+            </dd>
+          </div>
+        </dl>
+      </section>
+
+      <div className={`${styles.columns} ${styles.section}`}>
+        <section className="card" aria-labelledby="timeline-heading">
+          <h2 id="timeline-heading">Provisioning timeline</h2>
+          <Timeline
+            label="Provisioning timeline"
+            items={timeline.map((step) => ({
+              key: step.key,
+              title: step.label,
+              state: step.state,
+              meta: step.at ? (
+                <>
+                  <Timestamp iso={step.at} />
+                  {step.sincePreviousMs !== null ? (
+                    <span>+{formatDuration(step.sincePreviousMs)}</span>
+                  ) : null}
+                </>
+              ) : undefined,
+              detail: step.detail,
+            }))}
+          />
+        </section>
+
+        <TenantActions tenant={tenant} />
+      </div>
+
+      <section className={styles.section} aria-labelledby="conditions-heading">
+        <h2 id="conditions-heading">Conditions</h2>
+        {tenant.conditions.length === 0 ? (
+          <EmptyState title="No conditions yet">
+            <p>The tenant controller has not reconciled this tenant yet.</p>
+          </EmptyState>
+        ) : (
+          <table className="data" aria-label="Conditions">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Message</th>
+                <th scope="col">Last transition</th>
+              </tr>
+            </thead>
+            <tbody>
+              {tenant.conditions.map((condition) => (
+                <tr key={condition.type}>
+                  <td>{condition.type}</td>
+                  <td>
+                    <StatusBadge
+                      tone={
+                        condition.status === "True"
+                          ? "success"
+                          : condition.status === "False"
+                            ? "failure"
+                            : "neutral"
+                      }
+                    >
+                      {condition.status}
+                    </StatusBadge>
+                  </td>
+                  <td>{condition.reason ?? "—"}</td>
+                  <td>{condition.message ?? "—"}</td>
+                  <td>
+                    <Timestamp iso={condition.lastTransitionTime} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section className={styles.section} aria-labelledby="events-heading">
+        <h2 id="events-heading">Events</h2>
+        {tenant.events.length === 0 ? (
+          <EmptyState title="No events">
+            <p>The controller records an Event on every phase change; Kubernetes keeps them for an hour.</p>
+          </EmptyState>
+        ) : (
+          <table className="data" aria-label="Events">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Message</th>
+                <th scope="col">Count</th>
+                <th scope="col">Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {tenant.events.map((event, index) => (
+                // Events carry no stable key here; they only ever grow at the end (oldest first).
+                // biome-ignore lint/suspicious/noArrayIndexKey: append-only list
+                <tr key={`${index}-${event.reason}`}>
+                  <td>
+                    <StatusBadge tone={event.type === "Warning" ? "failure" : "neutral"}>
+                      {event.type}
+                    </StatusBadge>
+                  </td>
+                  <td>{event.reason}</td>
+                  <td>{event.message}</td>
+                  <td>{event.count}</td>
+                  <td>
+                    <Age iso={event.lastAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}
