@@ -2,6 +2,7 @@ import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/a
 import { recordAudit } from "@/server/audit/service";
 import { canManageMembers } from "@/server/auth/roles";
 import { NotFoundError } from "@/server/errors";
+import { createAccountService } from "@/server/iam/account-service";
 import {
   createTenantResource,
   deleteTenantResource,
@@ -42,7 +43,11 @@ export const tenantsRouter = createTRPCRouter({
   watchResources: operatorProcedure.subscription(({ signal }) => watchTenantResources(signal)),
 
   create: operatorProcedure.input(createTenantSchema).mutation(async ({ ctx, input }) => {
-    const tenant = await createTenantResource(input, { name: ctx.user.name });
+    const { firstAdmin, ...resource } = input;
+    const accounts = createAccountService({ db: ctx.db });
+    // An account that cannot be made (external IAM, taken username) is refused before the Tenant exists.
+    if (firstAdmin) accounts.assertCanCreate(firstAdmin.username);
+    const tenant = await createTenantResource(resource, { name: ctx.user.name });
     await recordAudit({
       actorId: ctx.user.id,
       actorName: ctx.user.name,
@@ -55,7 +60,18 @@ export const tenantsRouter = createTRPCRouter({
       requestId: ctx.requestId,
       detail: { version: input.version, provisioner: input.provisioner, admins: input.admins },
     });
-    return tenant;
+    if (!firstAdmin) return { ...tenant, firstAdmin: null };
+    // The one-time password is in this answer only (the dialog shows it once).
+    const created = await accounts.create(
+      ctx.user,
+      input.name,
+      { ...firstAdmin, role: "tenant-admin" },
+      ctx.requestId,
+    );
+    return {
+      ...tenant,
+      firstAdmin: { username: created.account.username, temporaryPassword: created.temporaryPassword },
+    };
   }),
 
   /** Deleting a tenant takes its control plane and workloads with it: the name must be typed. */

@@ -3,6 +3,7 @@
  * form validates with the same rules before it sends.
  */
 import { z } from "zod";
+import { newAccountFields } from "@/server/api/routers/accounts/accounts.schema";
 
 /** Kubernetes versions a new tenant control plane may run. */
 export const supportedVersions = ["1.36"] as const;
@@ -33,6 +34,8 @@ export const createTenantSchema = z.object({
   provisioner: z.enum(provisioners).default("local"),
   version: z.enum(supportedVersions, { message: `expected one of ${supportedVersions.join(", ")}` }),
   admins: z.array(adminName).max(20, "expected at most 20 admins").default([]),
+  /** Embedded IAM only: an account made right after the Tenant, as its tenant admin. */
+  firstAdmin: z.object(newAccountFields).optional(),
 });
 export type CreateTenantSchema = z.input<typeof createTenantSchema>;
 
