@@ -5,6 +5,8 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
+import { emptyFirstAdmin, FirstAdminFields, firstAdminInput } from "@/components/tenant/first-admin-fields";
+import { OneTimePassword } from "@/components/tenant/one-time-password";
 import { PhaseBadge, timeToReady } from "@/components/tenants/phase";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -114,6 +116,8 @@ function CreateTenantForm() {
   const [version, setVersion] = useState<string>(supportedVersions[0]);
   const [provisioner, setProvisioner] = useState<string>("local");
   const [admins, setAdmins] = useState("");
+  const [firstAdmin, setFirstAdmin] = useState(emptyFirstAdmin);
+  const [issued, setIssued] = useState<{ username: string; password: string } | null>(null);
   const [invalid, setInvalid] = useState<string | null>(null);
 
   // The new row arrives through the live feed; nothing to refetch here.
@@ -124,6 +128,10 @@ function CreateTenantForm() {
         setName("");
         setDisplayName("");
         setAdmins("");
+        setFirstAdmin(emptyFirstAdmin);
+        if (tenant.firstAdmin) {
+          setIssued({ username: tenant.firstAdmin.username, password: tenant.firstAdmin.temporaryPassword });
+        }
       },
     }),
   );
@@ -141,6 +149,7 @@ function CreateTenantForm() {
         .split(",")
         .map((admin) => admin.trim())
         .filter(Boolean),
+      firstAdmin: firstAdminInput(firstAdmin),
     });
     if (!parsed.success) {
       setInvalid(`Invalid input — ${describeIssues(parsed.error.issues)}`);
@@ -192,6 +201,14 @@ function CreateTenantForm() {
           {create.isPending ? "Creating…" : "Create tenant"}
         </button>
       </div>
+      <FirstAdminFields value={firstAdmin} onChange={setFirstAdmin} />
+      {issued ? (
+        <OneTimePassword
+          username={issued.username}
+          password={issued.password}
+          onDone={() => setIssued(null)}
+        />
+      ) : null}
       {error ? (
         <p className="alert alert-error" role="alert">
           {error}

@@ -1,0 +1,197 @@
+"use client";
+
+import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { OneTimePassword } from "@/components/tenant/one-time-password";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { toast } from "@/components/ui/toast";
+import { accountsCreateInput } from "@/server/api/routers/accounts/accounts.schema";
+import { assignableRoles } from "@/server/api/routers/members/members.schema";
+import { roleLabel } from "./member-table";
+
+/** With an external IAM there is nothing to manage here: say where accounts live. */
+export function ExternalIamNotice({ issuer }: { issuer: string | null }) {
+  return (
+    <section className="card" aria-label="Accounts">
+      <h2>Accounts</h2>
+      <p>
+        Accounts are managed in your identity provider{issuer ? ` (${issuer})` : ""}: create, disable and
+        enable people there. The members above are the people who have signed in to Ring0.
+      </p>
+    </section>
+  );
+}
+
+/**
+ * Embedded-IAM accounts of the tenant created in Ring0: create one (its temporary password is shown
+ * once), disable it (it can no longer sign in and loses access at once) or enable it again.
+ */
+export function AccountManager({ tenant }: { tenant: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const { data: accounts } = useSuspenseQuery(trpc.accounts.list.queryOptions({ tenant }));
+  const [issued, setIssued] = useState<{ username: string; password: string } | null>(null);
+  const refresh = () =>
+    Promise.all([
+      queryClient.invalidateQueries({ queryKey: trpc.accounts.list.queryKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.members.list.queryKey() }),
+    ]);
+
+  const setDisabled = useMutation(
+    trpc.accounts.setDisabled.mutationOptions({
+      onSuccess: (account) => {
+        toast(`Account "${account?.username}" ${account?.disabled ? "disabled" : "enabled"}.`);
+        void refresh();
+      },
+      onError: (error) => toast(error.message),
+    }),
+  );
+
+  return (
+    <section aria-label="Accounts">
+      <h2>Accounts</h2>
+      <CreateAccountForm
+        tenant={tenant}
+        onCreated={(username, password) => {
+          setIssued({ username, password });
+          void refresh();
+        }}
+      />
+      {issued ? (
+        <OneTimePassword
+          username={issued.username}
+          password={issued.password}
+          onDone={() => setIssued(null)}
+        />
+      ) : null}
+      {accounts.length === 0 ? (
+        <EmptyState title="No accounts created here yet">
+          <p>Accounts you create sign in through Ring0's IAM with a temporary password.</p>
+        </EmptyState>
+      ) : (
+        <table className="data" aria-label="Accounts">
+          <thead>
+            <tr>
+              <th scope="col">Username</th>
+              <th scope="col">Name</th>
+              <th scope="col">Email</th>
+              <th scope="col">Created by</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span className="sr-only">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {accounts.map((account) => (
+              <tr key={account.username}>
+                <td>{account.username}</td>
+                <td>{account.name}</td>
+                <td>{account.email}</td>
+                <td>{account.createdBy}</td>
+                <td>
+                  <span className={`badge ${account.disabled ? "badge-failure" : "badge-success"}`}>
+                    {account.disabled ? "disabled" : "active"}
+                  </span>
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    className="button"
+                    aria-label={`${account.disabled ? "Enable" : "Disable"} ${account.username}`}
+                    disabled={setDisabled.isPending}
+                    onClick={() =>
+                      setDisabled.mutate({ tenant, username: account.username, disabled: !account.disabled })
+                    }
+                  >
+                    {account.disabled ? "Enable" : "Disable"}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function CreateAccountForm({
+  tenant,
+  onCreated,
+}: {
+  tenant: string;
+  onCreated: (username: string, password: string) => void;
+}) {
+  const trpc = useTRPC();
+  const [name, setName] = useState("");
+  const [username, setUsername] = useState("");
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<(typeof assignableRoles)[number]>("tenant-member");
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const create = useMutation(
+    trpc.accounts.create.mutationOptions({
+      onSuccess: (result) => {
+        onCreated(result.account.username, result.temporaryPassword);
+        setName("");
+        setUsername("");
+        setEmail("");
+      },
+    }),
+  );
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.reset();
+    // The API's own schema, so mistakes are explained before anything is sent.
+    const parsed = accountsCreateInput.safeParse({ name, username, email, role });
+    if (!parsed.success) {
+      setInvalid(
+        `Invalid input — ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
+      );
+      return;
+    }
+    setInvalid(null);
+    create.mutate({ tenant, ...parsed.data });
+  };
+  const error = invalid ?? create.error?.message ?? null;
+  return (
+    <form className="toolbar" onSubmit={submit} aria-label="Create an account" noValidate>
+      <label className="field">
+        Name
+        <input value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" />
+      </label>
+      <label className="field">
+        Username
+        <input value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="off" />
+      </label>
+      <label className="field">
+        Email
+        <input
+          type="email"
+          value={email}
+          onChange={(event) => setEmail(event.target.value)}
+          autoComplete="off"
+        />
+      </label>
+      <label className="field">
+        Role
+        <select value={role} onChange={(event) => setRole(event.target.value as typeof role)}>
+          {assignableRoles.map((candidate) => (
+            <option key={candidate} value={candidate}>
+              {roleLabel[candidate]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" className="button button-primary" disabled={create.isPending}>
+        {create.isPending ? "Creating…" : "Create account"}
+      </button>
+      {error ? (
+        <p className="alert alert-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}
