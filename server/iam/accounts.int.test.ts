@@ -105,21 +105,8 @@ function browser() {
  * Drives a sign-in at the IAM: authorize → login page → form post → redirects. Returns the login
  * answer when it was refused, or the client callback URL (with a code) when it succeeded.
  */
-async function signInAtIam(login: string, password: string) {
-  const fetchWithCookies = browser();
-  const verifier = randomBytes(32).toString("base64url");
-  const authorize = new URL("/auth", issuer);
-  authorize.search = new URLSearchParams({
-    client_id: client.clientId,
-    redirect_uri: client.redirectUris[0] ?? "",
-    response_type: "code",
-    scope: "openid profile email ring0",
-    state: randomBytes(12).toString("base64url"),
-    nonce: randomBytes(12).toString("base64url"),
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-    code_challenge_method: "S256",
-  }).toString();
-  const start = await fetchWithCookies(authorize.href);
+async function signInAtIam(login: string, password: string, fetchWithCookies = browser()) {
+  const start = await authorize(fetchWithCookies);
   const interaction = new URL(start.headers.get("location") ?? "", issuer);
   expect(interaction.pathname).toMatch(/^\/interaction\//);
   const page = await fetchWithCookies(interaction.href);
@@ -139,6 +126,23 @@ async function signInAtIam(login: string, password: string) {
     if (response.status < 300 || response.status >= 400) break;
   }
   return { status: response.status, html: await response.text(), callback: null };
+}
+
+/** The IAM's first answer to an authorization request (a redirect to a login interaction or, with a live IAM session, onwards). */
+async function authorize(fetchWithCookies: ReturnType<typeof browser>) {
+  const verifier = randomBytes(32).toString("base64url");
+  const authorize = new URL("/auth", issuer);
+  authorize.search = new URLSearchParams({
+    client_id: client.clientId,
+    redirect_uri: client.redirectUris[0] ?? "",
+    response_type: "code",
+    scope: "openid profile email ring0",
+    state: randomBytes(12).toString("base64url"),
+    nonce: randomBytes(12).toString("base64url"),
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+  }).toString();
+  return fetchWithCookies(authorize.href);
 }
 
 async function signInToRing0(tenant: string, username: string, role: Ring0Role): Promise<SessionUser> {
@@ -178,8 +182,12 @@ describe("embedded-IAM accounts created in Ring0", () => {
 
     const wrong = await signInAtIam("newbie", "not-the-password");
     expect(wrong.status).toBe(401);
-    const ok = await signInAtIam("newbie", temporaryPassword);
+    const sessionBrowser = browser();
+    const ok = await signInAtIam("newbie", temporaryPassword, sessionBrowser);
     expect(ok.callback?.searchParams.get("code")).toBeTruthy();
+    // With a live IAM session the next authorization goes straight on (no login page)…
+    const silent = await authorize(sessionBrowser);
+    expect(new URL(silent.headers.get("location") ?? "", issuer).pathname).not.toMatch(/^\/interaction\//);
     const qualified = await signInAtIam(`${tenant}:newbie`, temporaryPassword);
     expect(qualified.callback?.searchParams.get("code")).toBeTruthy();
 
@@ -189,6 +197,10 @@ describe("embedded-IAM accounts created in Ring0", () => {
     expect((await call(session).members.list({ tenant })).canManage).toBe(false);
 
     await call(admin).accounts.setDisabled({ tenant, username: "newbie", disabled: true });
+    // …but once the account is disabled, that session asks for a login again,
+    const again = await authorize(sessionBrowser);
+    expect(new URL(again.headers.get("location") ?? "", issuer).pathname).toMatch(/^\/interaction\//);
+    // where the account is refused.
     const refused = await signInAtIam("newbie", temporaryPassword);
     expect(refused.status).toBe(403);
     expect(refused.html).toContain("This account is disabled");

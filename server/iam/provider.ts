@@ -16,6 +16,7 @@ import Provider, {
   type Configuration,
   errors,
   type Interaction,
+  interactionPolicy,
   type JWKS,
   type KoaContextWithOIDC,
 } from "oidc-provider";
@@ -487,6 +488,24 @@ function originsOf(urls: string[]): string[] {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The default prompts, plus: an IAM session whose account can no longer be found (a database
+ * account that was disabled) asks for a login again instead of failing the authorization.
+ */
+function loginPolicy() {
+  const policy = interactionPolicy.base();
+  const { Check } = interactionPolicy;
+  policy
+    .get("login")
+    ?.checks.add(
+      new Check("account_unavailable", "The signed-in account is no longer available", (ctx) =>
+        ctx.oidc.session?.accountId && !ctx.oidc.account ? Check.REQUEST_PROMPT : Check.NO_NEED_TO_PROMPT,
+      ),
+      0,
+    );
+  return policy;
+}
+
 /** Starts the embedded IAM; resolves once it listens on 127.0.0.1:port. */
 export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<EmbeddedIam> {
   const logger = opts.logger.child({ component: "iam" });
@@ -619,7 +638,7 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
       long: { httpOnly: true, sameSite: "lax" },
       short: { httpOnly: true, sameSite: "lax" },
     },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}`, policy: loginPolicy() },
     features: {
       devInteractions: { enabled: false },
       resourceIndicators: { enabled: false },
