@@ -174,12 +174,15 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
 
 export type ControlPlaneClient = ReturnType<typeof createControlPlaneClient>;
 
-const clientKey = Symbol.for("ring0.gateway.controlPlaneClient");
-type GlobalWithClient = typeof globalThis & { [clientKey]?: ControlPlaneClient };
+let shared: ControlPlaneClient | undefined;
 
-/** The process-wide client (one agent per tenant, shared by every request of this process). */
+/**
+ * The client of this module graph (one agent per tenant, shared by its requests). Deliberately not
+ * on globalThis: the errors it throws must be this graph's K8sError and UnavailableError classes,
+ * or the tRPC error mapping of another graph (route handlers vs. server components) would not
+ * recognise them.
+ */
 export function controlPlaneClient(): ControlPlaneClient {
-  const global = globalThis as GlobalWithClient;
-  global[clientKey] ??= createControlPlaneClient();
-  return global[clientKey];
+  shared ??= createControlPlaneClient();
+  return shared;
 }
