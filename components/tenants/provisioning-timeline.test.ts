@@ -110,6 +110,48 @@ describe("buildTimeline", () => {
   });
 });
 
+it("keeps a quick suspend and resume apart from the first ready (Event times are whole seconds)", () => {
+  const steps = buildTimeline({
+    phase: "Ready",
+    createdAt: at(0),
+    timings: {
+      createdAt: at(0),
+      provisioningStartedAt: at(3),
+      controlPlaneReadyAt: at(5),
+      readyAt: at(7.005),
+      lastReadyAt: at(11.2),
+    },
+    conditions: [
+      // Moved again by the resume: the first time the defaults were in place is readyAt.
+      {
+        type: "DefaultsApplied",
+        status: "True",
+        reason: "Applied",
+        message: null,
+        lastTransitionTime: at(11.2),
+      },
+    ],
+    events: [
+      event("Provisioning", 3),
+      event("Ready", 7),
+      event("Suspended", 7),
+      event("Provisioning", 10),
+      event("Ready", 11),
+    ],
+  });
+  expect(steps.map((step) => step.label)).toEqual([
+    "Created",
+    "Provisioning started",
+    "Control plane serving",
+    "Defaults applied",
+    "Ready",
+    "Suspended",
+    "Resuming",
+    "Ready again",
+  ]);
+  expect(steps.every((step) => step.state === "done")).toBe(true);
+});
+
 describe("formatDuration", () => {
   it("picks a readable unit", () => {
     expect(formatDuration(850)).toBe("850 ms");

@@ -23,9 +23,12 @@ type TimelineInput = Pick<TenantDetail, "phase" | "timings" | "conditions" | "ev
 
 /** Phase-change Events that are steps of their own. */
 const laterPhases = new Set(["Suspended", "Upgrading", "Deleting", "Failed", "Provisioning", "Ready"]);
-// The reconciler writes the status, then records the Event: an Event this close after a recorded
-// timing is that same step, not a new one.
+// The reconciler writes the status, then records the Event: the first Event this close to a
+// recorded timing is that same step, not a new one.
 const sameStepWindowMs = 5_000;
+// Event times are whole seconds, timings milliseconds: steps are ordered by the second they
+// happened in, then by the order they are listed in (the base steps first).
+const second = (ms: number) => Math.floor(ms / 1_000);
 
 const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) : Number.NaN);
 
@@ -33,11 +36,11 @@ export function buildTimeline(tenant: TimelineInput): TimelineStep[] {
   const { timings } = tenant;
   const condition = (type: string) => tenant.conditions.find((candidate) => candidate.type === type);
   const defaults = condition("DefaultsApplied");
-  // Ready is written together with DefaultsApplied=True, so a tenant that was Ready had its defaults then.
+  // Ready is first written together with DefaultsApplied=True, so readyAt is when the defaults were
+  // first in place (the condition's own transition moves again after a suspend and resume).
   const defaultsAt =
-    defaults?.status === "True" && defaults.lastTransitionTime
-      ? defaults.lastTransitionTime
-      : timings.readyAt;
+    timings.readyAt ??
+    (defaults?.status === "True" && defaults.lastTransitionTime ? defaults.lastTransitionTime : null);
 
   const base: Omit<TimelineStep, "sincePreviousMs" | "state">[] = [
     { key: "created", label: "Created", at: timings.createdAt ?? tenant.createdAt, detail: null },
@@ -62,12 +65,16 @@ export function buildTimeline(tenant: TimelineInput): TimelineStep[] {
   };
 
   const later: Omit<TimelineStep, "sincePreviousMs" | "state">[] = [];
+  const seen = new Set<string>();
   for (const [index, event] of tenant.events.entries()) {
     if (!laterPhases.has(event.reason) || !event.lastAt) continue;
     const first = firstOf[event.reason];
+    const isFirst = !seen.has(event.reason);
+    seen.add(event.reason);
     if (first !== undefined) {
-      // The first Provisioning/Ready are the base steps; only a later one (after a resume) is new.
-      if (!first || time(event.lastAt) <= time(first) + sameStepWindowMs) continue;
+      // The first Provisioning/Ready Event is the base step itself; a later one follows a resume.
+      if (!first) continue;
+      if (isFirst && Math.abs(time(event.lastAt) - time(first)) <= sameStepWindowMs) continue;
     }
     const label =
       event.reason === "Ready" ? "Ready again" : event.reason === "Provisioning" ? "Resuming" : event.reason;
@@ -92,7 +99,7 @@ export function buildTimeline(tenant: TimelineInput): TimelineStep[] {
   const happened = [...base, ...later]
     .map((step, order) => ({ step, order }))
     .filter(({ step }) => step.at)
-    .sort((a, b) => time(a.step.at) - time(b.step.at) || a.order - b.order)
+    .sort((a, b) => second(time(a.step.at)) - second(time(b.step.at)) || a.order - b.order)
     .map(({ step }) => step);
   const pending = [...base, ...later].filter((step) => !step.at);
 
