@@ -3,6 +3,12 @@ import path from "node:path";
 import { type Browser, test as base, expect, type Page } from "@playwright/test";
 import { AppShell } from "./pages/app-shell";
 import { IamLoginPage } from "./pages/iam-login-page";
+import {
+  type ProvisionedTenant,
+  provisionTenant,
+  removeTenant,
+  type WithTenantOptions,
+} from "./tenant-fixture";
 
 export type Role = "operator" | "tenant-admin" | "tenant-member";
 export type DemoTenant = "acme" | "globex";
@@ -47,6 +53,12 @@ interface Fixtures {
    */
   loginAs(role: Role, tenant?: DemoTenant): Promise<Page>;
   shell: AppShell;
+  /**
+   * A real tenant for this test only: provisioned (control plane Ready) with an admin and a member
+   * account of the embedded IAM, deleted afterwards with everything it had. E.g.
+   * `const acme3 = await withTenant(); await signInThroughIam(page, acme3.admin.username, acme3.admin.password)`.
+   */
+  withTenant(options?: WithTenantOptions): Promise<ProvisionedTenant>;
   /** Browser console errors and uncaught page errors of the test's pages: any one fails the test. */
   consoleErrors: string[];
 }
@@ -92,6 +104,22 @@ export const test = base.extend<Fixtures>({
   },
   shell: async ({ page }, use) => {
     await use(new AppShell(page));
+  },
+  withTenant: async ({ browser }, use) => {
+    const operator = await browser.newContext({
+      storageState: await storageStateFor(browser, "operator", "acme"),
+    });
+    const made: string[] = [];
+    try {
+      await use(async (options) => {
+        const tenant = await provisionTenant(operator.request, options);
+        made.push(tenant.name);
+        return tenant;
+      });
+    } finally {
+      for (const name of made) await removeTenant(operator.request, name);
+      await operator.close();
+    }
   },
 });
 
