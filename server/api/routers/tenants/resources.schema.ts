@@ -17,8 +17,8 @@ export const tenantName = z
   .min(3, "expected at least 3 characters")
   .max(40, "expected at most 40 characters")
   .regex(
-    /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/,
-    "expected a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter or digit)",
+    /^[a-z]([-a-z0-9]*[a-z0-9])?$/,
+    "expected a DNS-1123 label starting with a letter (lowercase letters, digits and '-', ending with a letter or digit)",
   )
   .refine((name) => !(reservedTenantNames as readonly string[]).includes(name), {
     message: `is reserved (${reservedTenantNames.join(", ")})`,
