@@ -93,6 +93,7 @@ describe("Tenant resources through the tenants router", () => {
     for (const [input, field] of [
       [{ ...valid, name: "Bad_Name" }, "name:"],
       [{ ...valid, name: "ab" }, "name:"],
+      [{ ...valid, name: "1abc" }, "name:"],
       [{ ...valid, name: "kube-system" }, "name:"],
       [{ ...valid, name: "x".repeat(41) }, "name:"],
       [{ ...valid, version: "1.20" }, "version:"],
