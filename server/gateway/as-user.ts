@@ -84,14 +84,6 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
   }
 
   return {
-    /** Where the tenant's control plane stands, without sending it anything. */
-    async lookup(tenant: string): Promise<ControlPlaneLookup> {
-      const controlPlanes = directory();
-      if (!controlPlanes)
-        return { state: "unavailable", phase: "Unknown", message: "No control plane directory is running." };
-      return controlPlanes.lookup(tenant);
-    },
-
     /** The parsed JSON answer; a non-2xx answer is a K8sError with the control plane's Status. */
     async request<T>(
       tenant: string,
