@@ -10,16 +10,12 @@
  *
  * Keys are ECDSA P-256 from Node's WebCrypto; certificates are built with @peculiar/x509.
  */
-import { createPrivateKey, X509Certificate as NodeX509Certificate, randomBytes } from "node:crypto";
+import { createPrivateKey, X509Certificate as NodeX509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { ConfigError, type Env } from "@/server/env";
-import * as x509 from "@/server/provisioners/pki-x509";
+import { type CertificateAndKey, DAY_MS, issueCa, issueLeaf } from "@/server/pki/certificates";
 
-x509.cryptoProvider.set(globalThis.crypto);
-
-const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
-const DAY_MS = 24 * 60 * 60 * 1000;
 export const GATEWAY_CA_VALIDITY_DAYS = 3650;
 export const GATEWAY_LEAF_VALIDITY_DAYS = 365;
 /** A serving certificate with less than this left is re-issued on the next load. */
@@ -44,81 +40,27 @@ export interface GatewayTls {
   issued: string[];
 }
 
-async function generateKeys(): Promise<CryptoKeyPair> {
-  return (await globalThis.crypto.subtle.generateKey(algorithm, true, ["sign", "verify"])) as CryptoKeyPair;
-}
+type Pem = CertificateAndKey;
 
-async function privateKeyPem(key: CryptoKey): Promise<string> {
-  const der = await globalThis.crypto.subtle.exportKey("pkcs8", key);
-  return `${x509.PemConverter.encode(der, "PRIVATE KEY")}\n`;
-}
-
-async function importSigningKey(pem: string): Promise<CryptoKey> {
-  return globalThis.crypto.subtle.importKey("pkcs8", x509.PemConverter.decodeFirst(pem), algorithm, false, [
-    "sign",
-  ]);
-}
-
-function validity(now: Date, days: number) {
-  // Backdated a little so a client whose clock lags accepts a fresh certificate at once.
-  return {
-    notBefore: new Date(now.getTime() - 5 * 60 * 1000),
-    notAfter: new Date(now.getTime() + days * DAY_MS),
-  };
-}
-
-const serialNumber = () => {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] as number) & 0x7f; // positive
-  return bytes.toString("hex");
-};
-
-interface Pem {
-  cert: string;
-  key: string;
-}
-
-async function issueCa(now: Date): Promise<Pem> {
-  const keys = await generateKeys();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: serialNumber(),
+function issueGatewayCa(now: Date): Promise<Pem> {
+  return issueCa({
     name: `CN=Ring0 kube gateway CA ${now.toISOString().slice(0, 10)}, O=Ring0`,
-    keys,
-    signingAlgorithm: algorithm,
-    ...validity(now, GATEWAY_CA_VALIDITY_DAYS),
-    extensions: [
-      new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+    days: GATEWAY_CA_VALIDITY_DAYS,
+    now,
+    pathLength: 0,
   });
-  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
 }
 
-async function issueServing(ca: Pem, now: Date): Promise<Pem> {
-  const keys = await generateKeys();
-  const caCert = new x509.X509Certificate(ca.cert);
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: serialNumber(),
+function issueServing(ca: Pem, now: Date): Promise<Pem> {
+  return issueLeaf({
+    issuer: ca,
     subject: "CN=localhost, O=Ring0",
-    issuer: caCert.subject,
-    publicKey: keys.publicKey,
-    signingKey: await importSigningKey(ca.key),
-    signingAlgorithm: algorithm,
-    ...validity(now, GATEWAY_LEAF_VALIDITY_DAYS),
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-      new x509.SubjectAlternativeNameExtension([
-        ...GATEWAY_DNS_NAMES.map((value) => ({ type: "dns" as const, value })),
-        ...GATEWAY_IP_ADDRESSES.map((value) => ({ type: "ip" as const, value })),
-      ]),
-      await x509.AuthorityKeyIdentifierExtension.create(caCert.publicKey),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
+    usages: ["serverAuth"],
+    dns: GATEWAY_DNS_NAMES,
+    ips: GATEWAY_IP_ADDRESSES,
+    days: GATEWAY_LEAF_VALIDITY_DAYS,
+    now,
   });
-  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
 }
 
 /** Whether `key` is the private key of `cert`. */
@@ -197,7 +139,7 @@ export async function ensureGatewayTls(options: { stateDir: string; now?: Date }
   const issued: string[] = [];
   let ca = readPair(dir, "ca");
   if (!caUsable(ca, now)) {
-    ca = await issueCa(now);
+    ca = await issueGatewayCa(now);
     writePair(dir, "ca", ca);
     issued.push("ca");
   }

@@ -9,23 +9,22 @@
  * leaf only when it is missing, not signed by the current CA, near expiry or has the wrong names.
  */
 import { X509Certificate as NodeX509Certificate } from "node:crypto";
-import * as x509 from "./pki-x509";
+import {
+  type CertificateAndKey,
+  DAY_MS,
+  generateKeys,
+  issueCa,
+  issueLeaf,
+  privateKeyPem,
+  publicKeyPem,
+} from "@/server/pki/certificates";
 
-// Node's WebCrypto (globalThis.crypto): keys never leave Node's own crypto implementation.
-x509.cryptoProvider.set(globalThis.crypto);
+export type { CertificateAndKey };
 
-const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
-const DAY_MS = 24 * 60 * 60 * 1000;
 const CA_VALIDITY_DAYS = 3650;
 const LEAF_VALIDITY_DAYS = 365;
 /** A leaf with less than this left is re-issued on the next ensure (pods roll with the new one). */
 export const RENEW_BEFORE_DAYS = 30;
-
-/** PEM certificate and its PEM (PKCS#8) private key. */
-export interface CertificateAndKey {
-  cert: string;
-  key: string;
-}
 
 export interface ControlPlanePki {
   /** Signs the API server's serving cert and every Kubernetes client cert; the cluster signer. */
@@ -97,83 +96,6 @@ const leafNames: LeafName[] = [
   "apiserverEtcdClient",
 ];
 
-async function generateKeys(): Promise<CryptoKeyPair> {
-  return (await globalThis.crypto.subtle.generateKey(algorithm, true, ["sign", "verify"])) as CryptoKeyPair;
-}
-
-async function privateKeyPem(key: CryptoKey): Promise<string> {
-  const der = await globalThis.crypto.subtle.exportKey("pkcs8", key);
-  return `${x509.PemConverter.encode(der, "PRIVATE KEY")}\n`;
-}
-
-async function publicKeyPem(key: CryptoKey): Promise<string> {
-  const der = await globalThis.crypto.subtle.exportKey("spki", key);
-  return `${x509.PemConverter.encode(der, "PUBLIC KEY")}\n`;
-}
-
-async function importSigningKey(pem: string): Promise<CryptoKey> {
-  return globalThis.crypto.subtle.importKey("pkcs8", x509.PemConverter.decodeFirst(pem), algorithm, false, [
-    "sign",
-  ]);
-}
-
-function validity(now: Date, days: number) {
-  // Backdated a little so a control plane whose clock lags Ring0's accepts the certs at once.
-  return {
-    notBefore: new Date(now.getTime() - 5 * 60 * 1000),
-    notAfter: new Date(now.getTime() + days * DAY_MS),
-  };
-}
-
-async function issueCa(commonName: string, now: Date): Promise<CertificateAndKey> {
-  const keys = await generateKeys();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    name: `CN=${commonName}, O=Ring0`,
-    keys,
-    signingAlgorithm: algorithm,
-    ...validity(now, CA_VALIDITY_DAYS),
-    extensions: [
-      new x509.BasicConstraintsExtension(true, undefined, true),
-      new x509.KeyUsagesExtension(
-        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-        true,
-      ),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
-}
-
-async function issueLeaf(
-  profile: LeafProfile,
-  issuer: CertificateAndKey,
-  now: Date,
-): Promise<CertificateAndKey> {
-  const keys = await generateKeys();
-  const issuerCert = new x509.X509Certificate(issuer.cert);
-  const altNames: x509.JsonGeneralName[] = [
-    ...(profile.dns ?? []).map((value) => ({ type: "dns" as const, value })),
-    ...(profile.ips ?? []).map((value) => ({ type: "ip" as const, value })),
-  ];
-  const cert = await x509.X509CertificateGenerator.create({
-    subject: profile.subject,
-    issuer: issuerCert.subject,
-    publicKey: keys.publicKey,
-    signingKey: await importSigningKey(issuer.key),
-    signingAlgorithm: algorithm,
-    ...validity(now, LEAF_VALIDITY_DAYS),
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension(profile.usages.map((usage) => x509.ExtendedKeyUsage[usage])),
-      ...(altNames.length > 0 ? [new x509.SubjectAlternativeNameExtension(altNames)] : []),
-      await x509.AuthorityKeyIdentifierExtension.create(issuerCert.publicKey),
-      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
-    ],
-  });
-  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
-}
-
 /** The SANs of a certificate as Node prints them ("DNS:a, IP Address:127.0.0.1"), as a set. */
 function subjectAltNames(cert: NodeX509Certificate): Set<string> {
   return new Set(
@@ -232,7 +154,7 @@ export async function ensurePki(
     const current = existing[name];
     if (caStillGood(current)) return current;
     issued.push(name);
-    return issueCa(commonName, now);
+    return issueCa({ name: `CN=${commonName}, O=Ring0`, days: CA_VALIDITY_DAYS, now });
   };
   const ca = await keepOrIssueCa("ca", `${names.tenant}-ca`);
   const etcdCa = await keepOrIssueCa("etcdCa", `${names.tenant}-etcd-ca`);
@@ -247,7 +169,7 @@ export async function ensurePki(
       leaves[name] = current;
     } else {
       issued.push(name);
-      leaves[name] = await issueLeaf(profile, issuer, now);
+      leaves[name] = await issueLeaf({ ...profile, issuer, days: LEAF_VALIDITY_DAYS, now });
     }
   }
   let serviceAccount = existing.serviceAccount;

@@ -1,0 +1,129 @@
+/**
+ * Issuing X.509 certificates for Ring0's own PKIs (tenant control planes of the `kubernetes`
+ * provisioner, the kube gateway's HTTPS listener). Keys are ECDSA P-256 from Node's WebCrypto,
+ * certificates are built with @peculiar/x509 (pure JS, no openssl). Callers decide names, lifetimes
+ * and when to re-issue; this module only issues.
+ */
+import { randomBytes } from "node:crypto";
+import * as x509 from "@/server/provisioners/pki-x509";
+
+// Node's WebCrypto (globalThis.crypto): keys never leave Node's own crypto implementation.
+x509.cryptoProvider.set(globalThis.crypto);
+
+export const signingAlgorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
+export const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** PEM certificate and its PEM (PKCS#8) private key. */
+export interface CertificateAndKey {
+  cert: string;
+  key: string;
+}
+
+export async function generateKeys(): Promise<CryptoKeyPair> {
+  return (await globalThis.crypto.subtle.generateKey(signingAlgorithm, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
+}
+
+export async function privateKeyPem(key: CryptoKey): Promise<string> {
+  const der = await globalThis.crypto.subtle.exportKey("pkcs8", key);
+  return `${x509.PemConverter.encode(der, "PRIVATE KEY")}\n`;
+}
+
+export async function publicKeyPem(key: CryptoKey): Promise<string> {
+  const der = await globalThis.crypto.subtle.exportKey("spki", key);
+  return `${x509.PemConverter.encode(der, "PUBLIC KEY")}\n`;
+}
+
+async function importSigningKey(pem: string): Promise<CryptoKey> {
+  return globalThis.crypto.subtle.importKey(
+    "pkcs8",
+    x509.PemConverter.decodeFirst(pem),
+    signingAlgorithm,
+    false,
+    ["sign"],
+  );
+}
+
+function validity(now: Date, days: number) {
+  // Backdated a little so a peer whose clock lags accepts a fresh certificate at once.
+  return {
+    notBefore: new Date(now.getTime() - 5 * 60 * 1000),
+    notAfter: new Date(now.getTime() + days * DAY_MS),
+  };
+}
+
+/** A random positive 128-bit serial number (hex). */
+function serialNumber(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] as number) & 0x7f;
+  return bytes.toString("hex");
+}
+
+export interface CaOptions {
+  /** Distinguished name, e.g. "CN=ring0-acme-ca, O=Ring0". */
+  name: string;
+  days: number;
+  now: Date;
+  /** Maximum number of intermediate CAs below this one (undefined: no limit). */
+  pathLength?: number;
+}
+
+export async function issueCa(options: CaOptions): Promise<CertificateAndKey> {
+  const keys = await generateKeys();
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: serialNumber(),
+    name: options.name,
+    keys,
+    signingAlgorithm,
+    ...validity(options.now, options.days),
+    extensions: [
+      new x509.BasicConstraintsExtension(true, options.pathLength, true),
+      new x509.KeyUsagesExtension(
+        x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
+        true,
+      ),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
+}
+
+export interface LeafOptions {
+  issuer: CertificateAndKey;
+  /** Distinguished name, e.g. "CN=system:kube-controller-manager". */
+  subject: string;
+  usages: ("serverAuth" | "clientAuth")[];
+  dns?: string[];
+  ips?: string[];
+  days: number;
+  now: Date;
+}
+
+export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey> {
+  const keys = await generateKeys();
+  const issuerCert = new x509.X509Certificate(options.issuer.cert);
+  const altNames: x509.JsonGeneralName[] = [
+    ...(options.dns ?? []).map((value) => ({ type: "dns" as const, value })),
+    ...(options.ips ?? []).map((value) => ({ type: "ip" as const, value })),
+  ];
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serialNumber(),
+    subject: options.subject,
+    issuer: issuerCert.subject,
+    publicKey: keys.publicKey,
+    signingKey: await importSigningKey(options.issuer.key),
+    signingAlgorithm,
+    ...validity(options.now, options.days),
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension(options.usages.map((usage) => x509.ExtendedKeyUsage[usage])),
+      ...(altNames.length > 0 ? [new x509.SubjectAlternativeNameExtension(altNames)] : []),
+      await x509.AuthorityKeyIdentifierExtension.create(issuerCert.publicKey),
+      await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+    ],
+  });
+  return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
+}
