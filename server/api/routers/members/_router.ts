@@ -10,7 +10,6 @@ export const membersRouter = createTRPCRouter({
     members: await createMembersService({ db: ctx.db }).list(ctx.tenant),
     canManage: canManageMembers(ctx.user, ctx.tenant),
     iam: currentIamMode(),
-    viewer: { userId: ctx.user.id, role: ctx.user.role },
   })),
 
   setRole: tenantAdminProcedure
