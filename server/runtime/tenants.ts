@@ -26,12 +26,26 @@ import {
 export const controllersNamespace = "ring0-system";
 const syncWaitMs = 5_000;
 
-/** Revoke every API token of a deleted tenant: a new tenant of the same name must not inherit them. */
-async function revokeTenantTokens(tenant: string, log: Logger): Promise<void> {
-  const revoked = await getDb().apiToken.updateMany({
-    where: { tenant, revokedAt: null },
-    data: { revokedAt: new Date(), revokedBy: "Ring0 (tenant deleted)" },
-  });
+/**
+ * What Ring0 holds for a deleted tenant goes with it: its API tokens are revoked, its memberships
+ * and embedded-IAM accounts deleted. A new tenant of the same name starts clean — nothing of the
+ * old one's access carries over.
+ */
+export async function forgetDeletedTenant(tenant: string, log: Logger): Promise<void> {
+  const db = getDb();
+  const [tokens, memberships, accounts] = await db.$transaction([
+    db.apiToken.updateMany({
+      where: { tenant, revokedAt: null },
+      data: { revokedAt: new Date(), revokedBy: "Ring0 (tenant deleted)" },
+    }),
+    db.membership.deleteMany({ where: { tenant } }),
+    db.iamAccount.deleteMany({ where: { tenant } }),
+  ]);
+  const detail = {
+    revokedTokens: tokens.count,
+    removedMemberships: memberships.count,
+    deletedAccounts: accounts.count,
+  };
   await recordAudit({
     actorId: null,
     actorName: "Ring0",
@@ -42,11 +56,11 @@ async function revokeTenantTokens(tenant: string, log: Logger): Promise<void> {
     target: tenant,
     result: "success",
     requestId: null,
-    detail: { revokedTokens: revoked.count },
+    detail,
   });
-  log.info("tenant's control plane removed and its API tokens revoked", {
+  log.info("tenant's control plane removed; its tokens, memberships and accounts are gone", {
     tenant,
-    revokedTokens: revoked.count,
+    ...detail,
   });
 }
 
@@ -172,7 +186,7 @@ export async function startTenants(
         provisioners,
         defaultProvisioner: config.RING0_DEFAULT_PROVISIONER,
         logger: log,
-        onDeleted: (tenant) => revokeTenantTokens(tenant, log),
+        onDeleted: (tenant) => forgetDeletedTenant(tenant, log),
       });
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       await running.stop();
