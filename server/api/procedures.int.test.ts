@@ -40,7 +40,10 @@ describe("procedure tiers", () => {
   it("operatorProcedure admits only operators", async () => {
     expect(await codeOf(callerFor(users.acmeAdmin!).tenants.list())).toBe("FORBIDDEN");
     const tenants = await callerFor(users.operator!).tenants.list();
-    expect(tenants.map((tenant) => tenant.tenant)).toEqual(["acme", "globex", "system"]);
+    // Other suites sharing this worker's database add tenants of their own: check ours are there.
+    expect(tenants.map((tenant) => tenant.tenant)).toEqual(
+      expect.arrayContaining(["acme", "globex", "system"]),
+    );
     expect(tenants.find((tenant) => tenant.tenant === "acme")).toMatchObject({ members: 2, admins: 1 });
   });
 
