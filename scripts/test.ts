@@ -132,6 +132,9 @@ async function main() {
     await check("bench:startup", "tsx", ["bench/startup.ts", "2"]);
     await check("bench:nodes", "tsx", ["bench/nodes.ts"]);
   }
+  // Tenant control planes and the kube gateway (no production build needed; ~2.5 min together).
+  await check("bench:provisioning", "tsx", ["bench/provisioning.ts"]);
+  await check("bench:gateway", "tsx", ["bench/gateway.ts"]);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
