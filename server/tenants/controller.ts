@@ -84,7 +84,8 @@ export function startTenantController(
   const logger = options.logger.child({ component: "tenant-controller" });
   const controller = createController({
     name: "tenant",
-    workers: options.workers ?? 4,
+    // A local create holds a worker for the seconds kwokctl takes; 8 keeps bursts of tenants moving.
+    workers: options.workers ?? 8,
     logger,
     reconcile: createTenantReconciler({ ...options, superCluster, logger }),
   });

@@ -51,7 +51,7 @@ export interface TenantReconcilerOptions {
   defaultProvisioner: ProvisionerName;
   logger: Logger;
   now?: () => Date;
-  /** How often a starting control plane is polled. Default 1 s. */
+  /** How often a starting control plane is polled. Default 300 ms (a readyz GET; cheap). */
   pollMs?: number;
   /** Periodic drift check of a Ready tenant. Default 60 s. */
   resyncMs?: number;
@@ -89,7 +89,7 @@ function messageOf(error: unknown): string {
 export function createTenantReconciler(options: TenantReconcilerOptions) {
   const { superCluster } = options;
   const now = options.now ?? (() => new Date());
-  const pollMs = options.pollMs ?? 1_000;
+  const pollMs = options.pollMs ?? 300;
   const resyncMs = options.resyncMs ?? 60_000;
   const connections = createConnectionCache();
 
