@@ -19,8 +19,8 @@ import type { AuditEventInput } from "@/server/audit/repository";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import type { VerifiedToken } from "@/server/tokens/service";
+import { impersonationOf } from "./as-user";
 import { bearerToken, clientResponseHeaders, upstreamRequestHeaders } from "./headers";
 import { parseGatewayPath } from "./path";
 import { createConcurrencyLimiter, createRateLimiter, createSampler } from "./rate-limit";
@@ -323,14 +323,6 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     };
   }
 
-  function impersonation(admitted: Admitted) {
-    const { user } = admitted.verified;
-    return {
-      user: kubeUserName(admitted.tenant, user.subject),
-      groups: kubeGroupsFor(admitted.tenant, user.role),
-    };
-  }
-
   /** Absolute redirects to the tenant API server point back through the gateway instead. */
   function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted) {
     const location = headers.location;
@@ -359,7 +351,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       return;
     }
     const headers = upstreamRequestHeaders(request.headers, {
-      impersonate: impersonation(admitted),
+      impersonate: impersonationOf(admitted.tenant, admitted.verified.user),
       host: admitted.upstream.url.host,
       clientAddress: request.socket.remoteAddress,
       upgrade: false,
@@ -438,7 +430,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       return;
     }
     const headers = upstreamRequestHeaders(request.headers, {
-      impersonate: impersonation(admitted),
+      impersonate: impersonationOf(admitted.tenant, admitted.verified.user),
       host: admitted.upstream.url.host,
       clientAddress: request.socket.remoteAddress,
       upgrade: true,
