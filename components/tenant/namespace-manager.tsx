@@ -6,6 +6,7 @@ import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
+import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
 import { namespaceName } from "@/server/api/routers/control-plane/namespaces.schema";
 
 /**
@@ -164,7 +165,6 @@ function CreateNamespaceForm({ tenant }: { tenant: string }) {
 function DeleteNamespaceForm({ tenant, name, onDone }: { tenant: string; name: string; onDone: () => void }) {
   const trpc = useTRPC();
   const refresh = useRefreshNamespaces(tenant);
-  const [confirm, setConfirm] = useState("");
   const remove = useMutation(
     trpc.controlPlane.namespaces.delete.mutationOptions({
       onSuccess: () => {
@@ -174,41 +174,19 @@ function DeleteNamespaceForm({ tenant, name, onDone }: { tenant: string; name: s
       },
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (confirm === name) remove.mutate({ tenant, name, confirm });
-  };
 
   return (
-    <form
-      className="card"
-      onSubmit={submit}
-      aria-label={`Delete namespace ${name}`}
+    <TypedNameConfirmation
+      name={name}
+      title={`Delete namespace ${name}`}
+      confirmLabel="Type the namespace's name to confirm"
+      pending={remove.isPending}
+      error={remove.error?.message}
+      onConfirm={(confirm) => remove.mutate({ tenant, name, confirm })}
+      onCancel={onDone}
       style={{ marginBottom: "1rem" }}
     >
-      <h2>Delete namespace {name}</h2>
       <p>This deletes everything in the namespace: workloads, services, secrets and their data.</p>
-      <label className="field">
-        Type the namespace's name to confirm
-        <input value={confirm} onChange={(event) => setConfirm(event.target.value)} autoComplete="off" />
-      </label>
-      <p className="toolbar">
-        <button
-          type="submit"
-          className="button button-primary"
-          disabled={confirm !== name || remove.isPending}
-        >
-          {remove.isPending ? "Deleting…" : `Delete ${name}`}
-        </button>
-        <button type="button" className="button" onClick={onDone}>
-          Cancel
-        </button>
-      </p>
-      {remove.error ? (
-        <p className="alert alert-error" role="alert">
-          {remove.error.message}
-        </p>
-      ) : null}
-    </form>
+    </TypedNameConfirmation>
   );
 }

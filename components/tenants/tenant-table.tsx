@@ -12,6 +12,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { toast } from "@/components/ui/toast";
+import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
 import {
   createTenantSchema,
   provisioners,
@@ -232,7 +233,6 @@ export function DeleteTenantForm({
   onDeleted?: () => void;
 }) {
   const trpc = useTRPC();
-  const [confirm, setConfirm] = useState("");
   const remove = useMutation(
     trpc.tenants.delete.mutationOptions({
       onSuccess: () => {
@@ -242,36 +242,18 @@ export function DeleteTenantForm({
       },
     }),
   );
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (confirm === name) remove.mutate({ name, confirm });
-  };
 
   return (
-    <form className="card" onSubmit={submit} aria-label={`Delete tenant ${name}`}>
-      <h2>Delete tenant {name}</h2>
+    <TypedNameConfirmation
+      name={name}
+      title={`Delete tenant ${name}`}
+      confirmLabel="Type the tenant's name to confirm"
+      pending={remove.isPending}
+      error={remove.error?.message}
+      onConfirm={(confirm) => remove.mutate({ name, confirm })}
+      onCancel={onDone}
+    >
       <p>This deletes the tenant's control plane and everything its workloads run on the super cluster.</p>
-      <label className="field">
-        Type the tenant's name to confirm
-        <input value={confirm} onChange={(event) => setConfirm(event.target.value)} autoComplete="off" />
-      </label>
-      <p className="toolbar">
-        <button
-          type="submit"
-          className="button button-primary"
-          disabled={confirm !== name || remove.isPending}
-        >
-          {remove.isPending ? "Deleting…" : `Delete ${name}`}
-        </button>
-        <button type="button" className="button" onClick={onDone}>
-          Cancel
-        </button>
-      </p>
-      {remove.error ? (
-        <p className="alert alert-error" role="alert">
-          {remove.error.message}
-        </p>
-      ) : null}
-    </form>
+    </TypedNameConfirmation>
   );
 }
