@@ -1,6 +1,6 @@
 "use client";
 
-import { toast } from "@/components/ui/toast";
+import { OneTimeSecret } from "@/components/ui/one-time-secret";
 
 /**
  * A new account's temporary password, shown exactly once: Ring0 keeps only its scrypt hash, so
@@ -16,27 +16,15 @@ export function OneTimePassword({
   onDone: () => void;
 }) {
   return (
-    <section className="card" aria-label="One-time password" style={{ marginBottom: "1rem" }}>
-      <p className="alert alert-info" role="status">
-        Account "{username}" created. Give this temporary password to its owner now: Ring0 keeps only a hash
-        and cannot show it again. They sign in with the username (or tenant:username).
-      </p>
-      <label className="field">
-        Temporary password
-        <input readOnly value={password} onFocus={(event) => event.target.select()} />
-      </label>
-      <p>
-        <button
-          type="button"
-          className="button"
-          onClick={() => void navigator.clipboard?.writeText(password).then(() => toast("Password copied."))}
-        >
-          Copy
-        </button>{" "}
-        <button type="button" className="button" onClick={onDone}>
-          Done
-        </button>
-      </p>
-    </section>
+    <OneTimeSecret
+      title="One-time password"
+      label="Temporary password"
+      secret={password}
+      copiedMessage="Password copied."
+      onDone={onDone}
+    >
+      Account "{username}" created. Give this temporary password to its owner now: Ring0 keeps only a hash and
+      cannot show it again. They sign in with the username (or tenant:username).
+    </OneTimeSecret>
   );
 }

@@ -5,6 +5,7 @@ import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
+import { OneTimeSecret } from "@/components/ui/one-time-secret";
 import { toast } from "@/components/ui/toast";
 
 const lifetimes = [
@@ -74,29 +75,15 @@ export function TokenManager({ tenant }: { tenant: string }) {
       </form>
 
       {issued ? (
-        <section className="card" aria-label="New token" style={{ marginBottom: "1rem" }}>
-          <p className="alert alert-info" role="status">
-            Copy the token "{issued.name}" now: Ring0 keeps only its hash and cannot show it again.
-          </p>
-          <label className="field">
-            Token
-            <input readOnly value={issued.token} onFocus={(event) => event.target.select()} />
-          </label>
-          <p>
-            <button
-              type="button"
-              className="button"
-              onClick={() =>
-                void navigator.clipboard?.writeText(issued.token).then(() => toast("Token copied."))
-              }
-            >
-              Copy
-            </button>{" "}
-            <button type="button" className="button" onClick={() => setIssued(null)}>
-              Done
-            </button>
-          </p>
-        </section>
+        <OneTimeSecret
+          title="New token"
+          label="Token"
+          secret={issued.token}
+          copiedMessage="Token copied."
+          onDone={() => setIssued(null)}
+        >
+          Copy the token "{issued.name}" now: Ring0 keeps only its hash and cannot show it again.
+        </OneTimeSecret>
       ) : null}
 
       {tokens.length === 0 ? (
