@@ -7,8 +7,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
 import { accountsCreateInput } from "@/server/api/routers/accounts/accounts.schema";
-import { assignableRoles } from "@/server/api/routers/members/members.schema";
-import { roleLabel } from "./member-table";
+import { type AssignableRole, RoleField } from "./member-table";
 
 /** With an external IAM there is nothing to manage here: say where accounts live. */
 export function ExternalIamNotice({ issuer }: { issuer: string | null }) {
@@ -128,7 +127,7 @@ function CreateAccountForm({
   const [name, setName] = useState("");
   const [username, setUsername] = useState("");
   const [email, setEmail] = useState("");
-  const [role, setRole] = useState<(typeof assignableRoles)[number]>("tenant-member");
+  const [role, setRole] = useState<AssignableRole>("tenant-member");
   const [invalid, setInvalid] = useState<string | null>(null);
   const create = useMutation(
     trpc.accounts.create.mutationOptions({
@@ -174,16 +173,7 @@ function CreateAccountForm({
           autoComplete="off"
         />
       </label>
-      <label className="field">
-        Role
-        <select value={role} onChange={(event) => setRole(event.target.value as typeof role)}>
-          {assignableRoles.map((candidate) => (
-            <option key={candidate} value={candidate}>
-              {roleLabel[candidate]}
-            </option>
-          ))}
-        </select>
-      </label>
+      <RoleField value={role} onChange={setRole} />
       <button type="submit" className="button button-primary" disabled={create.isPending}>
         {create.isPending ? "Creating…" : "Create account"}
       </button>

@@ -14,6 +14,30 @@ export const roleLabel = {
   "tenant-viewer": "Viewer",
 } as const;
 
+export type AssignableRole = (typeof assignableRoles)[number];
+
+/** The role a member is given: the roles an admin may assign, by their labels. */
+export function RoleField({
+  value,
+  onChange,
+}: {
+  value: AssignableRole;
+  onChange: (role: AssignableRole) => void;
+}) {
+  return (
+    <label className="field">
+      Role
+      <select value={value} onChange={(event) => onChange(event.target.value as AssignableRole)}>
+        {assignableRoles.map((candidate) => (
+          <option key={candidate} value={candidate}>
+            {roleLabel[candidate]}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 const utc = (date: Date) => date.toISOString().replace("T", " ").slice(0, 16);
 
 /**
@@ -142,7 +166,7 @@ function InviteForm({ tenant, external }: { tenant: string; external: boolean })
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [username, setUsername] = useState("");
-  const [role, setRole] = useState<(typeof assignableRoles)[number]>("tenant-member");
+  const [role, setRole] = useState<AssignableRole>("tenant-member");
   const invite = useMutation(
     trpc.members.invite.mutationOptions({
       onSuccess: (member) => {
@@ -167,16 +191,7 @@ function InviteForm({ tenant, external }: { tenant: string; external: boolean })
           maxLength={200}
         />
       </label>
-      <label className="field">
-        Role
-        <select value={role} onChange={(event) => setRole(event.target.value as typeof role)}>
-          {assignableRoles.map((candidate) => (
-            <option key={candidate} value={candidate}>
-              {roleLabel[candidate]}
-            </option>
-          ))}
-        </select>
-      </label>
+      <RoleField value={role} onChange={setRole} />
       <button type="submit" className="button button-primary" disabled={invite.isPending}>
         {invite.isPending ? "Inviting…" : "Invite"}
       </button>
