@@ -4,26 +4,15 @@
  * username refuses before any Tenant exists. Real PostgreSQL and the local super cluster.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
-import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { disconnectDb, getDb } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
-import { installCrds } from "@/server/k8s/crds";
-import { testSuperCluster } from "@/server/k8s/test-cluster";
-import { createLogger } from "@/server/logger";
 import { deleteTenantResource, listTenantResources } from "@/server/tenants/tenant-resources";
 import { createUserRepository } from "@/server/users/repository";
-import { testDatabaseUrl } from "@/test/integration/database";
-import { testCaller, trpcOutcome } from "@/test/integration/trpc";
+import { setUpTenantSuite } from "@/test/integration/tenant-suite";
+import { testCaller, testOperator, trpcOutcome } from "@/test/integration/trpc";
 import { registerEmbeddedIam } from "./registry";
 
-const operator: SessionUser = {
-  id: "op",
-  subject: "system:operator",
-  name: "Olivia",
-  email: null,
-  tenant: "system",
-  role: "operator",
-};
+const operator = testOperator();
 const stamp = Date.now().toString(36);
 const created = `fa-${stamp}`;
 const refused = `fb-${stamp}`;
@@ -40,12 +29,8 @@ const seedAccount = {
 };
 
 beforeAll(async () => {
-  setDatabaseUrl(await testDatabaseUrl());
   delete process.env.OIDC_ISSUER;
-  const user = await createUserRepository(getDb()).recordSignIn({ ...operator }, new Date());
-  operator.id = user.id;
-  conn = testSuperCluster();
-  await installCrds(conn, createLogger({}, "error"));
+  conn = await setUpTenantSuite(operator);
 }, 60_000);
 
 afterEach(() => {

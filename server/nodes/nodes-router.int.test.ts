@@ -3,23 +3,10 @@ import type { SessionUser } from "@/server/auth/roles";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import { connectCluster, getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { testSuperCluster, unreachableKubeconfig } from "@/server/k8s/test-cluster";
-import { testCaller, trpcOutcome } from "@/test/integration/trpc";
+import { testCaller, testOperator, testTenantAdmin, trpcOutcome } from "@/test/integration/trpc";
 
-const operator: SessionUser = {
-  id: "op",
-  subject: "system:operator",
-  name: "Olivia",
-  email: null,
-  tenant: "system",
-  role: "operator",
-};
-const tenantAdmin: SessionUser = {
-  ...operator,
-  id: "a",
-  subject: "acme:acme-admin",
-  tenant: "acme",
-  role: "tenant-admin",
-};
+const operator = testOperator();
+const tenantAdmin = testTenantAdmin();
 
 // The node procedures never touch the database.
 const callerFor = (user: SessionUser) => testCaller(user);

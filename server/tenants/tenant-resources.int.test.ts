@@ -1,30 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
-import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { disconnectDb, getDb } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
-import { installCrds } from "@/server/k8s/crds";
-import { testSuperCluster } from "@/server/k8s/test-cluster";
-import { createLogger } from "@/server/logger";
 import { deleteTenantResource } from "@/server/tenants/tenant-resources";
-import { createUserRepository } from "@/server/users/repository";
-import { testDatabaseUrl } from "@/test/integration/database";
-import { testCaller, trpcOutcome } from "@/test/integration/trpc";
+import { setUpTenantSuite } from "@/test/integration/tenant-suite";
+import { testCaller, testOperator, testTenantAdmin, trpcOutcome } from "@/test/integration/trpc";
 
-const operator: SessionUser = {
-  id: "op",
-  subject: "system:operator",
-  name: "Olivia",
-  email: null,
-  tenant: "system",
-  role: "operator",
-};
-const tenantAdmin: SessionUser = {
-  ...operator,
-  id: "a",
-  subject: "acme:acme-admin",
-  tenant: "acme",
-  role: "tenant-admin",
-};
+const operator = testOperator();
+const tenantAdmin = testTenantAdmin();
 
 // The resource procedures never touch ctx.db; auditing writes through getDb().
 const callerFor = (user: SessionUser) => testCaller(user);
@@ -37,12 +20,7 @@ const valid = { name, displayName: "Integration test", version: "1.36" as const 
 let conn: ClusterConnection;
 
 beforeAll(async () => {
-  setDatabaseUrl(await testDatabaseUrl());
-  // Audit events reference their actor, so the operator must exist as a user.
-  const user = await createUserRepository(getDb()).recordSignIn({ ...operator }, new Date());
-  operator.id = user.id;
-  conn = testSuperCluster();
-  await installCrds(conn, createLogger({}, "error"));
+  conn = await setUpTenantSuite(operator);
 }, 60_000);
 
 afterEach(() => setSuperCluster(null));

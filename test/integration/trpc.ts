@@ -74,3 +74,23 @@ export async function seedDemoUsers(db: PrismaClient): Promise<Record<DemoKey, S
   }
   return users;
 }
+
+/**
+ * The operator the tenant router suites act as. Its id is a placeholder until it signs in
+ * (setUpTenantSuite): audit events reference their actor.
+ */
+export function testOperator(): SessionUser {
+  return {
+    id: "op",
+    subject: "system:operator",
+    name: "Olivia",
+    email: null,
+    tenant: "system",
+    role: "operator",
+  };
+}
+
+/** acme's admin, never signed in: for procedures that refuse tenant users before any write. */
+export function testTenantAdmin(): SessionUser {
+  return { ...testOperator(), id: "a", subject: "acme:acme-admin", tenant: "acme", role: "tenant-admin" };
+}

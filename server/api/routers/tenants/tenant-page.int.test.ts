@@ -1,13 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
 import { updateStatusWithRetry } from "@/server/controllers/status";
-import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { disconnectDb, getDb } from "@/server/db/client";
 import { readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
-import { installCrds } from "@/server/k8s/crds";
 import { recordEvent } from "@/server/k8s/events";
-import { testSuperCluster } from "@/server/k8s/test-cluster";
-import { createLogger } from "@/server/logger";
 import { availableVersions } from "@/server/provisioners/versions";
 import type { TenantStatus } from "@/server/tenants/status";
 import {
@@ -17,37 +13,18 @@ import {
   tenantKind,
   watchTenantDetail,
 } from "@/server/tenants/tenant-resources";
-import { createUserRepository } from "@/server/users/repository";
-import { testDatabaseUrl } from "@/test/integration/database";
-import { testCaller, trpcOutcome } from "@/test/integration/trpc";
+import { setUpTenantSuite } from "@/test/integration/tenant-suite";
+import { testCaller, testOperator, testTenantAdmin, trpcOutcome } from "@/test/integration/trpc";
 
-const operator: SessionUser = {
-  id: "op",
-  subject: "system:operator",
-  name: "Olivia",
-  email: null,
-  tenant: "system",
-  role: "operator",
-};
-const tenantAdmin: SessionUser = {
-  ...operator,
-  id: "a",
-  subject: "acme:acme-admin",
-  tenant: "acme",
-  role: "tenant-admin",
-};
+const operator = testOperator();
+const tenantAdmin = testTenantAdmin();
 
 // Unique per run, so a crashed earlier run cannot collide.
 const name = `itp-${Date.now().toString(36)}`;
 let conn: ClusterConnection;
 
 beforeAll(async () => {
-  setDatabaseUrl(await testDatabaseUrl());
-  // Audit events reference their actor, so the operator must exist as a user.
-  const user = await createUserRepository(getDb()).recordSignIn({ ...operator }, new Date());
-  operator.id = user.id;
-  conn = testSuperCluster();
-  await installCrds(conn, createLogger({}, "error"));
+  conn = await setUpTenantSuite(operator);
   setSuperCluster(conn);
   await testCaller(operator).tenants.create({ name, displayName: "Page test", version: "1.36", admins: [] });
   setSuperCluster(null);
