@@ -22,11 +22,10 @@ import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-c
 import { kubeRequest } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
-import type { ControlPlaneAccess } from "@/server/provisioners/types";
 import type { ControlPlaneDirectory, ControlPlaneLookup } from "@/server/tenants/control-planes";
 import { tokenPrefix } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
-import { createUserRepository } from "@/server/users/repository";
+import { signInTenantAdmin, superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { setGatewayEndpoint } from "./endpoint";
 import { createKubeGateway, type KubeGateway, type KubeGatewayLimits } from "./gateway";
@@ -55,24 +54,10 @@ let secureBase = "";
 /** The CA of the HTTPS listener's certificate (Ring0's own gateway CA). */
 let gatewayCa = "";
 
-/** The super cluster's admin access, as a provisioner would hand it out. */
-function superClusterAccess(): ControlPlaneAccess {
-  const cluster = conn.kubeConfig.getCurrentCluster();
-  const user = conn.kubeConfig.getCurrentUser();
-  const pem = (data: string | undefined, file: string | undefined) =>
-    data ? Buffer.from(data, "base64").toString("utf8") : fs.readFileSync(file as string, "utf8");
-  return {
-    server: conn.server,
-    ca: pem(cluster?.caData, cluster?.caFile),
-    cert: pem(user?.certData, user?.certFile),
-    key: pem(user?.keyData, user?.keyFile),
-  };
-}
-
 const directory: ControlPlaneDirectory = {
   async lookup(tenant): Promise<ControlPlaneLookup> {
     lookups.push(tenant);
-    if (tenant === "gw-a" || tenant === "gw-b") return { state: "ready", access: superClusterAccess() };
+    if (tenant === "gw-a" || tenant === "gw-b") return { state: "ready", access: superClusterAccess(conn) };
     if (tenant === "gw-down")
       return { state: "unavailable", phase: "Provisioning", message: "etcd is starting" };
     return { state: "absent" };
@@ -100,25 +85,6 @@ async function startGateway(limits: KubeGatewayLimits): Promise<{ plain: string;
   servers.push({ servers: [server], listeners: [listener], gateway });
   const plain = (server.address() as AddressInfo).port;
   return { plain: `http://127.0.0.1:${plain}`, secure: `https://127.0.0.1:${listener.port}` };
-}
-
-async function signIn(tenant: string): Promise<SessionUser> {
-  const identity = {
-    subject: `${tenant}:${tenant}-admin`,
-    tenant,
-    name: `Admin of ${tenant}`,
-    role: "tenant-admin" as const,
-    email: null,
-  };
-  const user = await createUserRepository(db).recordSignIn(identity, new Date());
-  return {
-    id: user.id,
-    subject: identity.subject,
-    name: identity.name,
-    email: null,
-    tenant,
-    role: "tenant-admin",
-  };
 }
 
 function kubeconfigFor(tenant: string, token: string): string {
@@ -207,7 +173,8 @@ beforeAll(async () => {
   kubectlBinary = await localSuperCluster({ stateDir, logger }).kubectlPath();
 
   const service = createTokenService({ db });
-  for (const tenant of ["gw-a", "gw-b", "gw-gone", "gw-down"]) users[tenant] = await signIn(tenant);
+  for (const tenant of ["gw-a", "gw-b", "gw-gone", "gw-down"])
+    users[tenant] = await signInTenantAdmin(db, tenant);
   const issue = async (tenant: string, name: string) =>
     (await service.issueToken({ user: users[tenant] as SessionUser, tenant, name, expiresInDays: 1 }))
       .plaintext;

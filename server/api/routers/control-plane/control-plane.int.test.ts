@@ -1,9 +1,3 @@
-/**
- * The portal's control plane procedures against the real things: PostgreSQL (memberships, audit),
- * the run's local super cluster standing in for tenant acme's control plane (its RBAC decides, as
- * a tenant's would, through the gateway's impersonation) and its Tenant objects for the summary.
- */
-import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
 import { updateStatusWithRetry } from "@/server/controllers/status";
@@ -15,7 +9,6 @@ import { installCrds } from "@/server/k8s/crds";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
-import type { ControlPlaneAccess } from "@/server/provisioners/types";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { TenantStatus } from "@/server/tenants/status";
 import {
@@ -23,7 +16,7 @@ import {
   deleteTenantResource,
   tenantApiVersion,
 } from "@/server/tenants/tenant-resources";
-import { createUserRepository } from "@/server/users/repository";
+import { signInTenantAdmin, superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcOutcome } from "@/test/integration/trpc";
 
@@ -45,20 +38,6 @@ let globexState: ControlPlaneLookup = {
   message: "etcd is starting",
 };
 
-/** The super cluster's admin access, as a provisioner would hand it out. */
-function superClusterAccess(): ControlPlaneAccess {
-  const cluster = conn.kubeConfig.getCurrentCluster();
-  const user = conn.kubeConfig.getCurrentUser();
-  const pem = (data: string | undefined, file: string | undefined) =>
-    data ? Buffer.from(data, "base64").toString("utf8") : fs.readFileSync(file as string, "utf8");
-  return {
-    server: conn.server,
-    ca: pem(cluster?.caData, cluster?.caFile),
-    cert: pem(user?.certData, user?.certFile),
-    key: pem(user?.keyData, user?.keyFile),
-  };
-}
-
 const clusterRole = (name: string, verbs: string[]) => ({
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
@@ -73,18 +52,6 @@ const clusterRoleBinding = (name: string, role: string, group: string) => ({
   subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: group }],
 });
 
-async function signIn(tenant: string): Promise<SessionUser> {
-  const identity = {
-    subject: `${tenant}:${tenant}-admin`,
-    tenant,
-    name: `Admin of ${tenant}`,
-    role: "tenant-admin" as const,
-    email: null,
-  };
-  const user = await createUserRepository(getDb()).recordSignIn(identity, new Date());
-  return { ...identity, id: user.id };
-}
-
 const caller = (user: SessionUser) => testCaller(user, getDb(), `req-${runId}`);
 
 async function auditOf(action: string, target: string) {
@@ -94,14 +61,14 @@ async function auditOf(action: string, target: string) {
 beforeAll(async () => {
   setDatabaseUrl(await testDatabaseUrl());
   users = await seedDemoUsers(getDb());
-  summaryAdmin = await signIn(summaryTenant);
-  bareAdmin = await signIn(bareTenant);
+  summaryAdmin = await signInTenantAdmin(getDb(), summaryTenant);
+  bareAdmin = await signInTenantAdmin(getDb(), bareTenant);
   conn = testSuperCluster();
   await installCrds(conn, createLogger({}, "error"));
   setSuperCluster(conn);
   setControlPlaneDirectory({
     async lookup(tenant) {
-      if (tenant === "acme") return { state: "ready", access: superClusterAccess(), version: "1.36" };
+      if (tenant === "acme") return { state: "ready", access: superClusterAccess(conn), version: "1.36" };
       if (tenant === "globex") return globexState;
       return { state: "absent" };
     },
@@ -244,7 +211,7 @@ describe("controlPlane.namespaces, acting as the user in the tenant's control pl
   it("reports an unreachable control plane as SERVICE_UNAVAILABLE naming it", async () => {
     globexState = {
       state: "ready",
-      access: { ...superClusterAccess(), server: "https://127.0.0.1:9" },
+      access: { ...superClusterAccess(conn), server: "https://127.0.0.1:9" },
     };
     try {
       const [code, message] = await trpcOutcome(
