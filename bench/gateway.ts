@@ -33,13 +33,14 @@ import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
+  exitWhenDone,
+  finishBench,
   type HttpsIdentity,
   httpsAgent,
   httpsRequest,
   kubectl,
   logger,
   ratio,
-  reapLeftovers,
   say,
   startBenchGateway,
   startDatabase,
@@ -333,23 +334,10 @@ async function main() {
   } catch (error) {
     failed = error;
   } finally {
-    const failures = await cleanup.run();
-    const leaked = await reapLeftovers(root);
-    fs.rmSync(root, { recursive: true, force: true });
-    if (failures.length > 0) process.stderr.write(`cleanup problems:\n  ${failures.join("\n  ")}\n`);
-    if (leaked.length > 0) {
-      process.stderr.write(`processes outlived their cleanup and were killed: ${leaked.join(", ")}\n`);
-      failed ??= new Error("processes leaked");
-    }
+    failed = await finishBench(cleanup, root, failed);
   }
   if (failed) throw failed;
   writeResults("gateway", results);
 }
 
-void main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main());

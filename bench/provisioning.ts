@@ -40,6 +40,8 @@ import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
+  exitWhenDone,
+  finishBench,
   type HttpsIdentity,
   httpsRequest,
   kubectl,
@@ -400,14 +402,7 @@ async function main() {
   } catch (error) {
     failed = error;
   } finally {
-    const failures = await cleanup.run();
-    const leaked = await reapLeftovers(root);
-    fs.rmSync(root, { recursive: true, force: true });
-    if (failures.length > 0) process.stderr.write(`cleanup problems:\n  ${failures.join("\n  ")}\n`);
-    if (leaked.length > 0) {
-      process.stderr.write(`processes outlived their cleanup and were killed: ${leaked.join(", ")}\n`);
-      failed ??= new Error("processes leaked");
-    }
+    failed = await finishBench(cleanup, root, failed);
   }
   if (failed) throw failed;
   writeResults("provisioning", results);
@@ -434,10 +429,4 @@ function summariseMemory(results: Record<string, unknown>) {
   };
 }
 
-void main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+exitWhenDone(main());

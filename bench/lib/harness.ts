@@ -121,6 +121,37 @@ export async function reapLeftovers(dir: string): Promise<number[]> {
 }
 
 /**
+ * The end of a bench run, failed or not: the cleanup stack runs, whatever is left under `root` is
+ * killed (a leak fails the run) and `root` removed. Returns what the run fails with, if anything.
+ */
+export async function finishBench(
+  cleanup: ReturnType<typeof cleanupStack>,
+  root: string,
+  failed: unknown,
+): Promise<unknown> {
+  const failures = await cleanup.run();
+  const leaked = await reapLeftovers(root);
+  fs.rmSync(root, { recursive: true, force: true });
+  if (failures.length > 0) process.stderr.write(`cleanup problems:\n  ${failures.join("\n  ")}\n`);
+  if (leaked.length > 0) {
+    process.stderr.write(`processes outlived their cleanup and were killed: ${leaked.join(", ")}\n`);
+    return failed ?? new Error("processes leaked");
+  }
+  return failed;
+}
+
+/** Exits 0 when the bench's main resolves; prints the error and exits 1 when it rejects. */
+export function exitWhenDone(main: Promise<void>): void {
+  void main.then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+/**
  * A temp dir for one run, marked with this process's pid. Runs of the same bench that were killed
  * outright (SIGKILL, or a wrapper that did not pass the signal on) are swept first: their leftover
  * processes are killed and their dirs removed, so a killed run never leaks for long.
