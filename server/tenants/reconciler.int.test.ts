@@ -103,7 +103,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await controller?.stop();
-  for (const tenant of [name, `${name}-bad`]) {
+  for (const tenant of [name, `${name}-hasty`]) {
     await deleteObject(superCluster, tenantRef(tenant)).catch(() => undefined);
     // Drop the finalizer so the super cluster is not left with a stuck object.
     await kubeRequest(superCluster, {
@@ -297,6 +297,32 @@ describe("tenant controller with the local provisioner", () => {
       60_000,
     );
   }, 120_000);
+
+  it("deleting a tenant while it provisions converges: no control plane, files or Tenant left", async () => {
+    const hasty = `${name}-hasty`;
+    await createObject(superCluster, { ...tenantRef(hasty), spec: { displayName: "Gone soon" } });
+    // Wait until provisioning has begun (the finalizer is on), then delete at once.
+    await eventually(
+      async () =>
+        (await readTenant(hasty)).metadata.finalizers?.includes(tenantFinalizer) ? true : undefined,
+      30_000,
+    );
+    await deleteObject(superCluster, tenantRef(hasty));
+    await eventually(async () => {
+      try {
+        await readTenant(hasty);
+        return undefined;
+      } catch (error) {
+        return isNotFound(error) ? true : undefined;
+      }
+    }, 90_000);
+    expect(deleted).toContain(hasty);
+    await eventually(
+      async () => ((await provisioner.observe(hasty)).phase === "Absent" ? true : undefined),
+      30_000,
+    );
+    expect(fs.existsSync(path.join(stateDir, "tenants", hasty))).toBe(false);
+  }, 150_000);
 
   it("deletes the control plane with the Tenant, leaving nothing behind", async () => {
     const tenantDir = path.join(stateDir, "tenants", name);
