@@ -3,6 +3,7 @@ import path from "node:path";
 import { type Browser, test as base, expect, type Page } from "@playwright/test";
 import { AppShell } from "./pages/app-shell";
 import { IamLoginPage } from "./pages/iam-login-page";
+import { e2eStateDir } from "./ports";
 import {
   type ProvisionedTenant,
   provisionTenant,
@@ -20,7 +21,11 @@ export function accountFor(role: Role, tenant: DemoTenant = "acme"): { username:
   return { username: `${tenant}-${role === "tenant-admin" ? "admin" : "member"}`, tenant };
 }
 
-const authDir = path.resolve(".ring0/test-results/auth");
+/**
+ * Stored sign-ins live in the e2e instance's state dir: they are only valid for that instance's
+ * secrets, and go when it is wiped.
+ */
+const authDir = path.resolve(e2eStateDir, "playwright-auth");
 
 /** Signs in through the real pages: Ring0's sign-in page → the IAM's login form → back. */
 export async function signInThroughIam(page: Page, username: string, password = demoPassword) {
