@@ -77,6 +77,8 @@ async function main() {
 
   // Kubernetes 1.36, etcd and kwok binaries for the local super cluster (cached; cold builds are slow).
   await check("kube-build", "bash", ["scripts/kube-build.sh"]);
+  // helm v3 for the helm template | kubectl apply integration test (tools/helm, cached; cold ~minutes).
+  await check("helm-build", "bash", ["scripts/helm-build.sh"]);
   await check("lint", "biome", ["ci", "."]);
   await check("typecheck", "tsc", ["--noEmit"]);
 
