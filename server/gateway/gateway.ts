@@ -83,6 +83,8 @@ interface RequestRecord {
   requestedTenant?: string;
   verified?: VerifiedToken;
   userAgent?: string;
+  /** `?dryRun=All`: audited like the change it would be, but marked so it reads as a trial. */
+  dryRun: boolean;
   started: number;
   upgrade: boolean;
 }
@@ -216,6 +218,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       method: (request.method ?? "GET").toUpperCase(),
       apiPath: ((request.url ?? "").split("?")[0] ?? "").slice(0, 512),
       userAgent: typeof agent === "string" ? agent.slice(0, 200) : undefined,
+      dryRun: /[?&]dryRun=All(&|$)/.test(request.url ?? ""),
       started: performance.now(),
       upgrade,
     };
@@ -245,6 +248,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
         status,
         tokenPrefix: verified.token.prefix,
         userAgent: record.userAgent ?? null,
+        ...(record.dryRun ? { dryRun: true } : {}),
         ...extra,
       },
     };

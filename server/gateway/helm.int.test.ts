@@ -276,8 +276,12 @@ describe("helm template | kubectl apply -f - through the kube gateway", () => {
       "service/demo created (server dry run)",
     ]);
     for (const apiPath of Object.values(paths())) expect(await exists(apiPath), apiPath).toBe(false);
-    // The dry-run POSTs pass the gateway as creates too: one per object, before the real apply.
-    await eventually(async () => ((await chartAudit("k8s.create")).length === 3 ? true : undefined));
+    // The dry-run POSTs pass the gateway as creates too — one per object, marked as dry runs.
+    const audited = await eventually(async () => {
+      const events = await chartAudit("k8s.create");
+      return events.length === 3 ? events : undefined;
+    });
+    for (const event of audited) expect(event.detail).toMatchObject({ dryRun: true });
   });
 
   it("applies the rendered chart as the tenant user; the objects exist with the chart's values", async () => {
