@@ -1,0 +1,130 @@
+/**
+ * The vn-agents of a super cluster: one per node, following nodes as they come and go, published
+ * through setVnAgentEndpoints() so the syncer can point each vNode's kubelet endpoint at its agent.
+ */
+import fs from "node:fs";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { V1Node } from "@/server/k8s/nodes";
+import { listAndWatch } from "@/server/k8s/watch";
+import type { Logger } from "@/server/logger";
+import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contracts";
+import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
+import { startVnAgent, type VnAgent } from "./agent";
+import { ensureVnAgentPki } from "./pki";
+
+export interface VnAgentsOptions {
+  superCluster: ClusterConnection;
+  /** Ring0's state dir: the PKI lives in <stateDir>/vn-agent-pki/. */
+  stateDir: string;
+  logger: Logger;
+  /** CA the nodes' kubelet serving certificates chain to; default: the super cluster's CA (kwok serves with its admin certificate). */
+  kubeletCa?: string;
+  /** Default: the syncer's naming. */
+  superNamespace?: (tenant: string, namespace: string) => string;
+}
+
+export interface VnAgents {
+  /** The agents' endpoints by node (the same map as vnAgentEndpoints()). */
+  endpoints(): Map<string, VnAgentEndpoint>;
+  /** Resolves once the first node list is served by listening agents. */
+  ready(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The CA of the kubeconfig's current cluster (PEM). */
+export function clusterCa(conn: ClusterConnection): string {
+  const cluster = conn.kubeConfig.getCurrentCluster();
+  if (cluster?.caData) return Buffer.from(cluster.caData, "base64").toString("utf8");
+  if (cluster?.caFile) return fs.readFileSync(cluster.caFile, "utf8");
+  throw new Error(`the kubeconfig of ${conn.name} names no CA; pass kubeletCa to verify the kubelets with`);
+}
+
+export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents> {
+  const log = options.logger.child({ component: "vn-agents" });
+  const pki = await ensureVnAgentPki(options.stateDir);
+  const kubeletCa = options.kubeletCa ?? clusterCa(options.superCluster);
+  const nodes = new Map<string, V1Node>();
+  const agents = new Map<string, Promise<VnAgent | undefined>>();
+  const endpoints = new Map<string, VnAgentEndpoint>();
+  let stopped = false;
+  let markReady: () => void = () => {};
+  const readyPromise = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+
+  const publish = () => setVnAgentEndpoints(new Map(endpoints));
+
+  const open = (name: string) => {
+    if (agents.has(name) || stopped) return agents.get(name);
+    const starting = startVnAgent({
+      node: name,
+      currentNode: () => nodes.get(name),
+      superCluster: options.superCluster,
+      superNamespace: options.superNamespace ?? defaultSuperNamespace,
+      tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
+      kubeletCa,
+      logger: options.logger,
+    }).then(
+      (agent) => {
+        if (agents.get(name) !== starting || stopped) {
+          void agent.close();
+          return undefined;
+        }
+        endpoints.set(name, { node: name, host: "localhost", port: agent.port });
+        publish();
+        return agent;
+      },
+      (error: unknown) => {
+        log.error("starting a vn-agent failed", { node: name, error });
+        agents.delete(name);
+        return undefined;
+      },
+    );
+    agents.set(name, starting);
+    return starting;
+  };
+
+  const close = async (name: string) => {
+    const agent = agents.get(name);
+    agents.delete(name);
+    if (endpoints.delete(name)) publish();
+    await (await agent)?.close();
+  };
+
+  const watch = listAndWatch<V1Node>(
+    options.superCluster,
+    { path: "/api/v1/nodes" },
+    {
+      onSync: (items) => {
+        const names = new Set(items.map((node) => node.metadata?.name ?? "").filter(Boolean));
+        nodes.clear();
+        for (const node of items) if (node.metadata?.name) nodes.set(node.metadata.name, node);
+        for (const name of [...agents.keys()]) if (!names.has(name)) void close(name);
+        void Promise.all([...names].map(open)).then(() => markReady());
+      },
+      onEvent: (type, node) => {
+        const name = node.metadata?.name;
+        if (!name) return;
+        if (type === "DELETED") {
+          nodes.delete(name);
+          void close(name);
+          return;
+        }
+        nodes.set(name, node);
+        void open(name);
+      },
+      onError: (error) => log.debug("node watch error", { error: error.message }),
+    },
+  );
+
+  return {
+    endpoints: () => new Map(endpoints),
+    ready: () => readyPromise,
+    async stop() {
+      stopped = true;
+      watch.stop();
+      await Promise.all([...agents.keys()].map(close));
+      setVnAgentEndpoints(null);
+    },
+  };
+}
