@@ -1,0 +1,242 @@
+/**
+ * The vn-agents against the run's local super cluster: a pod synced (as the syncer would) for
+ * tenant "vna", served by kwok's kubelet, reached through the agent of its node — and nothing else.
+ */
+import fs from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import WebSocket from "ws";
+import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
+import { createObject, deleteObject } from "@/server/k8s/apply";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import { type CertificateAndKey, issueCa, issueLeaf } from "@/server/pki/certificates";
+import { syncAnnotations, syncLabels, vnAgentEndpoints } from "@/server/syncer/contracts";
+import { superNamespace } from "@/server/syncer/naming";
+import { TENANT_APISERVER_ORGANIZATION } from "./identity";
+import { ensureVnAgentPki, type VnAgentPki } from "./pki";
+import { startVnAgents, type VnAgents } from "./vn-agents";
+
+const logger = createLogger({}, "warn");
+const conn = testSuperCluster();
+const superNs = superNamespace("vna", "default");
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-vn-agent-"));
+
+let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
+let agents: VnAgents | undefined;
+let pki: VnAgentPki;
+let vna: CertificateAndKey;
+let other: CertificateAndKey;
+let podNode = "";
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+function request(
+  port: number,
+  target: string,
+  client: CertificateAndKey | undefined,
+  options: { ca?: string } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const outgoing = https.request(
+      {
+        host: "127.0.0.1",
+        port,
+        servername: "localhost",
+        path: target,
+        ca: options.ca ?? pki.servingCa.cert,
+        ...(client ? { cert: client.cert, key: client.key } : {}),
+        agent: false,
+        timeout: 15_000,
+      },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        response.on("error", reject);
+      },
+    );
+    outgoing.on("timeout", () => outgoing.destroy(new Error("timed out")));
+    outgoing.on("error", reject);
+    outgoing.end();
+  });
+}
+
+function portOf(node: string): number {
+  const endpoint = vnAgentEndpoints().get(node);
+  if (!endpoint) throw new Error(`no vn-agent for ${node}`);
+  return endpoint.port;
+}
+
+/** Exec over WebSocket (v5.channel.k8s.io): stdout and the closing status. */
+function execOverWebSocket(port: number, target: string, client: CertificateAndKey) {
+  return new Promise<{ protocol: string; stdout: string; status: string }>((resolve, reject) => {
+    const socket = new WebSocket(
+      `wss://127.0.0.1:${port}${target}`,
+      ["v5.channel.k8s.io", "v4.channel.k8s.io"],
+      {
+        ca: pki.servingCa.cert,
+        cert: client.cert,
+        key: client.key,
+        servername: "localhost",
+      },
+    );
+    let stdout = "";
+    let status = "";
+    socket.on("message", (data: Buffer) => {
+      const channel = data[0];
+      const text = data.subarray(1).toString("utf8");
+      if (channel === 1) stdout += text;
+      if (channel === 3) status += text;
+    });
+    socket.on("close", () => resolve({ protocol: socket.protocol, stdout, status }));
+    socket.on("unexpected-response", (_request, response) => {
+      let body = "";
+      response.on("data", (chunk: Buffer) => {
+        body += chunk.toString("utf8");
+      });
+      response.on("end", () => reject(new Error(`exec answered ${response.statusCode}: ${body}`)));
+    });
+    socket.on("error", reject);
+    setTimeout(() => {
+      socket.terminate();
+      reject(new Error("exec timed out"));
+    }, 20_000).unref();
+  });
+}
+
+beforeAll(async () => {
+  binder = startKwokDebugBinder(conn, { stateDir: inject("superStateDir"), logger });
+  await createObject(conn, {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: {
+      name: superNs,
+      labels: { [syncLabels.tenant]: "vna", [syncLabels.managed]: "true" },
+      annotations: { [syncAnnotations.namespace]: "default" },
+    },
+  });
+  await createObject(conn, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "web",
+      namespace: superNs,
+      labels: { [syncLabels.tenant]: "vna", [syncLabels.managed]: "true", [KWOK_EXEC_LABEL]: "true" },
+      annotations: {
+        [syncAnnotations.namespace]: "default",
+        [syncAnnotations.name]: "web",
+        [syncAnnotations.uid]: "00000000-0000-0000-0000-000000000001",
+      },
+    },
+    // No nodeName: the super cluster's scheduler places it on a kwok node.
+    spec: {
+      containers: [{ name: "app", image: "registry.invalid/app:1" }],
+      tolerations: [{ key: "kwok.x-k8s.io/node", operator: "Exists", effect: "NoSchedule" }],
+    },
+  });
+  const running = await eventually(async () => {
+    const pod = await kubeRequest<{ spec?: { nodeName?: string }; status?: { phase?: string } }>(conn, {
+      path: `/api/v1/namespaces/${superNs}/pods/web`,
+    });
+    return pod.status?.phase === "Running" && pod.spec?.nodeName ? pod : undefined;
+  }, 40_000);
+  podNode = running.spec?.nodeName ?? "";
+
+  pki = await ensureVnAgentPki(stateDir);
+  vna = await pki.issueTenantKubeletClient("vna");
+  other = await pki.issueTenantKubeletClient("other");
+  agents = await startVnAgents({ superCluster: conn, stateDir, logger });
+  await agents.ready();
+}, 90_000);
+
+afterAll(async () => {
+  await agents?.stop();
+  binder?.stop();
+  await deleteObject(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: superNs } }).catch(
+    () => undefined,
+  );
+  fs.rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe("vn-agents", () => {
+  it("listen on 127.0.0.1, one per super node, published as vnAgentEndpoints()", () => {
+    const endpoints = vnAgentEndpoints();
+    expect(endpoints.get(podNode)).toMatchObject({ node: podNode, host: "localhost" });
+    expect(endpoints.size).toBeGreaterThanOrEqual(3);
+    expect(new Set([...endpoints.values()].map((endpoint) => endpoint.port)).size).toBe(endpoints.size);
+  });
+
+  it("serve the tenant's pod logs from the node's kubelet", async () => {
+    const answer = await eventually(async () => {
+      const result = await request(portOf(podNode), "/containerLogs/default/web/app?tailLines=10", vna);
+      return result.status === 200 && result.body.includes("simulated pod") ? result : undefined;
+    }, 30_000);
+    expect(answer.body).toContain(`ring0: simulated pod ${superNs}/web started`);
+  });
+
+  it("run exec over WebSocket (offering v5.channel.k8s.io)", { timeout: 60_000 }, async () => {
+    const result = await eventually(async () => {
+      const run = await execOverWebSocket(
+        portOf(podNode),
+        "/exec/default/web/app?command=echo&command=hi&output=1&error=1",
+        vna,
+      );
+      return run.stdout.includes("hi") ? run : undefined;
+    }, 30_000);
+    // The client offers v5 first; kwok v0.8's kubelet streaming server speaks up to v4 and picks it.
+    // The agent passes the kubelet's choice through untouched.
+    expect(["v5.channel.k8s.io", "v4.channel.k8s.io"]).toContain(result.protocol);
+    expect(result.stdout.trim()).toBe("hi");
+    expect(result.status).toContain("Success");
+  });
+
+  it("refuse another tenant's certificate with 403, the same as for a pod that does not exist", async () => {
+    const foreign = await request(portOf(podNode), "/containerLogs/default/web/app", other);
+    const missing = await request(portOf(podNode), "/containerLogs/default/nope/app", other);
+    expect(foreign.status).toBe(403);
+    expect(missing.status).toBe(403);
+    expect(foreign.body.replace("web", "nope")).toBe(missing.body);
+    const exec = await request(portOf(podNode), "/exec/default/web/app?command=id&output=1", other);
+    expect(exec.status).toBe(403);
+  });
+
+  it("refuse a pod bound to another node", async () => {
+    const elsewhere = [...vnAgentEndpoints().keys()].find((node) => node !== podNode) ?? "";
+    const answer = await request(portOf(elsewhere), "/containerLogs/default/web/app", vna);
+    expect(answer.status).toBe(403);
+  });
+
+  it("answer 404 for paths that are not the tenant-facing kubelet API", async () => {
+    for (const target of ["/pods", "/metrics", "/runningpods/", "/configz", "/containerLogs/default/web"]) {
+      const answer = await request(portOf(podNode), target, vna);
+      expect(answer.status, target).toBe(404);
+    }
+  });
+
+  it("refuse a TLS handshake without a client certificate", async () => {
+    await expect(request(portOf(podNode), "/containerLogs/default/web/app", undefined)).rejects.toThrow();
+  });
+
+  it("refuse a client certificate from another CA, even with a tenant apiserver's subject", async () => {
+    const now = new Date();
+    const foreignCa = await issueCa({ name: "CN=not-the-vn-agent-ca", days: 1, now });
+    const forged = await issueLeaf({
+      issuer: foreignCa,
+      subject: `CN=vna, O=${TENANT_APISERVER_ORGANIZATION}`,
+      usages: ["clientAuth"],
+      days: 1,
+      now,
+    });
+    await expect(request(portOf(podNode), "/containerLogs/default/web/app", forged)).rejects.toThrow();
+  });
+});
