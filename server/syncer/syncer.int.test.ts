@@ -1,0 +1,401 @@
+/**
+ * The syncer on real parts: the run's local super cluster (kwok nodes schedule and "run" pods) and
+ * two real tenant control planes from the local provisioner. Tenant objects exist in the super
+ * cluster so the syncer's Tenant informer sees them; the directory answers with the provisioner's
+ * admin access (this suite's own, so tenant controllers of other suites cannot redirect it).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createObject, deleteObject, type KubeObject, readObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { isNotFound } from "@/server/k8s/errors";
+import { listEventsFor } from "@/server/k8s/events";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import type { Provisioner } from "@/server/provisioners/types";
+import { availableVersions } from "@/server/provisioners/versions";
+import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { createConnectionCache } from "@/server/tenants/reconciler";
+import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
+import { setVnAgentEndpoints, syncAnnotations, syncLabels } from "./contracts";
+import { superNamespace } from "./naming";
+import { createSyncer, type Syncer } from "./syncer";
+import { isolationConditionType, syncHashAnnotation, vNodeLabel } from "./translate";
+
+const logger = createLogger({ service: "syncer-it" }, "error");
+const suffix = Date.now().toString(36).slice(-5);
+const tenantA = `sy-a-${suffix}`;
+const tenantB = `sy-b-${suffix}`;
+const ours = new Set([tenantA, tenantB]);
+const namespace = "team";
+
+let superCluster: ClusterConnection;
+let stateDir: string;
+let provisioner: Provisioner;
+let connA: ClusterConnection;
+let connB: ClusterConnection;
+let syncer: Syncer | undefined;
+const agentPorts = new Map<string, number>();
+
+interface Obj extends KubeObject {
+  spec?: Record<string, unknown> & { nodeName?: string };
+  status?: Record<string, unknown> & { phase?: string; podIP?: string; hostIP?: string; reason?: string };
+  data?: Record<string, string>;
+}
+
+const directory: ControlPlaneDirectory = {
+  async lookup(tenant) {
+    if (!ours.has(tenant)) return { state: "absent" };
+    const access = await provisioner.access(tenant);
+    return access ? { state: "ready", access } : { state: "unavailable", phase: "Provisioning", message: "" };
+  },
+};
+
+function startSyncer(): Syncer {
+  const started = createSyncer({
+    superCluster,
+    directory,
+    logger,
+    workers: 4,
+    patrolIntervalMs: 2_000,
+    heartbeatIntervalMs: 2_000,
+    tenantRecheckMs: 1_000,
+    tenantFilter: (tenant) => ours.has(tenant),
+  });
+  return started;
+}
+
+const pod = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace, labels: { app: name } },
+  spec: { containers: [{ name: "main", image: "nginx" }], ...spec },
+});
+
+const ref = (kind: string, name: string, ns?: string, apiVersion = "v1") => ({
+  apiVersion,
+  kind,
+  metadata: { name, ...(ns ? { namespace: ns } : {}) },
+});
+
+async function readOrUndefined<T extends KubeObject = Obj>(
+  conn: ClusterConnection,
+  target: ReturnType<typeof ref>,
+): Promise<T | undefined> {
+  try {
+    return await readObject<T>(conn, target);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+async function list<T = Obj>(conn: ClusterConnection, apiPath: string, labelSelector?: string): Promise<T[]> {
+  const result = await kubeRequest<{ items: T[] }>(conn, {
+    path: apiPath,
+    query: labelSelector ? { labelSelector } : {},
+    timeoutMs: 15_000,
+  });
+  return result.items;
+}
+
+const superNs = (tenant: string) => superNamespace(tenant, namespace);
+const readBelow = (tenant: string, kind: string, name: string) =>
+  readOrUndefined(superCluster, ref(kind, name, superNs(tenant)));
+
+async function runningAbove(conn: ClusterConnection, name: string): Promise<Obj> {
+  return eventually(async () => {
+    const found = await readOrUndefined(conn, ref("Pod", name, namespace));
+    return found?.status?.phase === "Running" && found.spec?.nodeName ? found : undefined;
+  }, 60_000);
+}
+
+beforeAll(async () => {
+  superCluster = testSuperCluster();
+  await installCrds(superCluster, logger);
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-syncer-it-"));
+  provisioner = createLocalProvisioner({ stateDir, logger });
+  const version = availableVersions()[0] ?? "";
+  for (const tenant of ours) {
+    await createObject(superCluster, { ...ref(tenantKind, tenant, undefined, tenantApiVersion), spec: {} });
+  }
+  await Promise.all([...ours].map((tenant) => provisioner.ensure({ tenant, version, suspended: false })));
+  const connections = createConnectionCache();
+  [connA, connB] = (await Promise.all(
+    [tenantA, tenantB].map((tenant) =>
+      eventually(async () => {
+        if ((await provisioner.observe(tenant)).phase !== "Running") return undefined;
+        const access = await provisioner.access(tenant);
+        return access ? connections.connectionFor(tenant, access) : undefined;
+      }, 90_000),
+    ),
+  )) as [ClusterConnection, ClusterConnection];
+  // A vn-agent "serves" every super node at a known port, so vNodes must carry it.
+  const nodes = await list<Obj>(superCluster, "/api/v1/nodes");
+  setVnAgentEndpoints(
+    new Map(
+      nodes.map((node, index) => {
+        agentPorts.set(node.metadata.name, 20_250 + index);
+        return [
+          node.metadata.name,
+          { node: node.metadata.name, host: "localhost" as const, port: 20_250 + index },
+        ];
+      }),
+    ),
+  );
+  for (const conn of [connA, connB]) {
+    await createObject(conn, ref("Namespace", namespace));
+  }
+  syncer = startSyncer();
+  await syncer.start();
+}, 150_000);
+
+afterAll(async () => {
+  await syncer?.stop();
+  setVnAgentEndpoints(null);
+  for (const tenant of ours) {
+    await deleteObject(superCluster, ref(tenantKind, tenant, undefined, tenantApiVersion)).catch(
+      () => undefined,
+    );
+    // Another suite's tenant controller may have put its finalizer on: drop it so nothing sticks.
+    await kubeRequest(superCluster, {
+      method: "PATCH",
+      path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { finalizers: null } },
+    }).catch(() => undefined);
+    await provisioner?.destroy(tenant).catch(() => undefined);
+    const namespaces = await list(superCluster, "/api/v1/namespaces", `${syncLabels.tenant}=${tenant}`).catch(
+      () => [],
+    );
+    for (const item of namespaces) {
+      await deleteObject(superCluster, ref("Namespace", item.metadata.name)).catch(() => undefined);
+    }
+  }
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+}, 120_000);
+
+describe("the syncer", { timeout: 90_000 }, () => {
+  it("runs a tenant pod on the super cluster and reports its status, node and events back", async () => {
+    await createObject(connA, {
+      ...ref("ConfigMap", "settings", namespace),
+      data: { mode: "fast" },
+    });
+    await createObject(connA, {
+      ...ref("Secret", "token", namespace),
+      type: "Opaque",
+      data: { value: Buffer.from("s3cret").toString("base64") },
+    });
+    await createObject(connA, ref("ServiceAccount", "builder", namespace));
+    const created = await createObject<Obj>(connA, pod("web", { serviceAccountName: "builder" }));
+
+    // Below: the mapped namespace, labelled and annotated, with the pod's copy in it.
+    const below = await eventually(async () => {
+      const found = await readBelow(tenantA, "Pod", "web");
+      return found?.status?.phase === "Running" ? found : undefined;
+    }, 60_000);
+    const mappedNamespace = await readObject(superCluster, ref("Namespace", superNs(tenantA)));
+    expect(mappedNamespace.metadata.labels).toMatchObject({
+      [syncLabels.tenant]: tenantA,
+      [syncLabels.managed]: "true",
+    });
+    expect(mappedNamespace.metadata.annotations?.[syncAnnotations.namespace]).toBe(namespace);
+    expect(below.metadata.labels).toMatchObject({ app: "web", [syncLabels.tenant]: tenantA });
+    expect(below.metadata.annotations).toMatchObject({
+      [syncAnnotations.namespace]: namespace,
+      [syncAnnotations.name]: "web",
+      [syncAnnotations.uid]: created.metadata.uid,
+    });
+    expect(below.metadata.ownerReferences).toBeUndefined();
+
+    // Above: Running with what the super cluster reports, bound to the super node's name.
+    const above = await eventually(async () => {
+      const found = await readOrUndefined(connA, ref("Pod", "web", namespace));
+      const fresh = await readBelow(tenantA, "Pod", "web");
+      return found?.status?.phase === "Running" &&
+        found.spec?.nodeName &&
+        JSON.stringify(found.status?.conditions) === JSON.stringify(fresh?.status?.conditions)
+        ? { found, fresh }
+        : undefined;
+    }, 60_000);
+    expect(above.found.spec?.nodeName).toBe(below.spec?.nodeName);
+    expect(above.found.status?.podIP).toBe(above.fresh?.status?.podIP);
+    expect(above.found.status?.podIP).toBeTruthy();
+    expect(above.found.status?.hostIP).toBe(above.fresh?.status?.hostIP);
+
+    // The vNode: named like the super node, pointing at that node's vn-agent, Ready, with a Lease.
+    const nodeName = below.spec?.nodeName ?? "";
+    const vNode = await readObject<Obj>(connA, ref("Node", nodeName));
+    expect(vNode.metadata.labels?.[vNodeLabel]).toBe("true");
+    const vStatus = vNode.status as {
+      daemonEndpoints: { kubeletEndpoint: { Port: number } };
+      addresses: { type: string; address: string }[];
+      capacity: Record<string, string>;
+      conditions: { type: string; status: string }[];
+    };
+    expect(vStatus.daemonEndpoints.kubeletEndpoint.Port).toBe(agentPorts.get(nodeName));
+    expect(vStatus.addresses).toEqual([{ type: "Hostname", address: "localhost" }]);
+    expect(vStatus.capacity.pods).toBeTruthy();
+    expect(vStatus.conditions.find((condition) => condition.type === "Ready")?.status).toBe("True");
+    const lease = await readObject<Obj>(
+      connA,
+      ref("Lease", nodeName, "kube-node-lease", "coordination.k8s.io/v1"),
+    );
+    expect((lease.spec as { holderIdentity: string }).holderIdentity).toBe(nodeName);
+
+    // ConfigMap, Secret and ServiceAccount copied as data.
+    const configMap = await eventually(() => readBelow(tenantA, "ConfigMap", "settings"));
+    expect(configMap.data).toEqual({ mode: "fast" });
+    const secret = await eventually(() => readBelow(tenantA, "Secret", "token"));
+    expect(Buffer.from(secret.data?.value ?? "", "base64").toString()).toBe("s3cret");
+    expect(await readBelow(tenantA, "ServiceAccount", "builder")).toBeDefined();
+
+    // Events below (the super scheduler's) show up in the tenant, about the tenant's pod.
+    const events = await eventually(async () => {
+      const found = await listEventsFor(connA, { kind: "Pod", name: "web", namespace });
+      return found.some((event) => event.reason === "Scheduled") ? found : undefined;
+    });
+    const scheduled = events.find((event) => event.reason === "Scheduled");
+    expect(scheduled?.message).not.toContain(superNs(tenantA));
+  });
+
+  it("never lets a privileged pod reach the super cluster, and tells the tenant why", async () => {
+    await createObject(
+      connA,
+      pod("root", { containers: [{ name: "main", image: "nginx", securityContext: { privileged: true } }] }),
+    );
+    const refused = await eventually(async () => {
+      const found = await readOrUndefined(connA, ref("Pod", "root", namespace));
+      const conditions = (found?.status?.conditions ?? []) as {
+        type: string;
+        status: string;
+        reason: string;
+        message: string;
+      }[];
+      return conditions.find((condition) => condition.type === isolationConditionType);
+    });
+    expect(refused).toMatchObject({ status: "False", reason: "IsolationViolation" });
+    expect(refused.message).toContain("privileged");
+    const events = await eventually(async () => {
+      const found = await listEventsFor(connA, { kind: "Pod", name: "root", namespace });
+      return found.some((event) => event.reason === "IsolationViolation") ? found : undefined;
+    });
+    expect(events.find((event) => event.reason === "IsolationViolation")?.type).toBe("Warning");
+    await syncer?.patrol();
+    expect(await readBelow(tenantA, "Pod", "root")).toBeUndefined();
+    await deleteObject(connA, ref("Pod", "root", namespace));
+  });
+
+  it("deletes below what the tenant deletes, and marks the tenant pod Evicted when it goes below", async () => {
+    await createObject(connA, pod("short"));
+    await createObject(connA, pod("evicted"));
+    await runningAbove(connA, "short");
+    const evicted = await runningAbove(connA, "evicted");
+
+    await deleteObject(connA, ref("Pod", "short", namespace));
+    await eventually(async () => (await readBelow(tenantA, "Pod", "short")) === undefined);
+    // No kubelet in the tenant: the syncer finishes the graceful deletion.
+    await eventually(
+      async () => (await readOrUndefined(connA, ref("Pod", "short", namespace))) === undefined,
+    );
+
+    await deleteObject(superCluster, ref("Pod", "evicted", superNs(tenantA)), { gracePeriodSeconds: 0 });
+    const failed = await eventually(async () => {
+      const found = await readOrUndefined(connA, ref("Pod", "evicted", namespace));
+      return found?.status?.phase === "Failed" ? found : undefined;
+    });
+    expect(failed.status?.reason).toBe("Evicted");
+    expect(failed.spec?.nodeName).toBe(evicted.spec?.nodeName);
+    // It stays Failed: the syncer does not resurrect a bound pod on another node.
+    await syncer?.patrol();
+    expect(await readBelow(tenantA, "Pod", "evicted")).toBeUndefined();
+    await deleteObject(connA, ref("Pod", "evicted", namespace));
+    await eventually(
+      async () => (await readOrUndefined(connA, ref("Pod", "evicted", namespace))) === undefined,
+    );
+  });
+
+  it("repairs drift: a pod and a config map deleted below come back, an orphan below goes", async () => {
+    // Unschedulable below (no node has the label), so it stays unbound and is re-created when lost.
+    await createObject(connA, pod("waiting", { nodeSelector: { "ring0.dev/no-such-node": "true" } }));
+    await eventually(() => readBelow(tenantA, "Pod", "waiting"));
+    await deleteObject(superCluster, ref("Pod", "waiting", superNs(tenantA)), { gracePeriodSeconds: 0 });
+    await deleteObject(superCluster, ref("ConfigMap", "settings", superNs(tenantA)));
+    await createObject(superCluster, {
+      ...ref("Pod", "orphan", superNs(tenantA)),
+      metadata: {
+        name: "orphan",
+        namespace: superNs(tenantA),
+        labels: { [syncLabels.tenant]: tenantA, [syncLabels.managed]: "true" },
+        annotations: { [syncAnnotations.namespace]: namespace, [syncAnnotations.name]: "orphan" },
+      },
+      spec: { containers: [{ name: "main", image: "nginx" }] },
+    });
+    await syncer?.patrol();
+    await eventually(async () => {
+      const [waiting, settings, orphan] = await Promise.all([
+        readBelow(tenantA, "Pod", "waiting"),
+        readBelow(tenantA, "ConfigMap", "settings"),
+        readBelow(tenantA, "Pod", "orphan"),
+      ]);
+      return waiting && !waiting.metadata.deletionTimestamp && settings && !orphan;
+    }, 30_000);
+    const stats = syncer?.stats();
+    expect(stats?.patrol[tenantA]?.pod?.checked).toBeGreaterThan(0);
+    expect(stats?.patrol[tenantA]?.configmap?.checked).toBeGreaterThan(0);
+    expect(stats?.queue[tenantA]).toMatchObject({ paused: false });
+    await deleteObject(connA, ref("Pod", "waiting", namespace));
+  });
+
+  it("shows a second tenant none of the first's objects", async () => {
+    await createObject(connB, pod("web"));
+    const own = await runningAbove(connB, "web");
+    const [podsA, podsB] = await Promise.all([
+      readBelow(tenantA, "Pod", "web"),
+      readBelow(tenantB, "Pod", "web"),
+    ]);
+    expect(podsA?.metadata.annotations?.[syncAnnotations.uid]).not.toBe(own.metadata.uid);
+    expect(podsB?.metadata.annotations?.[syncAnnotations.uid]).toBe(own.metadata.uid);
+    expect(superNs(tenantA)).not.toBe(superNs(tenantB));
+    // B's control plane holds only B's pod, B's vNode, and none of A's config.
+    const pods = await list(connB, "/api/v1/pods");
+    expect(pods.map((item) => item.metadata.name)).toEqual(["web"]);
+    const vNodes = await list(connB, "/api/v1/nodes");
+    expect(vNodes.map((node) => node.metadata.name)).toEqual([own.spec?.nodeName]);
+    expect(await readOrUndefined(connB, ref("ConfigMap", "settings", namespace))).toBeUndefined();
+    await deleteObject(connB, ref("Pod", "web", namespace));
+    // The last pod leaving its node takes the vNode with it.
+    await eventually(async () => (await list(connB, "/api/v1/nodes")).length === 0);
+  });
+
+  it("converges after a restart with no duplicates or orphans", async () => {
+    await syncer?.stop();
+    // While it is away: a new pod in the tenant, a pod deleted in the tenant, a config map lost below.
+    await createObject(connA, pod("later"));
+    await deleteObject(connA, ref("Pod", "web", namespace));
+    await deleteObject(superCluster, ref("ConfigMap", "settings", superNs(tenantA)));
+    syncer = startSyncer();
+    await syncer.start();
+    await runningAbove(connA, "later");
+    await eventually(async () => (await readOrUndefined(connA, ref("Pod", "web", namespace))) === undefined);
+    await eventually(() => readBelow(tenantA, "ConfigMap", "settings"));
+    const below = await list(superCluster, "/api/v1/pods", `${syncLabels.tenant}=${tenantA}`);
+    const above = await list(connA, "/api/v1/pods");
+    expect(below.map((item) => item.metadata.name).sort()).toEqual(["later"]);
+    expect(above.map((item) => item.metadata.name).sort()).toEqual(["later"]);
+    expect(below[0]?.metadata.annotations?.[syncHashAnnotation]).toBeTruthy();
+    // Only the node running "later" is a vNode in A.
+    const vNodes = await eventually(async () => {
+      const found = await list(connA, "/api/v1/nodes");
+      return found.length === 1 ? found : undefined;
+    });
+    expect(vNodes[0]?.metadata.name).toBe(below[0]?.spec?.nodeName);
+    await deleteObject(connA, ref("Pod", "later", namespace));
+    await eventually(async () => (await list(connA, "/api/v1/nodes")).length === 0);
+  });
+});

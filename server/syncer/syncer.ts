@@ -1,0 +1,1300 @@
+/**
+ * The syncer (issue 5, seed 002): tenant objects down into the super cluster, pod status, events
+ * and vNodes up into each tenant control plane.
+ *
+ *   watches       per Ready tenant: namespaces, pods, services, endpoints, configmaps, secrets,
+ *                 service accounts and Ring0's vNodes in its control plane; once: the super
+ *                 cluster's synced pods and namespaces, its nodes, and its pod events
+ *   fair queue    every change becomes a key (kind|namespace|name) in the tenant's queue; workers
+ *                 take keys by weighted round robin (Tenant spec.syncer.weight)
+ *   reconcile     one key, read from the caches, ordered idempotent writes (server-side apply as
+ *                 "ring0", hash annotations so unchanged objects are not written again)
+ *   vNodes        a Node per super node running the tenant's pods, with a Lease Ring0 renews as the
+ *                 kubelet would, so the tenant's node lifecycle controller keeps it Ready
+ *   patroller     compares both sides per tenant and kind, re-queues what drifted, counts it
+ *
+ * A pod deleted or evicted below after it was bound turns Failed with reason Evicted in the tenant
+ * (a kubelet does the same with an evicted pod): its node is fixed once bound, so the tenant's
+ * controllers replace it rather than the syncer resurrecting it elsewhere.
+ */
+import { type Clock, systemClock } from "@/server/controllers/clock";
+import { microTime } from "@/server/controllers/leader";
+import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
+import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
+import { isAlreadyExists, isConflict, isNotFound, isUnreachable, K8sError } from "@/server/k8s/errors";
+import { recordEvent } from "@/server/k8s/events";
+import type { V1Pod } from "@/server/k8s/nodes";
+import { kubeRequest } from "@/server/k8s/transport";
+import type { Logger } from "@/server/logger";
+import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { createConnectionCache } from "@/server/tenants/reconciler";
+import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
+import {
+  type FairQueue,
+  type IsolationPolicy,
+  syncAnnotations,
+  syncLabels,
+  vnAgentEndpoints,
+} from "./contracts";
+import { createFairQueue } from "./fair-queue";
+import { checkPodIsolation, defaultIsolationPolicy } from "./filter";
+import { superNamespace } from "./naming";
+import {
+  hashOf,
+  isolationConditionType,
+  isSynced,
+  type Json,
+  kindInfo,
+  malformedReason,
+  type PlacementPolicy,
+  podStatusPatch,
+  type SyncedKind,
+  superObject,
+  syncedKinds,
+  syncHashOf,
+  type TenantObject,
+  vNodeContent,
+  vNodeLabel,
+  vNodeStatus,
+  withSyncHash,
+} from "./translate";
+import { type CachedObject, createWatchCache, type WatchCache } from "./watch-cache";
+
+/** Annotation Ring0 puts on a tenant pod through its binding: the super node it runs on. */
+export const boundNodeAnnotation = "ring0.dev/super-node";
+const component = "ring0-syncer";
+const leaseDurationSeconds = 40;
+
+export type WorkKind = SyncedKind | "node" | "event";
+export type PatrolKind = SyncedKind | "vnode";
+
+export interface PatrolCounts {
+  checked: number;
+  mismatched: number;
+  repaired: number;
+}
+
+export interface SyncerStats {
+  queue: ReturnType<FairQueue<string>["stats"]>;
+  /** Per tenant and kind, totals since start. */
+  patrol: Record<string, Partial<Record<PatrolKind, PatrolCounts>>>;
+  tenants: Record<string, { state: "starting" | "syncing" | "unreachable"; vNodes: number }>;
+  patrols: number;
+}
+
+export interface SyncerOptions {
+  superCluster: ClusterConnection;
+  directory: ControlPlaneDirectory;
+  logger: Logger;
+  clock?: Clock;
+  /** Concurrent reconciles across all tenants (default 4). */
+  workers?: number;
+  /** How often the patroller compares both sides (default 60 s). */
+  patrolIntervalMs?: number;
+  /** How often vNode leases are renewed (default 10 s, as the kubelet does for a 40 s lease). */
+  heartbeatIntervalMs?: number;
+  /** How often tenants are looked up again in the directory besides Tenant changes (default 5 s). */
+  tenantRecheckMs?: number;
+  isolationPolicy?: IsolationPolicy;
+  /**
+   * Which tenants this syncer serves (default: all). Lets replicas shard tenants, and keeps an
+   * integration test to its own tenants in a super cluster other suites share.
+   */
+  tenantFilter?: (tenant: string) => boolean;
+}
+
+export interface Syncer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  stats(): SyncerStats;
+  /** Run one patrol now (tests and the operator console); resolves when it has queued its repairs. */
+  patrol(): Promise<void>;
+}
+
+type Obj = TenantObject & CachedObject;
+
+interface TenantSession {
+  tenant: string;
+  conn: ClusterConnection;
+  caches: Record<SyncedKind, WatchCache<Obj>>;
+  vNodes: WatchCache<Obj>;
+  placement: PlacementPolicy;
+  synced: boolean;
+  unreachable: boolean;
+  stopped: boolean;
+  /** Tenant namespaces whose super namespace this session has applied. */
+  namespaces: Set<string>;
+}
+
+function workKey(kind: WorkKind, namespace: string, name: string): string {
+  return `${kind}|${namespace}|${name}`;
+}
+
+function parseWorkKey(key: string): { kind: WorkKind; namespace: string; name: string } {
+  const [kind, namespace, name] = key.split("|");
+  return { kind: kind as WorkKind, namespace: namespace ?? "", name: name ?? "" };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isTerminal(pod: Obj | undefined): boolean {
+  const phase = (pod?.status as { phase?: string } | undefined)?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+function nodeNameOf(pod: Obj | undefined): string | undefined {
+  const name = (pod?.spec as { nodeName?: unknown } | undefined)?.nodeName;
+  return typeof name === "string" && name ? name : undefined;
+}
+
+/** The tenant's pod is bound by Ring0 (to the node the super scheduler chose), not pinned by the tenant. */
+function boundByRing0(pod: Obj): boolean {
+  const node = nodeNameOf(pod);
+  return node !== undefined && pod.metadata.annotations?.[boundNodeAnnotation] === node;
+}
+
+function placementOf(tenant: TenantResource | undefined): PlacementPolicy {
+  const syncer = (tenant?.spec?.syncer ?? {}) as { nodeSelector?: unknown; tolerations?: unknown };
+  const placement: PlacementPolicy = {};
+  if (syncer.nodeSelector && typeof syncer.nodeSelector === "object") {
+    placement.nodeSelector = syncer.nodeSelector as Record<string, string>;
+  }
+  if (Array.isArray(syncer.tolerations)) placement.tolerations = syncer.tolerations as Json[];
+  return placement;
+}
+
+async function readOrNull<T extends KubeObject>(
+  conn: ClusterConnection,
+  ref: Parameters<typeof readObject>[1],
+) {
+  try {
+    return await readObject<T>(conn, ref);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
+
+function podRef(namespace: string, name: string) {
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace } };
+}
+
+function podPath(namespace: string, name: string, subresource?: string): string {
+  const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+  return subresource ? `${base}/${subresource}` : base;
+}
+
+/** Where the tenant's kind is listed in the super cluster (all namespaces), labelled as the tenant's. */
+function superListPath(kind: SyncedKind): string {
+  return `/api/v1/${kindInfo[kind].resource}`;
+}
+
+function tenantSelector(tenant: string): string {
+  return `${syncLabels.tenant}=${tenant},${syncLabels.managed}=true`;
+}
+
+export function createSyncer(options: SyncerOptions): Syncer {
+  const { superCluster, directory } = options;
+  const log = options.logger.child({ component });
+  const clock = options.clock ?? systemClock;
+  const workerCount = options.workers ?? 4;
+  const patrolIntervalMs = options.patrolIntervalMs ?? 60_000;
+  const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
+  const tenantRecheckMs = options.tenantRecheckMs ?? 5_000;
+  const policy = options.isolationPolicy ?? defaultIsolationPolicy();
+  const connections = createConnectionCache();
+  const serves = options.tenantFilter ?? (() => true);
+
+  let queue: FairQueue<string> = createFairQueue<string>({ clock });
+  const sessions = new Map<string, TenantSession>();
+  const tenants = new Map<string, TenantResource>();
+  let tenantsSynced = false;
+  const evaluating = new Map<string, Promise<void>>();
+  /** `${tenant}\0${key}` being reconciled now, and those changed meanwhile (queued again after). */
+  const processing = new Set<string>();
+  const dirty = new Set<string>();
+  const attempts = new Map<string, number>();
+  const retryTimers = new Map<string, () => void>();
+  /** Keys the patroller queued: a successful reconcile of one counts as a repair. */
+  const patrolFlags = new Map<string, PatrolKind>();
+  const patrolStats = new Map<string, Map<PatrolKind, PatrolCounts>>();
+  let patrols = 0;
+  /** Warnings already recorded (tenant|kind|ns|name|resourceVersion), so a refused object warns once. */
+  const warned = new Set<string>();
+
+  let superPods: WatchCache<Obj> | undefined;
+  let superNamespaces: WatchCache<Obj> | undefined;
+  let superNodes: WatchCache<Obj> | undefined;
+  let superEvents: WatchCache<Obj> | undefined;
+  let releaseTenants: (() => void) | undefined;
+  let workers: Promise<void>[] = [];
+  const timers: (() => void)[] = [];
+  let running = false;
+
+  // ---- queueing -----------------------------------------------------------------------------
+
+  function enqueue(tenant: string, key: string): void {
+    if (!running || !serves(tenant)) return;
+    const id = `${tenant}\0${key}`;
+    if (processing.has(id)) {
+      dirty.add(id);
+      return;
+    }
+    queue.add(tenant, key);
+  }
+
+  function enqueueLater(tenant: string, key: string, ms: number): void {
+    const id = `${tenant}\0${key}`;
+    if (retryTimers.has(id)) return;
+    const cancel = clock.setTimer(() => {
+      retryTimers.delete(id);
+      enqueue(tenant, key);
+    }, ms);
+    retryTimers.set(id, cancel);
+  }
+
+  function countPatrol(tenant: string, kind: PatrolKind, field: keyof PatrolCounts, by = 1): void {
+    let perKind = patrolStats.get(tenant);
+    if (!perKind) {
+      perKind = new Map();
+      patrolStats.set(tenant, perKind);
+    }
+    const counts = perKind.get(kind) ?? { checked: 0, mismatched: 0, repaired: 0 };
+    counts[field] += by;
+    perKind.set(kind, counts);
+  }
+
+  async function work(): Promise<void> {
+    for (;;) {
+      const next = await queue.next();
+      if (!next) return;
+      const { tenant, item: key } = next;
+      const id = `${tenant}\0${key}`;
+      processing.add(id);
+      try {
+        const outcome = await reconcile(tenant, key);
+        attempts.delete(id);
+        if (outcome === "retry") enqueueLater(tenant, key, 500);
+        else {
+          const flagged = patrolFlags.get(id);
+          if (flagged) {
+            patrolFlags.delete(id);
+            countPatrol(tenant, flagged, "repaired");
+          }
+        }
+      } catch (error) {
+        const attempt = (attempts.get(id) ?? 0) + 1;
+        attempts.set(id, attempt);
+        const delay = Math.min(30_000, 250 * 2 ** Math.min(attempt - 1, 10));
+        if (isUnreachable(error)) await noticeUnreachable(tenant);
+        if (attempt <= 3)
+          log.debug("sync failed; retrying", { tenant, key, attempt, error: messageOf(error) });
+        else log.warn("sync keeps failing; retrying", { tenant, key, attempt, error: messageOf(error) });
+        enqueueLater(tenant, key, delay);
+      } finally {
+        processing.delete(id);
+        if (dirty.delete(id)) enqueue(tenant, key);
+      }
+    }
+  }
+
+  // ---- tenants ------------------------------------------------------------------------------
+
+  function onTenantsChanged(list: TenantResource[]): void {
+    tenantsSynced = true;
+    const seen = new Set<string>();
+    for (const tenant of list) {
+      if (!serves(tenant.metadata.name)) continue;
+      seen.add(tenant.metadata.name);
+      tenants.set(tenant.metadata.name, tenant);
+      const weight = tenant.spec?.syncer?.weight;
+      if (typeof weight === "number") queue.setWeight(tenant.metadata.name, weight);
+      evaluate(tenant.metadata.name);
+    }
+    for (const name of [...tenants.keys()]) {
+      if (!seen.has(name)) {
+        tenants.delete(name);
+        evaluate(name);
+      }
+    }
+  }
+
+  /** Serialised per tenant: look the tenant up and start, pause or drop its session. */
+  function evaluate(name: string): void {
+    const previous = evaluating.get(name) ?? Promise.resolve();
+    const next = previous
+      .then(() => evaluateNow(name))
+      .catch((error) => log.warn("evaluating a tenant failed", { tenant: name, error: messageOf(error) }))
+      .finally(() => {
+        if (evaluating.get(name) === next) evaluating.delete(name);
+      });
+    evaluating.set(name, next);
+  }
+
+  async function evaluateNow(name: string): Promise<void> {
+    if (!running) return;
+    const resource = tenants.get(name);
+    if (!resource) {
+      stopSession(name);
+      queue.removeTenant(name);
+      patrolStats.delete(name);
+      return;
+    }
+    const lookup = await directory.lookup(name);
+    if (!running) return;
+    if (lookup.state !== "ready") {
+      if (sessions.has(name)) {
+        log.info("tenant control plane not serving; its sync is paused", {
+          tenant: name,
+          state: lookup.state,
+        });
+      }
+      stopSession(name);
+      queue.pause(name);
+      return;
+    }
+    const conn = connections.connectionFor(name, lookup.access);
+    const current = sessions.get(name);
+    if (current && current.conn !== conn) stopSession(name);
+    const session = sessions.get(name) ?? startSession(name, conn);
+    session.placement = placementOf(resource);
+    if (session.synced && !session.unreachable) queue.resume(name);
+  }
+
+  function startSession(tenant: string, conn: ClusterConnection): TenantSession {
+    queue.pause(tenant);
+    const session = {
+      tenant,
+      conn,
+      placement: {},
+      synced: false,
+      unreachable: false,
+      stopped: false,
+      namespaces: new Set<string>(),
+    } as unknown as TenantSession;
+    const onError = (error: K8sError) => {
+      if (isUnreachable(error)) void noticeUnreachable(tenant);
+    };
+    const caches = {} as Record<SyncedKind, WatchCache<Obj>>;
+    for (const kind of syncedKinds) {
+      const info = kindInfo[kind];
+      caches[kind] = createWatchCache<Obj>(
+        conn,
+        { path: `/api/v1/${info.resource}` },
+        (object, previous) => {
+          if (session.stopped) return;
+          const namespace = object.metadata.namespace ?? "";
+          enqueue(tenant, workKey(kind, namespace, object.metadata.name));
+          if (kind === "service") enqueue(tenant, workKey("endpoints", namespace, object.metadata.name));
+          if (kind === "namespace") session.namespaces.delete(object.metadata.name);
+          if (kind === "pod") {
+            for (const node of new Set([nodeNameOf(object), nodeNameOf(previous)])) {
+              if (node) enqueue(tenant, workKey("node", "", node));
+            }
+          }
+        },
+        onError,
+      );
+    }
+    session.caches = caches;
+    session.vNodes = createWatchCache<Obj>(
+      conn,
+      { path: "/api/v1/nodes", labelSelector: `${vNodeLabel}=true` },
+      (object) => {
+        if (!session.stopped) enqueue(tenant, workKey("node", "", object.metadata.name));
+      },
+      onError,
+    );
+    sessions.set(tenant, session);
+    void Promise.all([...Object.values(caches), session.vNodes].map((cache) => cache.synced())).then(() => {
+      if (session.stopped) return;
+      session.synced = true;
+      log.info("tenant control plane watched; syncing", { tenant });
+      if (!session.unreachable) queue.resume(tenant);
+    });
+    return session;
+  }
+
+  function stopSession(tenant: string): void {
+    const session = sessions.get(tenant);
+    if (!session) return;
+    session.stopped = true;
+    for (const cache of Object.values(session.caches)) cache.stop();
+    session.vNodes.stop();
+    sessions.delete(tenant);
+  }
+
+  /** The tenant's control plane stopped answering: pause its queue until /readyz answers again. */
+  async function noticeUnreachable(tenant: string): Promise<void> {
+    const session = sessions.get(tenant);
+    if (!session || session.unreachable) return;
+    const health = await clusterHealth(session.conn, { timeoutMs: 2_000 });
+    if (health.ok || session.stopped) return;
+    session.unreachable = true;
+    queue.pause(tenant);
+    log.warn("tenant control plane unreachable; its sync is paused", { tenant, detail: health.detail });
+    void (async () => {
+      while (running && !session.stopped) {
+        await clock.sleep(1_000);
+        if ((await clusterHealth(session.conn, { timeoutMs: 2_000 })).ok) break;
+      }
+      session.unreachable = false;
+      if (running && !session.stopped && session.synced) {
+        log.info("tenant control plane answers again; its sync resumes", { tenant });
+        queue.resume(tenant);
+      }
+    })();
+  }
+
+  // ---- reconcile ----------------------------------------------------------------------------
+
+  async function reconcile(tenant: string, key: string): Promise<"done" | "retry"> {
+    const session = sessions.get(tenant);
+    if (!session || session.stopped) return "done";
+    if (!session.synced) return "retry";
+    const { kind, namespace, name } = parseWorkKey(key);
+    switch (kind) {
+      case "pod":
+        await syncPod(session, namespace, name);
+        return "done";
+      case "node":
+        await syncVNode(session, name);
+        return "done";
+      case "event":
+        await syncEvent(session, namespace, name);
+        return "done";
+      default:
+        await syncObject(session, kind, namespace, name);
+        return "done";
+    }
+  }
+
+  function superRef(tenant: string, kind: SyncedKind, namespace: string, name: string) {
+    const info = kindInfo[kind];
+    if (kind === "namespace") {
+      return {
+        apiVersion: info.apiVersion,
+        kind: info.kind,
+        metadata: { name: superNamespace(tenant, name) },
+      };
+    }
+    return {
+      apiVersion: info.apiVersion,
+      kind: info.kind,
+      metadata: { name, namespace: superNamespace(tenant, namespace) },
+    };
+  }
+
+  /** A Warning event on the tenant's object, once per version of it. */
+  async function warnOnce(
+    session: TenantSession,
+    kind: SyncedKind,
+    object: Obj,
+    reason: string,
+    message: string,
+  ) {
+    const id = [
+      session.tenant,
+      kind,
+      object.metadata.namespace,
+      object.metadata.name,
+      object.metadata.resourceVersion,
+    ].join("|");
+    if (warned.has(id)) return;
+    warned.add(id);
+    if (warned.size > 10_000) warned.clear();
+    log.warn("tenant object refused", {
+      tenant: session.tenant,
+      kind,
+      name: object.metadata.name,
+      reason,
+      message,
+    });
+    await recordEvent(
+      session.conn,
+      {
+        apiVersion: kindInfo[kind].apiVersion,
+        kind: kindInfo[kind].kind,
+        name: object.metadata.name,
+        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+        ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
+      },
+      { type: "Warning", reason, message },
+      { component, logger: log },
+    );
+  }
+
+  async function ensureNamespace(session: TenantSession, namespace: string): Promise<void> {
+    if (session.namespaces.has(namespace)) return;
+    const tenantNamespace = session.caches.namespace.get("", namespace) ?? {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace },
+    };
+    const desired = withSyncHash(superObject(session.tenant, "namespace", tenantNamespace as Obj));
+    const current = superNamespaces?.get("", desired.metadata.name);
+    if (current?.metadata.deletionTimestamp) {
+      throw new K8sError({
+        status: 409,
+        reason: "Conflict",
+        message: `namespace ${desired.metadata.name} is still being deleted in the super cluster`,
+      });
+    }
+    if (syncHashOf(current) !== syncHashOf(desired))
+      await serverSideApply(superCluster, desired, { force: true });
+    session.namespaces.add(namespace);
+  }
+
+  /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
+  async function syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string) {
+    const { tenant } = session;
+    const cache = session.caches[kind];
+    const object = kind === "namespace" ? cache.get("", name) : cache.get(namespace, name);
+    const services = (service: string) => session.caches.service.get(namespace, service);
+    const ref = superRef(tenant, kind, namespace, name);
+    if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
+      if (kind === "namespace" && object && !isSynced(kind, object)) return;
+      const current = await readOrNull(superCluster, ref);
+      if (
+        current &&
+        current.metadata.labels?.[syncLabels.tenant] === tenant &&
+        !current.metadata.deletionTimestamp
+      ) {
+        await deleteObject(superCluster, ref);
+        if (kind === "namespace") session.namespaces.delete(name);
+      }
+      return;
+    }
+    const malformed = malformedReason(kind, object);
+    if (malformed) {
+      await warnOnce(session, kind, object, "SyncRefused", malformed);
+      return;
+    }
+    if (kind === "namespace") {
+      session.namespaces.delete(name);
+      await ensureNamespace(session, name);
+      return;
+    }
+    await ensureNamespace(session, namespace);
+    const desired = withSyncHash(superObject(tenant, kind, object));
+    const current = await readOrNull(superCluster, ref);
+    if (current && syncHashOf(current) === syncHashOf(desired)) return;
+    if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
+      await warnOnce(
+        session,
+        kind,
+        object,
+        "SyncConflict",
+        `${ref.metadata.namespace}/${name} exists in the super cluster and is not this tenant's; not overwritten.`,
+      );
+      return;
+    }
+    try {
+      await serverSideApply(superCluster, desired, { force: true });
+    } catch (error) {
+      if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
+        await warnOnce(
+          session,
+          kind,
+          object,
+          "SyncRefused",
+          `The super cluster refused ${kindInfo[kind].kind} ${name}: ${error.message}`,
+        );
+        return;
+      }
+      throw error;
+    }
+  }
+
+  async function deleteTenantPod(session: TenantSession, pod: Obj): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "DELETE",
+        path: podPath(pod.metadata.namespace ?? "", pod.metadata.name),
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error)) throw error;
+    }
+  }
+
+  async function patchPodStatus(
+    session: TenantSession,
+    namespace: string,
+    name: string,
+    status: Json,
+    strategic = false,
+  ): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "PATCH",
+        path: podPath(namespace, name, "status"),
+        contentType: strategic ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
+        body: { status },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  async function reportIsolation(session: TenantSession, pod: Obj, message: string): Promise<void> {
+    const conditions = ((pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []) as Json[];
+    const existing = conditions.find((condition) => condition.type === isolationConditionType);
+    if (existing?.message === message) return;
+    const namespace = pod.metadata.namespace ?? "";
+    await recordEvent(
+      session.conn,
+      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
+      {
+        type: "Warning",
+        reason: "IsolationViolation",
+        message: `Ring0 will not run this pod on shared nodes: ${message}`,
+      },
+      { component, logger: log },
+    );
+    await patchPodStatus(
+      session,
+      namespace,
+      pod.metadata.name,
+      {
+        conditions: [
+          {
+            type: isolationConditionType,
+            status: "False",
+            reason: "IsolationViolation",
+            message,
+            lastTransitionTime: new Date(clock.now()).toISOString(),
+          },
+        ],
+      },
+      true,
+    );
+  }
+
+  async function syncPod(session: TenantSession, namespace: string, name: string): Promise<void> {
+    const { tenant } = session;
+    const pod = session.caches.pod.get(namespace, name);
+    const ref = podRef(superNamespace(tenant, namespace), name);
+    let below = superPods?.get(ref.metadata.namespace, name) as Obj | undefined;
+
+    if (below && pod && below.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) {
+      // A tenant pod of the same name, an earlier incarnation below: it goes first.
+      if (!below.metadata.deletionTimestamp) await deleteObject(superCluster, ref, { gracePeriodSeconds: 0 });
+      return;
+    }
+    if (!pod) {
+      if (below && !below.metadata.deletionTimestamp)
+        await deleteObject(superCluster, ref, { gracePeriodSeconds: 0 });
+      return;
+    }
+    if (pod.metadata.deletionTimestamp) {
+      if (below) {
+        if (!below.metadata.deletionTimestamp) {
+          const grace = pod.metadata.deletionGracePeriodSeconds;
+          await deleteObject(superCluster, ref, {
+            gracePeriodSeconds: typeof grace === "number" ? grace : 0,
+          });
+        }
+        return; // its deletion below brings the key back
+      }
+      // Gone below: finish the tenant's graceful deletion, as the kubelet would.
+      if (nodeNameOf(pod)) await deleteTenantPod(session, pod);
+      return;
+    }
+
+    if (!below && nodeNameOf(pod) && boundByRing0(pod)) {
+      below = (await readOrNull<Obj>(superCluster, ref)) ?? undefined;
+      if (!below) {
+        if (isTerminal(pod)) return;
+        const node = nodeNameOf(pod);
+        const message = `The pod was removed from node ${node} of the shared cluster.`;
+        await patchPodStatus(session, namespace, name, { phase: "Failed", reason: "Evicted", message });
+        await recordEvent(
+          session.conn,
+          { apiVersion: "v1", kind: "Pod", name, namespace, uid: pod.metadata.uid },
+          { type: "Warning", reason: "Evicted", message },
+          { component, logger: log },
+        );
+        return;
+      }
+    }
+    if (!below) {
+      if (isTerminal(pod)) return;
+      // Check the pod as the tenant wrote it; a node Ring0 bound it to is Ring0's, not the tenant's.
+      const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
+      const violations = checkPodIsolation(checked as unknown as V1Pod, policy);
+      if (violations.length > 0) {
+        const message = violations.map((violation) => violation.message).join(" ");
+        await reportIsolation(
+          session,
+          pod,
+          `Refused by ${violations.map((v) => v.rule).join(", ")}: ${message}`,
+        );
+        return;
+      }
+      const malformed = malformedReason("pod", pod);
+      if (malformed) {
+        await warnOnce(session, "pod", pod, "SyncRefused", malformed);
+        return;
+      }
+    }
+
+    await ensureNamespace(session, namespace);
+    const serviceAccount = (pod.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName;
+    if (serviceAccount && serviceAccount !== "default") {
+      await syncObject(session, "serviceaccount", namespace, serviceAccount);
+    }
+    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement));
+    if (!below || syncHashOf(below) !== syncHashOf(desired)) {
+      try {
+        below = await serverSideApply<Obj>(superCluster, desired, { force: true });
+      } catch (error) {
+        if (
+          error instanceof K8sError &&
+          (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
+          !isNamespaceTerminating(error)
+        ) {
+          await warnOnce(
+            session,
+            "pod",
+            pod,
+            "SyncRefused",
+            `The super cluster refused the pod: ${error.message}`,
+          );
+          return;
+        }
+        throw error;
+      }
+    }
+
+    // Upward: the node, then the status exactly as the super cluster reports it.
+    const node = nodeNameOf(below);
+    if (node && !nodeNameOf(pod)) {
+      await ensureVNode(session, node);
+      await bindPod(session, namespace, name, node);
+    }
+    const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
+    if (patch) await patchPodStatus(session, namespace, name, patch);
+  }
+
+  function isNamespaceTerminating(error: K8sError): boolean {
+    return error.reason === "Forbidden" && /being terminated/.test(error.message);
+  }
+
+  async function bindPod(
+    session: TenantSession,
+    namespace: string,
+    name: string,
+    node: string,
+  ): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "POST",
+        path: podPath(namespace, name, "binding"),
+        body: {
+          apiVersion: "v1",
+          kind: "Binding",
+          metadata: { name, namespace, annotations: { [boundNodeAnnotation]: node } },
+          target: { apiVersion: "v1", kind: "Node", name: node },
+        },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      // Already bound (a retry after a lost answer) or gone: nothing to do.
+      if (!isConflict(error) && !isNotFound(error)) throw error;
+    }
+  }
+
+  // ---- vNodes -------------------------------------------------------------------------------
+
+  function nodesInUse(session: TenantSession): Set<string> {
+    const nodes = new Set<string>();
+    for (const pod of session.caches.pod.values()) {
+      const node = nodeNameOf(pod);
+      if (node && boundByRing0(pod)) nodes.add(node);
+    }
+    for (const pod of superPods?.values() ?? []) {
+      if (pod.metadata.labels?.[syncLabels.tenant] !== session.tenant) continue;
+      const node = nodeNameOf(pod);
+      if (node) nodes.add(node);
+    }
+    return nodes;
+  }
+
+  async function syncVNode(session: TenantSession, node: string): Promise<void> {
+    if (nodesInUse(session).has(node)) {
+      await ensureVNode(session, node);
+      return;
+    }
+    const existing =
+      session.vNodes.get("", node) ??
+      (await readOrNull<Obj>(session.conn, { apiVersion: "v1", kind: "Node", metadata: { name: node } }));
+    if (existing?.metadata.labels?.[vNodeLabel] !== "true") return;
+    await deleteObject(session.conn, { apiVersion: "v1", kind: "Node", metadata: { name: node } });
+    await deleteObject(session.conn, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: node, namespace: "kube-node-lease" },
+    });
+    log.info("vNode removed: no pod of the tenant runs there", { tenant: session.tenant, node });
+  }
+
+  const vNodeHashAnnotation = "ring0.dev/vnode-hash";
+
+  async function ensureVNode(session: TenantSession, node: string): Promise<void> {
+    const superNode = superNodes?.get("", node);
+    if (!superNode) return; // the node left the super cluster; its pods are evicted below
+    const port = vnAgentEndpoints().get(node)?.port;
+    const content = vNodeContent(superNode as Json, port);
+    const hash = hashOf(content);
+    const existing = session.vNodes.get("", node);
+    const nowIso = new Date(clock.now()).toISOString();
+    const metadata = {
+      name: node,
+      labels: content.labels,
+      annotations: { ...content.annotations, [vNodeHashAnnotation]: hash },
+    };
+    if (existing?.metadata.annotations?.[vNodeHashAnnotation] === hash) return;
+    let uid = existing?.metadata.uid;
+    if (!existing) {
+      try {
+        // Nodes keep the status they are created with (as when a kubelet registers).
+        const created = await kubeRequest<Obj>(session.conn, {
+          method: "POST",
+          path: "/api/v1/nodes",
+          body: {
+            apiVersion: "v1",
+            kind: "Node",
+            metadata,
+            spec: {},
+            status: vNodeStatus(content.status, nowIso),
+          },
+          timeoutMs: 15_000,
+        });
+        uid = created.metadata.uid;
+        log.info("vNode created", { tenant: session.tenant, node, kubeletPort: port ?? null });
+        await renewLease(session, node, uid);
+        return;
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+      }
+    }
+    const patched = await kubeRequest<Obj>(session.conn, {
+      method: "PATCH",
+      path: `/api/v1/nodes/${encodeURIComponent(node)}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { labels: metadata.labels, annotations: metadata.annotations } },
+      timeoutMs: 15_000,
+    });
+    await kubeRequest(session.conn, {
+      method: "PATCH",
+      path: `/api/v1/nodes/${encodeURIComponent(node)}/status`,
+      contentType: "application/merge-patch+json",
+      body: { status: vNodeStatus(content.status, nowIso) },
+      timeoutMs: 15_000,
+    });
+    await renewLease(session, node, patched.metadata.uid ?? uid);
+  }
+
+  /** The node Lease the tenant's node lifecycle controller reads as the kubelet's heartbeat. */
+  async function renewLease(session: TenantSession, node: string, uid: unknown): Promise<void> {
+    await serverSideApply(
+      session.conn,
+      {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: {
+          name: node,
+          namespace: "kube-node-lease",
+          ...(typeof uid === "string"
+            ? { ownerReferences: [{ apiVersion: "v1", kind: "Node", name: node, uid }] }
+            : {}),
+        },
+        spec: {
+          holderIdentity: node,
+          leaseDurationSeconds,
+          renewTime: microTime(clock.now()),
+        },
+      },
+      { force: true },
+    );
+  }
+
+  async function heartbeat(): Promise<void> {
+    for (const session of sessions.values()) {
+      if (!session.synced || session.unreachable || session.stopped) continue;
+      for (const vNode of session.vNodes.values()) {
+        try {
+          await renewLease(session, vNode.metadata.name, vNode.metadata.uid);
+        } catch (error) {
+          if (isUnreachable(error)) void noticeUnreachable(session.tenant);
+          log.debug("renewing a vNode lease failed", {
+            tenant: session.tenant,
+            node: vNode.metadata.name,
+            error: messageOf(error),
+          });
+        }
+      }
+    }
+  }
+
+  /** The vNode's Ready heartbeat in its status (kubectl shows it; the lease is what keeps it Ready). */
+  async function refreshVNodeStatus(): Promise<void> {
+    for (const session of sessions.values()) {
+      if (!session.synced || session.unreachable || session.stopped) continue;
+      for (const vNode of session.vNodes.values()) {
+        const superNode = superNodes?.get("", vNode.metadata.name);
+        if (!superNode) continue;
+        const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
+        await kubeRequest(session.conn, {
+          method: "PATCH",
+          path: `/api/v1/nodes/${encodeURIComponent(vNode.metadata.name)}/status`,
+          contentType: "application/merge-patch+json",
+          body: { status: vNodeStatus(content.status, new Date(clock.now()).toISOString()) },
+          timeoutMs: 15_000,
+        }).catch((error) =>
+          log.debug("refreshing a vNode failed", { tenant: session.tenant, error: messageOf(error) }),
+        );
+      }
+    }
+  }
+
+  // ---- events -------------------------------------------------------------------------------
+
+  function onSuperEvent(event: Obj, deleted: boolean): void {
+    if (deleted) return;
+    const namespace = event.metadata.namespace ?? "";
+    const owner = superNamespaces?.get("", namespace);
+    const tenant = owner?.metadata.labels?.[syncLabels.tenant];
+    const tenantNamespace = owner?.metadata.annotations?.[syncAnnotations.namespace];
+    if (!tenant || !tenantNamespace) return;
+    enqueue(tenant, workKey("event", tenantNamespace, event.metadata.name));
+  }
+
+  async function syncEvent(session: TenantSession, namespace: string, name: string): Promise<void> {
+    const below = superEvents?.get(superNamespace(session.tenant, namespace), name);
+    if (!below) return;
+    const involved = (below.involvedObject ?? {}) as { name?: string; fieldPath?: string };
+    const pod = involved.name ? session.caches.pod.get(namespace, involved.name) : undefined;
+    if (
+      !pod ||
+      pod.metadata.uid !==
+        (superPods?.get(superNamespace(session.tenant, namespace), pod.metadata.name)?.metadata.annotations?.[
+          syncAnnotations.uid
+        ] ?? pod.metadata.uid)
+    ) {
+      return;
+    }
+    const superNs = superNamespace(session.tenant, namespace);
+    const translate = (text: unknown) =>
+      typeof text === "string" ? text.split(`${superNs}/`).join(`${namespace}/`) : text;
+    const copy: KubeObject = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace, labels: { [syncLabels.managed]: "true" } },
+      involvedObject: {
+        apiVersion: "v1",
+        kind: "Pod",
+        name: pod.metadata.name,
+        namespace,
+        uid: pod.metadata.uid,
+        ...(involved.fieldPath ? { fieldPath: involved.fieldPath } : {}),
+      },
+    };
+    for (const field of [
+      "reason",
+      "type",
+      "count",
+      "firstTimestamp",
+      "lastTimestamp",
+      "source",
+      "eventTime",
+      "action",
+      "reportingComponent",
+      "reportingInstance",
+      "series",
+    ]) {
+      if (below[field] !== undefined && below[field] !== null) copy[field] = below[field];
+    }
+    copy.message = translate(below.message);
+    await serverSideApply(session.conn, copy, { force: true });
+  }
+
+  // ---- patroller ----------------------------------------------------------------------------
+
+  async function listBelow(tenant: string, kind: SyncedKind): Promise<Obj[]> {
+    const list = await kubeRequest<{ items: Obj[] }>(superCluster, {
+      path: superListPath(kind),
+      query: { labelSelector: tenantSelector(tenant) },
+      timeoutMs: 30_000,
+    });
+    return list.items;
+  }
+
+  function flag(tenant: string, kind: PatrolKind, key: string): void {
+    countPatrol(tenant, kind, "mismatched");
+    patrolFlags.set(`${tenant}\0${key}`, kind);
+    enqueue(tenant, key);
+  }
+
+  async function patrolTenant(session: TenantSession): Promise<void> {
+    const { tenant } = session;
+    for (const kind of syncedKinds) {
+      const below = await listBelow(tenant, kind);
+      const belowByKey = new Map<string, Obj>();
+      for (const object of below) {
+        const tenantNamespace = object.metadata.annotations?.[syncAnnotations.namespace] ?? "";
+        const tenantName = object.metadata.annotations?.[syncAnnotations.name] ?? object.metadata.name;
+        belowByKey.set(
+          kind === "namespace" ? workKey(kind, "", tenantName) : workKey(kind, tenantNamespace, tenantName),
+          object,
+        );
+      }
+      const keys = new Set<string>(belowByKey.keys());
+      const services = (namespace: string) => (name: string) => session.caches.service.get(namespace, name);
+      for (const object of session.caches[kind].values()) {
+        const namespace = object.metadata.namespace ?? "";
+        if (!isSynced(kind, object, services(namespace))) continue;
+        const key = workKey(kind, kind === "namespace" ? "" : namespace, object.metadata.name);
+        keys.add(key);
+        const copy = belowByKey.get(key);
+        if (object.metadata.deletionTimestamp) {
+          if (copy && !copy.metadata.deletionTimestamp && kind !== "pod") flag(tenant, kind, key);
+          continue;
+        }
+        if (kind === "pod") {
+          if (patrolPodDrift(session, object, copy)) flag(tenant, kind, key);
+          continue;
+        }
+        if (malformedReason(kind, object)) continue;
+        const desired = withSyncHash(superObject(tenant, kind, object));
+        if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
+      }
+      for (const [key, copy] of belowByKey) {
+        if (copy.metadata.deletionTimestamp) continue;
+        const { namespace, name } = parseWorkKey(key);
+        const original =
+          kind === "namespace"
+            ? session.caches.namespace.get("", name)
+            : session.caches[kind].get(namespace, name);
+        if (!original || original.metadata.uid !== copy.metadata.annotations?.[syncAnnotations.uid])
+          flag(tenant, kind, key);
+      }
+      countPatrol(tenant, kind, "checked", keys.size);
+    }
+    // vNodes: one per node in use, none elsewhere.
+    const inUse = nodesInUse(session);
+    const present = new Set([...session.vNodes.values()].map((node) => node.metadata.name));
+    const all = new Set([...inUse, ...present]);
+    for (const node of all) {
+      if (inUse.has(node) !== present.has(node) && (present.has(node) || superNodes?.get("", node))) {
+        flag(tenant, "vnode", workKey("node", "", node));
+      }
+    }
+    countPatrol(tenant, "vnode", "checked", all.size);
+  }
+
+  /** Whether a tenant pod and its copy below disagree in a way reconciling would change. */
+  function patrolPodDrift(session: TenantSession, pod: Obj, copy: Obj | undefined): boolean {
+    if (!copy) {
+      if (isTerminal(pod)) return false;
+      if (boundByRing0(pod)) return true; // gone below: the tenant must see it Failed
+      const checked = { ...pod, spec: { ...pod.spec } };
+      if (checkPodIsolation(checked as unknown as V1Pod, policy).length > 0) return false;
+      return malformedReason("pod", pod) === null;
+    }
+    if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return true;
+    if (
+      syncHashOf(copy) !==
+      syncHashOf(withSyncHash(superObject(session.tenant, "pod", pod, session.placement)))
+    )
+      return true;
+    if (nodeNameOf(copy) && !nodeNameOf(pod)) return true;
+    return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) !== null;
+  }
+
+  /** Super namespaces of tenants that no longer exist (deleted while the syncer was away). */
+  async function collectDeletedTenants(): Promise<void> {
+    if (!tenantsSynced || !superNamespaces?.isSynced()) return;
+    for (const namespace of superNamespaces.values()) {
+      const tenant = namespace.metadata.labels?.[syncLabels.tenant];
+      if (!tenant || !serves(tenant) || tenants.has(tenant) || namespace.metadata.deletionTimestamp) continue;
+      log.info("removing a synced namespace of a deleted tenant", {
+        tenant,
+        namespace: namespace.metadata.name,
+      });
+      await deleteObject(superCluster, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: namespace.metadata.name },
+      });
+    }
+  }
+
+  async function patrol(): Promise<void> {
+    for (const session of [...sessions.values()]) {
+      if (!session.synced || session.unreachable || session.stopped) continue;
+      try {
+        await patrolTenant(session);
+      } catch (error) {
+        log.warn("patrolling a tenant failed", { tenant: session.tenant, error: messageOf(error) });
+      }
+    }
+    try {
+      await collectDeletedTenants();
+    } catch (error) {
+      log.warn("collecting deleted tenants' namespaces failed", { error: messageOf(error) });
+    }
+    patrols++;
+  }
+
+  function every(ms: number, task: () => Promise<void>, name: string): void {
+    let cancel: () => void = () => {};
+    let stopped = false;
+    const schedule = () => {
+      cancel = clock.setTimer(async () => {
+        if (stopped || !running) return;
+        try {
+          await task();
+        } catch (error) {
+          log.warn(`${name} failed`, { error: messageOf(error) });
+        }
+        if (!stopped && running) schedule();
+      }, ms);
+    };
+    schedule();
+    timers.push(() => {
+      stopped = true;
+      cancel();
+    });
+  }
+
+  // ---- super cluster watches ----------------------------------------------------------------
+
+  function onSuperPod(pod: Obj, previous: Obj | undefined): void {
+    const tenant = pod.metadata.labels?.[syncLabels.tenant];
+    if (!tenant || !serves(tenant)) return;
+    const namespace = pod.metadata.annotations?.[syncAnnotations.namespace];
+    const name = pod.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || namespace === undefined || !name) return;
+    enqueue(tenant, workKey("pod", namespace, name));
+    for (const node of new Set([nodeNameOf(pod), nodeNameOf(previous)])) {
+      if (node) enqueue(tenant, workKey("node", "", node));
+    }
+  }
+
+  function onSuperNamespace(namespace: Obj, _previous: Obj | undefined, deleted: boolean): void {
+    const tenant = namespace.metadata.labels?.[syncLabels.tenant];
+    const tenantNamespace = namespace.metadata.annotations?.[syncAnnotations.namespace];
+    if (!tenant || tenantNamespace === undefined) return;
+    if (deleted || namespace.metadata.deletionTimestamp)
+      sessions.get(tenant)?.namespaces.delete(tenantNamespace);
+    if (deleted) enqueue(tenant, workKey("namespace", "", tenantNamespace));
+  }
+
+  function onSuperNode(node: Obj, previous: Obj | undefined): void {
+    const changed =
+      !previous ||
+      hashOf(vNodeContent(node as Json, undefined)) !== hashOf(vNodeContent(previous as Json, undefined));
+    if (!changed) return;
+    for (const session of sessions.values()) {
+      if (session.vNodes.get("", node.metadata.name))
+        enqueue(session.tenant, workKey("node", "", node.metadata.name));
+    }
+  }
+
+  return {
+    async start() {
+      if (running) return;
+      running = true;
+      queue = createFairQueue<string>({ clock });
+      const reportSuperError = (what: string) => (error: K8sError) =>
+        log.debug(`watching ${what} in the super cluster failed`, { error: error.message });
+      superNamespaces = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/namespaces", labelSelector: `${syncLabels.managed}=true` },
+        onSuperNamespace,
+        reportSuperError("namespaces"),
+      );
+      superPods = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/pods", labelSelector: `${syncLabels.managed}=true` },
+        onSuperPod,
+        reportSuperError("pods"),
+      );
+      superNodes = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/nodes" },
+        onSuperNode,
+        reportSuperError("nodes"),
+      );
+      await Promise.all([superNamespaces.synced(), superPods.synced(), superNodes.synced()]);
+      if (!running) return;
+      superEvents = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/events", fieldSelector: "involvedObject.kind=Pod" },
+        (event, _previous, deleted) => onSuperEvent(event, deleted),
+        reportSuperError("events"),
+      );
+      workers = Array.from({ length: workerCount }, () => work());
+      const informer = tenantInformer(superCluster);
+      releaseTenants = informer.subscribe(onTenantsChanged);
+      every(
+        tenantRecheckMs,
+        async () => {
+          for (const name of tenants.keys()) evaluate(name);
+        },
+        "re-checking tenants",
+      );
+      every(heartbeatIntervalMs, heartbeat, "renewing vNode leases");
+      every(Math.max(heartbeatIntervalMs * 6, 30_000), refreshVNodeStatus, "refreshing vNodes");
+      every(patrolIntervalMs, patrol, "patrolling");
+      log.info("syncer started", { workers: workerCount, patrolIntervalMs });
+    },
+
+    async stop() {
+      if (!running) return;
+      running = false;
+      releaseTenants?.();
+      for (const cancel of timers.splice(0)) cancel();
+      for (const cancel of retryTimers.values()) cancel();
+      retryTimers.clear();
+      for (const tenant of [...sessions.keys()]) stopSession(tenant);
+      for (const cache of [superPods, superNamespaces, superNodes, superEvents]) cache?.stop();
+      queue.shutdown();
+      await Promise.allSettled(workers);
+      await Promise.allSettled([...evaluating.values()]);
+      workers = [];
+      processing.clear();
+      dirty.clear();
+      patrolFlags.clear();
+      tenants.clear();
+      tenantsSynced = false;
+      log.info("syncer stopped");
+    },
+
+    stats() {
+      const patrol: SyncerStats["patrol"] = {};
+      for (const [tenant, perKind] of patrolStats) patrol[tenant] = Object.fromEntries(perKind);
+      const tenantStates: SyncerStats["tenants"] = {};
+      for (const session of sessions.values()) {
+        tenantStates[session.tenant] = {
+          state: session.unreachable ? "unreachable" : session.synced ? "syncing" : "starting",
+          vNodes: session.vNodes.size(),
+        };
+      }
+      return { queue: queue.stats(), patrol, tenants: tenantStates, patrols };
+    },
+
+    patrol,
+  };
+}
