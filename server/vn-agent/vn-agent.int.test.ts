@@ -80,15 +80,17 @@ function portOf(node: string): number {
 /** Exec over WebSocket (v5.channel.k8s.io): stdout and the closing status. */
 function execOverWebSocket(port: number, target: string, client: CertificateAndKey) {
   return new Promise<{ protocol: string; stdout: string; status: string }>((resolve, reject) => {
+    // ws hands TLS options through to tls.connect (servername: the agent's certificate names localhost).
+    const tlsOptions = {
+      ca: pki.servingCa.cert,
+      cert: client.cert,
+      key: client.key,
+      servername: "localhost",
+    };
     const socket = new WebSocket(
       `wss://127.0.0.1:${port}${target}`,
       ["v5.channel.k8s.io", "v4.channel.k8s.io"],
-      {
-        ca: pki.servingCa.cert,
-        cert: client.cert,
-        key: client.key,
-        servername: "localhost",
-      },
+      tlsOptions as WebSocket.ClientOptions,
     );
     let stdout = "";
     let status = "";
