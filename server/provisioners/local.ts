@@ -9,6 +9,9 @@
  *   kubeconfig                     admin kubeconfig kwokctl writes (for a person debugging)
  *   clusters/ring0-<tenant>/       kwokctl's cluster: kwok.yaml (what `start` runs), pki/, etcd/, logs/, pids/, bin/
  *
+ *   vn-agent/                      the apiserver's kubelet client certificate (from the vn-agent client CA) and
+ *                                  the vn-agent serving CA it verifies kubelets (vn-agents) with
+ *
  * The record is what lets a restarted Ring0 adopt what runs and stop it with the binaries it was
  * started with. Changing version or ports of an existing cluster rewrites kwokctl's saved cluster
  * config (`clusters/<name>/kwok.yaml`) while it is stopped, so etcd's data and the PKI are kept.
@@ -28,6 +31,7 @@ import {
 import { CommandError } from "@/server/cluster/process";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
 import {
   type ControlPlaneAccess,
   type ControlPlaneObservation,
@@ -45,6 +49,11 @@ export interface LocalProvisionerOptions {
   binDir?: string;
   /** Exact version → bin dir. Default: tools/kube's one version → `binDir`. */
   versions?: Record<string, string>;
+  /**
+   * State dir whose vn-agent PKI (<dir>/vn-agent-pki) the apiservers' kubelet client certificates
+   * come from — Ring0's, where the vn-agents run. Default: `stateDir`; false: no kubelet flags.
+   */
+  vnAgentStateDir?: string | false;
 }
 
 /** The components of a tenant control plane, in kwokctl's names (also its pid and log file names). */
@@ -152,6 +161,64 @@ export function replacePorts(text: string, moves: ReadonlyMap<number, number>): 
     },
   );
   return moved + rest;
+}
+
+/** The kube-apiserver flags (without "--") that send its kubelet requests through the vn-agents. */
+export function vnAgentKubeletArgs(dir: string): Record<string, string> {
+  return {
+    "kubelet-client-certificate": path.join(dir, "vn-agent", "kubelet-client.crt"),
+    "kubelet-client-key": path.join(dir, "vn-agent", "kubelet-client.key"),
+    "kubelet-certificate-authority": path.join(dir, "vn-agent", "vn-agent-ca.crt"),
+  };
+}
+
+function yamlScalar(value: string): string {
+  return /^[A-Za-z0-9_./=:-]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * kwokctl's saved cluster config with `args` set on the kube-apiserver component: an existing flag
+ * of the same name is replaced, a missing one appended to its args list. Undefined when the
+ * component or its args list is not found (the config is not what kwokctl writes).
+ */
+export function withKubeApiserverArgs(text: string, args: Record<string, string>): string | undefined {
+  const lines = text.split("\n");
+  const start = lines.indexOf("components:");
+  if (start === -1) return undefined;
+  // Components are the "- " items at column 0 until the next top-level key.
+  let end = start + 1;
+  while (end < lines.length && (lines[end]?.startsWith("- ") || lines[end]?.startsWith("  "))) end++;
+  let itemStart = -1;
+  for (let index = start + 1; index <= end; index++) {
+    const line = lines[index] ?? "";
+    if (index === end || line.startsWith("- ")) {
+      if (itemStart !== -1) {
+        const item = lines.slice(itemStart, index);
+        if (item.some((candidate) => candidate === "  name: kube-apiserver")) {
+          const argsAt = item.findIndex((candidate) => candidate === "- args:" || candidate === "  args:");
+          if (argsAt === -1) return undefined;
+          let argsEnd = argsAt + 1;
+          while (argsEnd < item.length && item[argsEnd]?.startsWith("  - ")) argsEnd++;
+          const present = new Set(item.slice(argsAt + 1, argsEnd));
+          const wanted = Object.entries(args).map(
+            ([name, value]) => `  - ${yamlScalar(`--${name}=${value}`)}`,
+          );
+          if (wanted.every((line) => present.has(line))) return text;
+          const names = Object.keys(args);
+          const kept = item
+            .slice(argsAt + 1, argsEnd)
+            .filter((arg) => !names.some((name) => arg.replace(/^ {2}- "?/, "").startsWith(`--${name}=`)));
+          const added = Object.entries(args).map(
+            ([name, value]) => `  - ${yamlScalar(`--${name}=${value}`)}`,
+          );
+          const patched = [...item.slice(0, argsAt + 1), ...kept, ...added, ...item.slice(argsEnd)];
+          return [...lines.slice(0, itemStart), ...patched, ...lines.slice(index)].join("\n");
+        }
+      }
+      itemStart = index;
+    }
+  }
+  return undefined;
 }
 
 /** Point binary paths in kwokctl's saved cluster config at another bin dir. */
@@ -308,6 +375,35 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     );
   };
 
+  const vnAgentStateDir =
+    options.vnAgentStateDir === false ? undefined : (options.vnAgentStateDir ?? stateDir);
+
+  /**
+   * The apiserver's kubelet client certificate (CN=<tenant>, O=ring0:tenant-apiserver) and the
+   * vn-agent serving CA, written into the tenant's dir; re-issued when missing, expiring or from
+   * another CA. Returns the kube-apiserver flags that use them (none without vn-agents).
+   */
+  const writeKubeletClient = async (tenant: string, paths: TenantPaths): Promise<Record<string, string>> => {
+    if (!vnAgentStateDir) return {};
+    const pki = await ensureVnAgentPki(vnAgentStateDir);
+    const args = vnAgentKubeletArgs(paths.dir);
+    const [cert, key, ca] = [
+      args["kubelet-client-certificate"],
+      args["kubelet-client-key"],
+      args["kubelet-certificate-authority"],
+    ] as [string, string, string];
+    fs.mkdirSync(path.dirname(cert), { recursive: true, mode: 0o700 });
+    const current = { cert: readText(cert) ?? "", key: readText(key) ?? "" };
+    if (!current.cert || !current.key || !(await certificateStillGood(current, pki.clientCa))) {
+      const issued = await pki.issueTenantKubeletClient(tenant);
+      fs.writeFileSync(`${key}.tmp`, issued.key, { mode: 0o600 });
+      fs.renameSync(`${key}.tmp`, key);
+      writeAtomically(cert, issued.cert);
+    }
+    if (readText(ca) !== pki.servingCa.cert) writeAtomically(ca, pki.servingCa.cert);
+    return args;
+  };
+
   /** Ports recorded by every tenant: a stopped tenant's ports stay its own. */
   const recordedPorts = (): Set<number> => {
     const ports = new Set<number>();
@@ -393,6 +489,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
           stopped: false,
         };
         writeRecord(paths, record);
+        const kubeletArgs = await writeKubeletClient(tenant, paths);
         log.info("creating the control plane (kwokctl, binary runtime)", { version, ports, dir: paths.dir });
         try {
           await kwokctl(
@@ -410,6 +507,10 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
               paths.kubeconfig,
               "--timeout",
               "2m",
+              ...Object.entries(kubeletArgs).flatMap(([name, value]) => [
+                "--extra-args",
+                `kube-apiserver=${name}=${value}`,
+              ]),
             ],
             CREATE_TIMEOUT_MS,
             log,
@@ -632,6 +733,25 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         record = { ...record, stopped: true };
         writeRecord(paths, record);
       }
+      return observeNow(tenant);
+    }
+
+    // Control planes created before the vn-agents get the kubelet flags now: restarted with them.
+    const kubeletArgs = await writeKubeletClient(tenant, paths);
+    const savedConfig = readText(paths.clusterConfig) ?? "";
+    const withKubeletArgs = withKubeApiserverArgs(savedConfig, kubeletArgs);
+    if (withKubeletArgs === undefined) {
+      log.warn("kube-apiserver not found in kwokctl's saved config; its kubelet flags are not set", {
+        config: paths.clusterConfig,
+      });
+    } else if (withKubeletArgs !== savedConfig) {
+      if (states.some((state) => state !== "stopped")) {
+        log.info("restarting the control plane to send its kubelet requests through the vn-agents");
+        await stop(tenant, paths, record, log);
+      }
+      writeAtomically(paths.clusterConfig, withKubeletArgs);
+      signal?.throwIfAborted();
+      await start(tenant, paths, record, log);
       return observeNow(tenant);
     }
 
