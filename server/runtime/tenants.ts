@@ -22,6 +22,7 @@ import {
   tenantInformer,
   tenantKind,
 } from "@/server/tenants/tenant-resources";
+import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
 
 export const controllersNamespace = "ring0-system";
 const syncWaitMs = 5_000;
@@ -193,9 +194,19 @@ export async function startTenants(
     },
   });
   elector.start();
+
+  // vn-agents: the kubelet-API proxies tenant apiservers reach the super nodes through (server/vn-agent).
+  let vnAgents: VnAgents | null = null;
+  try {
+    vnAgents = await startVnAgents({ superCluster, stateDir: config.stateDir, logger: log });
+  } catch (error) {
+    log.error("starting the vn-agents failed: kubectl logs/exec on tenant pods will not work", { error });
+  }
+
   return {
     provisioners,
     async stop() {
+      await vnAgents?.stop();
       await elector.stop();
       tenants.release();
       setControlPlaneDirectory(null);
