@@ -13,6 +13,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { startTenantController } from "@/server/tenants/controller";
 import {
@@ -154,13 +155,12 @@ export async function startTenants(
     kubernetes: createKubernetesProvisioner({ superCluster, logger: log }),
   };
   const tenants = informerTenantSource(superCluster);
-  setControlPlaneDirectory(
-    createControlPlaneDirectory({
-      tenants,
-      provisioners,
-      defaultProvisioner: config.RING0_DEFAULT_PROVISIONER,
-    }),
-  );
+  const directory = createControlPlaneDirectory({
+    tenants,
+    provisioners,
+    defaultProvisioner: config.RING0_DEFAULT_PROVISIONER,
+  });
+  setControlPlaneDirectory(directory);
 
   try {
     await serverSideApply(superCluster, {
@@ -181,7 +181,7 @@ export async function startTenants(
     name: "ring0-controllers",
     logger: log.child({ component: "leader" }),
     async onStartedLeading(signal) {
-      log.info("leading: starting the tenant controller");
+      log.info("leading: starting the tenant controller and the syncer");
       const running = startTenantController(superCluster, {
         superCluster,
         provisioners,
@@ -189,7 +189,12 @@ export async function startTenants(
         logger: log,
         onDeleted: (tenant) => forgetDeletedTenant(tenant, log),
       });
+      // The syncer (server/syncer): tenant pods onto the super cluster's nodes, status back up.
+      // Not awaited: it waits for the super cluster's first lists, and losing the lease meanwhile must still stop it.
+      const syncer = createSyncer({ superCluster, directory, logger: log });
+      void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      await syncer.stop();
       await running.stop();
     },
   });
