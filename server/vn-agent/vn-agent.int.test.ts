@@ -9,11 +9,16 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
+import { killProcessesMentioning, kubeBinaries } from "@/server/cluster/kwokctl";
+import { run } from "@/server/cluster/process";
 import { createObject, deleteObject } from "@/server/k8s/apply";
+import { connectCluster } from "@/server/k8s/cluster";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { type CertificateAndKey, issueCa, issueLeaf } from "@/server/pki/certificates";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { syncAnnotations, syncLabels, vnAgentEndpoints } from "@/server/syncer/contracts";
 import { superNamespace } from "@/server/syncer/naming";
 import { TENANT_APISERVER_ORGANIZATION } from "./identity";
@@ -31,6 +36,7 @@ let pki: VnAgentPki;
 let vna: CertificateAndKey;
 let other: CertificateAndKey;
 let podNode = "";
+let provisioner: ReturnType<typeof createLocalProvisioner> | undefined;
 
 interface Answer {
   status: number;
@@ -162,6 +168,8 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
+  await provisioner?.destroy("vna").catch(() => undefined);
+  await killProcessesMentioning(`${stateDir}/`);
   await agents?.stop();
   binder?.stop();
   await deleteObject(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: superNs } }).catch(
@@ -240,5 +248,70 @@ describe("vn-agents", () => {
       now,
     });
     await expect(request(portOf(podNode), "/containerLogs/default/web/app", forged)).rejects.toThrow();
+  });
+});
+
+describe("through a real tenant control plane (local provisioner)", () => {
+  it("kubectl logs and kubectl exec reach kwok via the tenant apiserver and the vn-agent", {
+    timeout: 180_000,
+  }, async () => {
+    // The provisioner shares the agents' state dir, so its kubelet client certificates come from their PKI.
+    const binDir = await kubeBinaries(logger, { build: false });
+    const printed = await run(path.join(binDir, "kube-apiserver"), ["--version"], { timeoutMs: 30_000 });
+    const version = /v(\d+\.\d+\.\d+)/.exec(printed.stdout)?.[1] ?? "";
+    provisioner = createLocalProvisioner({ stateDir, logger, versions: { [version]: binDir } });
+    await provisioner.ensure({ tenant: "vna", version, suspended: false });
+    await eventually(
+      async () => ((await provisioner?.observe("vna"))?.phase === "Running" ? true : undefined),
+      60_000,
+    );
+    const access = await provisioner.access("vna");
+    if (!access) throw new Error("no access to vna");
+    const kubeconfig = path.join(stateDir, "vna.kubeconfig");
+    fs.writeFileSync(kubeconfig, kubeconfigFromAccess(access, "vna"), { mode: 0o600 });
+    const kubectl = (args: string[]) =>
+      run(path.join(binDir, "kubectl"), ["--kubeconfig", kubeconfig, ...args], { timeoutMs: 30_000 });
+
+    // What the syncer does: a vNode whose kubelet endpoint is the agent, and the pod bound to it.
+    const tenant = connectCluster("vna", { inline: kubeconfigFromAccess(access, "vna") });
+    await eventually(
+      async () =>
+        kubeRequest(tenant, { path: "/api/v1/namespaces/default/serviceaccounts/default" }).then(() => true),
+      60_000,
+    );
+    await createObject(tenant, { apiVersion: "v1", kind: "Node", metadata: { name: podNode } });
+    await kubeRequest(tenant, {
+      method: "PATCH",
+      path: `/api/v1/nodes/${podNode}/status`,
+      contentType: "application/merge-patch+json",
+      body: {
+        status: {
+          addresses: [{ type: "Hostname", address: "localhost" }],
+          daemonEndpoints: { kubeletEndpoint: { Port: portOf(podNode) } },
+          conditions: [{ type: "Ready", status: "True", reason: "KubeletReady", message: "vNode" }],
+        },
+      },
+    });
+    await createObject(tenant, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "web", namespace: "default" },
+      spec: { nodeName: podNode, containers: [{ name: "app", image: "registry.invalid/app:1" }] },
+    });
+
+    const logs = await kubectl(["logs", "-n", "default", "web", "-c", "app"]);
+    expect(logs.stdout).toContain(`ring0: simulated pod ${superNs}/web started`);
+
+    const exec = await kubectl(["exec", "-n", "default", "web", "-c", "app", "--", "echo", "hi"]);
+    expect(exec.stdout.trim()).toBe("hi");
+    const overSpdy = await run(
+      path.join(binDir, "kubectl"),
+      ["--kubeconfig", kubeconfig, "exec", "-n", "default", "web", "-c", "app", "--", "echo", "spdy"],
+      {
+        timeoutMs: 30_000,
+        env: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: "false", PATH: process.env.PATH ?? "" },
+      },
+    );
+    expect(overSpdy.stdout.trim()).toBe("spdy");
   });
 });
