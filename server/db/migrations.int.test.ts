@@ -64,6 +64,7 @@ describe("applyMigrations", () => {
       "_prisma_migrations",
       "api_tokens",
       "audit_events",
+      "iam_accounts",
       "memberships",
       "users",
     ]);

@@ -139,8 +139,13 @@ describe("tenant controller with the local provisioner", () => {
       Date.parse(status.timings?.createdAt ?? ""),
     );
 
-    const events = await listEventsFor(superCluster, { kind: tenantKind, name });
-    expect(events.map((event) => event.reason)).toEqual(expect.arrayContaining(["Provisioning", "Ready"]));
+    // The Ready event is recorded right after the status write that made the tenant Ready.
+    await eventually(async () => {
+      const reasons = (await listEventsFor(superCluster, { kind: tenantKind, name })).map(
+        (event) => event.reason,
+      );
+      return reasons.includes("Provisioning") && reasons.includes("Ready") ? true : undefined;
+    }, 15_000);
 
     // The directory sees it serving, with admin access the gateway can use.
     const directory = createControlPlaneDirectory({
