@@ -373,6 +373,98 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await eventually(async () => (await list(connB, "/api/v1/nodes")).length === 0);
   });
 
+  it("gives services their own cluster IP below and copies endpoints of selector-less services", async () => {
+    const service = await createObject<Obj>(connA, {
+      ...ref("Service", "api", namespace),
+      spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
+    await createObject(connA, {
+      ...ref("Service", "external", namespace),
+      spec: { ports: [{ port: 5432 }] },
+    });
+    await createObject(connA, {
+      ...ref("Endpoints", "external", namespace),
+      subsets: [{ addresses: [{ ip: "192.0.2.10" }], ports: [{ port: 5432 }] }],
+    });
+    const below = await eventually(() => readBelow(tenantA, "Service", "api"));
+    expect(below.spec?.clusterIP).toBeTruthy();
+    expect(below.spec?.selector).toEqual({ app: "web" });
+    const stillOwn = await readObject<Obj>(connA, ref("Service", "api", namespace));
+    expect(stillOwn.spec?.clusterIP).toBe(service.spec?.clusterIP);
+    const endpoints = await eventually(() => readBelow(tenantA, "Endpoints", "external"));
+    expect(endpoints.subsets).toEqual([
+      { addresses: [{ ip: "192.0.2.10" }], ports: [{ port: 5432, protocol: "TCP" }] },
+    ]);
+    // The selector's endpoints below are the super cluster's own, never a copy of the tenant's.
+    const selected = await readBelow(tenantA, "Endpoints", "api");
+    expect(selected?.metadata.annotations?.[syncHashAnnotation]).toBeUndefined();
+    // …and the patroller leaves them alone (they carry the service's labels, not the syncer's hash).
+    const before = await eventually(() => readBelow(tenantA, "Endpoints", "api"));
+    await syncer?.patrol();
+    await eventually(() => syncer?.stats().queue[tenantA]?.depth === 0);
+    expect((await readBelow(tenantA, "Endpoints", "api"))?.metadata.uid).toBe(before.metadata.uid);
+  });
+
+  it("refuses a huge object with a Warning event and keeps syncing the others", async () => {
+    await createObject(connA, {
+      ...ref("ConfigMap", "huge", namespace),
+      data: { blob: "x".repeat(600 * 1024) },
+    });
+    await createObject(connA, { ...ref("ConfigMap", "small", namespace), data: { a: "1" } });
+    await eventually(() => readBelow(tenantA, "ConfigMap", "small"));
+    const events = await eventually(async () => {
+      const found = await listEventsFor(connA, { kind: "ConfigMap", name: "huge", namespace });
+      return found.some((event) => event.reason === "SyncRefused") ? found : undefined;
+    });
+    expect(events.find((event) => event.reason === "SyncRefused")?.type).toBe("Warning");
+    expect(await readBelow(tenantA, "ConfigMap", "huge")).toBeUndefined();
+    await deleteObject(connA, ref("ConfigMap", "huge", namespace));
+  });
+
+  it("pauses only the tenant whose control plane goes away, and resumes it when it is back", async () => {
+    const version = availableVersions()[0] ?? "";
+    await provisioner.ensure({ tenant: tenantB, version, suspended: true });
+    await eventually(async () => (await provisioner.observe(tenantB)).phase === "Stopped", 60_000);
+    await eventually(() => syncer?.stats().queue[tenantB]?.paused === true, 30_000);
+    // A keeps syncing meanwhile.
+    await createObject(connA, pod("meanwhile"));
+    await runningAbove(connA, "meanwhile");
+    expect(syncer?.stats().queue[tenantA]?.paused).toBe(false);
+    await deleteObject(connA, ref("Pod", "meanwhile", namespace));
+
+    await provisioner.ensure({ tenant: tenantB, version, suspended: false });
+    await eventually(async () => (await provisioner.observe(tenantB)).phase === "Running", 60_000);
+    const access = await provisioner.access(tenantB);
+    if (!access) throw new Error("no access to the resumed tenant");
+    connB = createConnectionCache().connectionFor(tenantB, access);
+    await eventually(() => syncer?.stats().queue[tenantB]?.paused === false, 30_000);
+    await createObject(connB, pod("back"));
+    await runningAbove(connB, "back");
+  }, 150_000);
+
+  it("cascades a tenant namespace deletion below", async () => {
+    await createObject(connB, ref("Namespace", "doomed"));
+    // The namespace's default service account comes from the tenant's controller manager, a moment later.
+    await eventually(() =>
+      createObject(connB, { ...pod("inside"), metadata: { name: "inside", namespace: "doomed" } }),
+    );
+    await eventually(() =>
+      readOrUndefined(superCluster, ref("Pod", "inside", superNamespace(tenantB, "doomed"))),
+    );
+    await deleteObject(connB, ref("Namespace", "doomed"));
+    await eventually(
+      async () =>
+        (await readOrUndefined(superCluster, ref("Namespace", superNamespace(tenantB, "doomed")))) ===
+        undefined,
+      60_000,
+    );
+    // The tenant's own namespace finishes too: the syncer completes its pods' deletion.
+    await eventually(
+      async () => (await readOrUndefined(connB, ref("Namespace", "doomed"))) === undefined,
+      60_000,
+    );
+  }, 120_000);
+
   it("converges after a restart with no duplicates or orphans", async () => {
     await syncer?.stop();
     // While it is away: a new pod in the tenant, a pod deleted in the tenant, a config map lost below.

@@ -57,6 +57,7 @@ import {
   vNodeLabel,
   vNodeStatus,
   withSyncHash,
+  writtenBySyncer,
 } from "./translate";
 import { type CachedObject, createWatchCache, type WatchCache } from "./watch-cache";
 
@@ -557,11 +558,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
       if (kind === "namespace" && object && !isSynced(kind, object)) return;
       const current = await readOrNull(superCluster, ref);
-      if (
-        current &&
-        current.metadata.labels?.[syncLabels.tenant] === tenant &&
-        !current.metadata.deletionTimestamp
-      ) {
+      if (current && writtenBySyncer(kind, current, tenant) && !current.metadata.deletionTimestamp) {
         await deleteObject(superCluster, ref);
         if (kind === "namespace") session.namespaces.delete(name);
       }
@@ -1052,6 +1049,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       const below = await listBelow(tenant, kind);
       const belowByKey = new Map<string, Obj>();
       for (const object of below) {
+        if (!writtenBySyncer(kind, object, tenant)) continue;
         const tenantNamespace = object.metadata.annotations?.[syncAnnotations.namespace] ?? "";
         const tenantName = object.metadata.annotations?.[syncAnnotations.name] ?? object.metadata.name;
         belowByKey.set(

@@ -273,6 +273,16 @@ export function withSyncHash(object: KubeObject): KubeObject {
   };
 }
 
+/**
+ * Whether the syncer wrote this super object for `tenant`. Pods and namespaces are only ever the
+ * syncer's; other kinds must carry its hash, because the super cluster's endpoints controller
+ * copies a synced service's labels (the tenant's included) onto the endpoints it makes itself.
+ */
+export function writtenBySyncer(kind: SyncedKind, object: KubeObject, tenant: string): boolean {
+  if (object.metadata.labels?.[syncLabels.tenant] !== tenant) return false;
+  return kind === "pod" || kind === "namespace" || syncHashOf(object) !== undefined;
+}
+
 export function syncHashOf(object: KubeObject | undefined): string | undefined {
   return object?.metadata.annotations?.[syncHashAnnotation];
 }
