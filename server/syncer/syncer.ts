@@ -18,10 +18,9 @@
  * controllers replace it rather than the syncer resurrecting it elsewhere.
  */
 import { type Clock, systemClock } from "@/server/controllers/clock";
-import { microTime } from "@/server/controllers/leader";
-import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
+import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
-import { isAlreadyExists, isConflict, isNotFound, isUnreachable, K8sError } from "@/server/k8s/errors";
+import { isConflict, isNotFound, isUnreachable, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -29,16 +28,26 @@ import type { Logger } from "@/server/logger";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
-import {
-  type FairQueue,
-  type IsolationPolicy,
-  syncAnnotations,
-  syncLabels,
-  vnAgentEndpoints,
-} from "./contracts";
+import { type FairQueue, type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { createFairQueue } from "./fair-queue";
 import { checkPodIsolation, defaultIsolationPolicy } from "./filter";
 import { superNamespace } from "./naming";
+import { createPatroller, type PatrolCounts } from "./patroller";
+import {
+  boundByRing0,
+  boundNodeAnnotation,
+  isTerminal,
+  messageOf,
+  nodeNameOf,
+  type Obj,
+  type PatrolKind,
+  parseWorkKey,
+  readOrNull,
+  type SyncContext,
+  syncerComponent,
+  type TenantSession,
+  workKey,
+} from "./session";
 import {
   hashOf,
   isolationConditionType,
@@ -52,28 +61,16 @@ import {
   superObject,
   syncedKinds,
   syncHashOf,
-  type TenantObject,
   vNodeContent,
   vNodeLabel,
-  vNodeStatus,
   withSyncHash,
   writtenBySyncer,
 } from "./translate";
-import { type CachedObject, createWatchCache, type WatchCache } from "./watch-cache";
+import { createVNodes } from "./vnodes";
+import { createWatchCache, type WatchCache } from "./watch-cache";
 
-/** Annotation Ring0 puts on a tenant pod through its binding: the super node it runs on. */
-export const boundNodeAnnotation = "ring0.dev/super-node";
-const component = "ring0-syncer";
-const leaseDurationSeconds = 40;
-
-export type WorkKind = SyncedKind | "node" | "event";
-export type PatrolKind = SyncedKind | "vnode";
-
-export interface PatrolCounts {
-  checked: number;
-  mismatched: number;
-  repaired: number;
-}
+export type { PatrolCounts } from "./patroller";
+export { boundNodeAnnotation } from "./session";
 
 export interface SyncerStats {
   queue: ReturnType<FairQueue<string>["stats"]>;
@@ -112,50 +109,6 @@ export interface Syncer {
   patrol(): Promise<void>;
 }
 
-type Obj = TenantObject & CachedObject;
-
-interface TenantSession {
-  tenant: string;
-  conn: ClusterConnection;
-  caches: Record<SyncedKind, WatchCache<Obj>>;
-  vNodes: WatchCache<Obj>;
-  placement: PlacementPolicy;
-  synced: boolean;
-  unreachable: boolean;
-  stopped: boolean;
-  /** Tenant namespaces whose super namespace this session has applied. */
-  namespaces: Set<string>;
-}
-
-function workKey(kind: WorkKind, namespace: string, name: string): string {
-  return `${kind}|${namespace}|${name}`;
-}
-
-function parseWorkKey(key: string): { kind: WorkKind; namespace: string; name: string } {
-  const [kind, namespace, name] = key.split("|");
-  return { kind: kind as WorkKind, namespace: namespace ?? "", name: name ?? "" };
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function isTerminal(pod: Obj | undefined): boolean {
-  const phase = (pod?.status as { phase?: string } | undefined)?.phase;
-  return phase === "Succeeded" || phase === "Failed";
-}
-
-function nodeNameOf(pod: Obj | undefined): string | undefined {
-  const name = (pod?.spec as { nodeName?: unknown } | undefined)?.nodeName;
-  return typeof name === "string" && name ? name : undefined;
-}
-
-/** The tenant's pod is bound by Ring0 (to the node the super scheduler chose), not pinned by the tenant. */
-function boundByRing0(pod: Obj): boolean {
-  const node = nodeNameOf(pod);
-  return node !== undefined && pod.metadata.annotations?.[boundNodeAnnotation] === node;
-}
-
 function placementOf(tenant: TenantResource | undefined): PlacementPolicy {
   const syncer = (tenant?.spec?.syncer ?? {}) as { nodeSelector?: unknown; tolerations?: unknown };
   const placement: PlacementPolicy = {};
@@ -164,18 +117,6 @@ function placementOf(tenant: TenantResource | undefined): PlacementPolicy {
   }
   if (Array.isArray(syncer.tolerations)) placement.tolerations = syncer.tolerations as Json[];
   return placement;
-}
-
-async function readOrNull<T extends KubeObject>(
-  conn: ClusterConnection,
-  ref: Parameters<typeof readObject>[1],
-) {
-  try {
-    return await readObject<T>(conn, ref);
-  } catch (error) {
-    if (isNotFound(error)) return null;
-    throw error;
-  }
 }
 
 function podRef(namespace: string, name: string) {
@@ -187,18 +128,9 @@ function podPath(namespace: string, name: string, subresource?: string): string 
   return subresource ? `${base}/${subresource}` : base;
 }
 
-/** Where the tenant's kind is listed in the super cluster (all namespaces), labelled as the tenant's. */
-function superListPath(kind: SyncedKind): string {
-  return `/api/v1/${kindInfo[kind].resource}`;
-}
-
-function tenantSelector(tenant: string): string {
-  return `${syncLabels.tenant}=${tenant},${syncLabels.managed}=true`;
-}
-
 export function createSyncer(options: SyncerOptions): Syncer {
   const { superCluster, directory } = options;
-  const log = options.logger.child({ component });
+  const log = options.logger.child({ component: syncerComponent });
   const clock = options.clock ?? systemClock;
   const workerCount = options.workers ?? 4;
   const patrolIntervalMs = options.patrolIntervalMs ?? 60_000;
@@ -231,6 +163,26 @@ export function createSyncer(options: SyncerOptions): Syncer {
   let superEvents: WatchCache<Obj> | undefined;
   let releaseTenants: (() => void) | undefined;
   let workers: Promise<void>[] = [];
+  const context: SyncContext = {
+    superCluster,
+    log,
+    clock,
+    policy,
+    superPods: () => superPods,
+    superNodes: () => superNodes,
+    superNamespaces: () => superNamespaces,
+  };
+  const vNodes = createVNodes(context, (tenant) => void noticeUnreachable(tenant));
+  const patroller = createPatroller(context, {
+    vNodes,
+    serves,
+    flag(tenant, kind, key) {
+      countPatrol(tenant, kind, "mismatched");
+      patrolFlags.set(`${tenant}\0${key}`, kind);
+      enqueue(tenant, key);
+    },
+    count: countPatrol,
+  });
   const timers: (() => void)[] = [];
   let running = false;
 
@@ -461,7 +413,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
         await syncPod(session, namespace, name);
         return "done";
       case "node":
-        await syncVNode(session, name);
+        await vNodes.sync(session, name);
         return "done";
       case "event":
         await syncEvent(session, namespace, name);
@@ -523,7 +475,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
         ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
       },
       { type: "Warning", reason, message },
-      { component, logger: log },
+      { component: syncerComponent, logger: log },
     );
   }
 
@@ -656,7 +608,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
         reason: "IsolationViolation",
         message: `Ring0 will not run this pod on shared nodes: ${message}`,
       },
-      { component, logger: log },
+      { component: syncerComponent, logger: log },
     );
     await patchPodStatus(
       session,
@@ -719,7 +671,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
           session.conn,
           { apiVersion: "v1", kind: "Pod", name, namespace, uid: pod.metadata.uid },
           { type: "Warning", reason: "Evicted", message },
-          { component, logger: log },
+          { component: syncerComponent, logger: log },
         );
         return;
       }
@@ -776,7 +728,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     // Upward: the node, then the status exactly as the super cluster reports it.
     const node = nodeNameOf(below);
     if (node && !nodeNameOf(pod)) {
-      await ensureVNode(session, node);
+      await vNodes.ensure(session, node);
       await bindPod(session, namespace, name, node);
     }
     const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
@@ -808,160 +760,6 @@ export function createSyncer(options: SyncerOptions): Syncer {
     } catch (error) {
       // Already bound (a retry after a lost answer) or gone: nothing to do.
       if (!isConflict(error) && !isNotFound(error)) throw error;
-    }
-  }
-
-  // ---- vNodes -------------------------------------------------------------------------------
-
-  function nodesInUse(session: TenantSession): Set<string> {
-    const nodes = new Set<string>();
-    for (const pod of session.caches.pod.values()) {
-      const node = nodeNameOf(pod);
-      if (node && boundByRing0(pod)) nodes.add(node);
-    }
-    for (const pod of superPods?.values() ?? []) {
-      if (pod.metadata.labels?.[syncLabels.tenant] !== session.tenant) continue;
-      const node = nodeNameOf(pod);
-      if (node) nodes.add(node);
-    }
-    return nodes;
-  }
-
-  async function syncVNode(session: TenantSession, node: string): Promise<void> {
-    if (nodesInUse(session).has(node)) {
-      await ensureVNode(session, node);
-      return;
-    }
-    const existing =
-      session.vNodes.get("", node) ??
-      (await readOrNull<Obj>(session.conn, { apiVersion: "v1", kind: "Node", metadata: { name: node } }));
-    if (existing?.metadata.labels?.[vNodeLabel] !== "true") return;
-    await deleteObject(session.conn, { apiVersion: "v1", kind: "Node", metadata: { name: node } });
-    await deleteObject(session.conn, {
-      apiVersion: "coordination.k8s.io/v1",
-      kind: "Lease",
-      metadata: { name: node, namespace: "kube-node-lease" },
-    });
-    log.info("vNode removed: no pod of the tenant runs there", { tenant: session.tenant, node });
-  }
-
-  const vNodeHashAnnotation = "ring0.dev/vnode-hash";
-
-  async function ensureVNode(session: TenantSession, node: string): Promise<void> {
-    const superNode = superNodes?.get("", node);
-    if (!superNode) return; // the node left the super cluster; its pods are evicted below
-    const port = vnAgentEndpoints().get(node)?.port;
-    const content = vNodeContent(superNode as Json, port);
-    const hash = hashOf(content);
-    const existing = session.vNodes.get("", node);
-    const nowIso = new Date(clock.now()).toISOString();
-    const metadata = {
-      name: node,
-      labels: content.labels,
-      annotations: { ...content.annotations, [vNodeHashAnnotation]: hash },
-    };
-    if (existing?.metadata.annotations?.[vNodeHashAnnotation] === hash) return;
-    let uid = existing?.metadata.uid;
-    if (!existing) {
-      try {
-        // Nodes keep the status they are created with (as when a kubelet registers).
-        const created = await kubeRequest<Obj>(session.conn, {
-          method: "POST",
-          path: "/api/v1/nodes",
-          body: {
-            apiVersion: "v1",
-            kind: "Node",
-            metadata,
-            spec: {},
-            status: vNodeStatus(content.status, nowIso),
-          },
-          timeoutMs: 15_000,
-        });
-        uid = created.metadata.uid;
-        log.info("vNode created", { tenant: session.tenant, node, kubeletPort: port ?? null });
-        await renewLease(session, node, uid);
-        return;
-      } catch (error) {
-        if (!isAlreadyExists(error)) throw error;
-      }
-    }
-    const patched = await kubeRequest<Obj>(session.conn, {
-      method: "PATCH",
-      path: `/api/v1/nodes/${encodeURIComponent(node)}`,
-      contentType: "application/merge-patch+json",
-      body: { metadata: { labels: metadata.labels, annotations: metadata.annotations } },
-      timeoutMs: 15_000,
-    });
-    await kubeRequest(session.conn, {
-      method: "PATCH",
-      path: `/api/v1/nodes/${encodeURIComponent(node)}/status`,
-      contentType: "application/merge-patch+json",
-      body: { status: vNodeStatus(content.status, nowIso) },
-      timeoutMs: 15_000,
-    });
-    await renewLease(session, node, patched.metadata.uid ?? uid);
-  }
-
-  /** The node Lease the tenant's node lifecycle controller reads as the kubelet's heartbeat. */
-  async function renewLease(session: TenantSession, node: string, uid: unknown): Promise<void> {
-    await serverSideApply(
-      session.conn,
-      {
-        apiVersion: "coordination.k8s.io/v1",
-        kind: "Lease",
-        metadata: {
-          name: node,
-          namespace: "kube-node-lease",
-          ...(typeof uid === "string"
-            ? { ownerReferences: [{ apiVersion: "v1", kind: "Node", name: node, uid }] }
-            : {}),
-        },
-        spec: {
-          holderIdentity: node,
-          leaseDurationSeconds,
-          renewTime: microTime(clock.now()),
-        },
-      },
-      { force: true },
-    );
-  }
-
-  async function heartbeat(): Promise<void> {
-    for (const session of sessions.values()) {
-      if (!session.synced || session.unreachable || session.stopped) continue;
-      for (const vNode of session.vNodes.values()) {
-        try {
-          await renewLease(session, vNode.metadata.name, vNode.metadata.uid);
-        } catch (error) {
-          if (isUnreachable(error)) void noticeUnreachable(session.tenant);
-          log.debug("renewing a vNode lease failed", {
-            tenant: session.tenant,
-            node: vNode.metadata.name,
-            error: messageOf(error),
-          });
-        }
-      }
-    }
-  }
-
-  /** The vNode's Ready heartbeat in its status (kubectl shows it; the lease is what keeps it Ready). */
-  async function refreshVNodeStatus(): Promise<void> {
-    for (const session of sessions.values()) {
-      if (!session.synced || session.unreachable || session.stopped) continue;
-      for (const vNode of session.vNodes.values()) {
-        const superNode = superNodes?.get("", vNode.metadata.name);
-        if (!superNode) continue;
-        const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
-        await kubeRequest(session.conn, {
-          method: "PATCH",
-          path: `/api/v1/nodes/${encodeURIComponent(vNode.metadata.name)}/status`,
-          contentType: "application/merge-patch+json",
-          body: { status: vNodeStatus(content.status, new Date(clock.now()).toISOString()) },
-          timeoutMs: 15_000,
-        }).catch((error) =>
-          log.debug("refreshing a vNode failed", { tenant: session.tenant, error: messageOf(error) }),
-        );
-      }
     }
   }
 
@@ -1028,127 +826,17 @@ export function createSyncer(options: SyncerOptions): Syncer {
 
   // ---- patroller ----------------------------------------------------------------------------
 
-  async function listBelow(tenant: string, kind: SyncedKind): Promise<Obj[]> {
-    const list = await kubeRequest<{ items: Obj[] }>(superCluster, {
-      path: superListPath(kind),
-      query: { labelSelector: tenantSelector(tenant) },
-      timeoutMs: 30_000,
-    });
-    return list.items;
-  }
-
-  function flag(tenant: string, kind: PatrolKind, key: string): void {
-    countPatrol(tenant, kind, "mismatched");
-    patrolFlags.set(`${tenant}\0${key}`, kind);
-    enqueue(tenant, key);
-  }
-
-  async function patrolTenant(session: TenantSession): Promise<void> {
-    const { tenant } = session;
-    for (const kind of syncedKinds) {
-      const below = await listBelow(tenant, kind);
-      const belowByKey = new Map<string, Obj>();
-      for (const object of below) {
-        if (!writtenBySyncer(kind, object, tenant)) continue;
-        const tenantNamespace = object.metadata.annotations?.[syncAnnotations.namespace] ?? "";
-        const tenantName = object.metadata.annotations?.[syncAnnotations.name] ?? object.metadata.name;
-        belowByKey.set(
-          kind === "namespace" ? workKey(kind, "", tenantName) : workKey(kind, tenantNamespace, tenantName),
-          object,
-        );
-      }
-      const keys = new Set<string>(belowByKey.keys());
-      const services = (namespace: string) => (name: string) => session.caches.service.get(namespace, name);
-      for (const object of session.caches[kind].values()) {
-        const namespace = object.metadata.namespace ?? "";
-        if (!isSynced(kind, object, services(namespace))) continue;
-        const key = workKey(kind, kind === "namespace" ? "" : namespace, object.metadata.name);
-        keys.add(key);
-        const copy = belowByKey.get(key);
-        if (object.metadata.deletionTimestamp) {
-          if (copy && !copy.metadata.deletionTimestamp && kind !== "pod") flag(tenant, kind, key);
-          continue;
-        }
-        if (kind === "pod") {
-          if (patrolPodDrift(session, object, copy)) flag(tenant, kind, key);
-          continue;
-        }
-        if (malformedReason(kind, object)) continue;
-        const desired = withSyncHash(superObject(tenant, kind, object));
-        if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
-      }
-      for (const [key, copy] of belowByKey) {
-        if (copy.metadata.deletionTimestamp) continue;
-        const { namespace, name } = parseWorkKey(key);
-        const original =
-          kind === "namespace"
-            ? session.caches.namespace.get("", name)
-            : session.caches[kind].get(namespace, name);
-        if (!original || original.metadata.uid !== copy.metadata.annotations?.[syncAnnotations.uid])
-          flag(tenant, kind, key);
-      }
-      countPatrol(tenant, kind, "checked", keys.size);
-    }
-    // vNodes: one per node in use, none elsewhere.
-    const inUse = nodesInUse(session);
-    const present = new Set([...session.vNodes.values()].map((node) => node.metadata.name));
-    const all = new Set([...inUse, ...present]);
-    for (const node of all) {
-      if (inUse.has(node) !== present.has(node) && (present.has(node) || superNodes?.get("", node))) {
-        flag(tenant, "vnode", workKey("node", "", node));
-      }
-    }
-    countPatrol(tenant, "vnode", "checked", all.size);
-  }
-
-  /** Whether a tenant pod and its copy below disagree in a way reconciling would change. */
-  function patrolPodDrift(session: TenantSession, pod: Obj, copy: Obj | undefined): boolean {
-    if (!copy) {
-      if (isTerminal(pod)) return false;
-      if (boundByRing0(pod)) return true; // gone below: the tenant must see it Failed
-      const checked = { ...pod, spec: { ...pod.spec } };
-      if (checkPodIsolation(checked as unknown as V1Pod, policy).length > 0) return false;
-      return malformedReason("pod", pod) === null;
-    }
-    if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return true;
-    if (
-      syncHashOf(copy) !==
-      syncHashOf(withSyncHash(superObject(session.tenant, "pod", pod, session.placement)))
-    )
-      return true;
-    if (nodeNameOf(copy) && !nodeNameOf(pod)) return true;
-    return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) !== null;
-  }
-
-  /** Super namespaces of tenants that no longer exist (deleted while the syncer was away). */
-  async function collectDeletedTenants(): Promise<void> {
-    if (!tenantsSynced || !superNamespaces?.isSynced()) return;
-    for (const namespace of superNamespaces.values()) {
-      const tenant = namespace.metadata.labels?.[syncLabels.tenant];
-      if (!tenant || !serves(tenant) || tenants.has(tenant) || namespace.metadata.deletionTimestamp) continue;
-      log.info("removing a synced namespace of a deleted tenant", {
-        tenant,
-        namespace: namespace.metadata.name,
-      });
-      await deleteObject(superCluster, {
-        apiVersion: "v1",
-        kind: "Namespace",
-        metadata: { name: namespace.metadata.name },
-      });
-    }
-  }
-
   async function patrol(): Promise<void> {
     for (const session of [...sessions.values()]) {
       if (!session.synced || session.unreachable || session.stopped) continue;
       try {
-        await patrolTenant(session);
+        await patroller.patrolTenant(session);
       } catch (error) {
         log.warn("patrolling a tenant failed", { tenant: session.tenant, error: messageOf(error) });
       }
     }
     try {
-      await collectDeletedTenants();
+      await patroller.collectDeletedTenants({ synced: tenantsSynced, has: (tenant) => tenants.has(tenant) });
     } catch (error) {
       log.warn("collecting deleted tenants' namespaces failed", { error: messageOf(error) });
     }
@@ -1253,8 +941,12 @@ export function createSyncer(options: SyncerOptions): Syncer {
         },
         "re-checking tenants",
       );
-      every(heartbeatIntervalMs, heartbeat, "renewing vNode leases");
-      every(Math.max(heartbeatIntervalMs * 6, 30_000), refreshVNodeStatus, "refreshing vNodes");
+      every(heartbeatIntervalMs, () => vNodes.heartbeat(sessions.values()), "renewing vNode leases");
+      every(
+        Math.max(heartbeatIntervalMs * 6, 30_000),
+        () => vNodes.refreshStatus(sessions.values()),
+        "refreshing vNodes",
+      );
       every(patrolIntervalMs, patrol, "patrolling");
       log.info("syncer started", { workers: workerCount, patrolIntervalMs });
     },

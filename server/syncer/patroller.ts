@@ -1,0 +1,179 @@
+/**
+ * The patroller: compares both sides per tenant and kind (the tenant's caches against its objects
+ * listed below by label) and hands every mismatch to the engine, which queues the key; a key the
+ * patroller queued that then reconciles successfully counts as a repair. Mismatches: missing
+ * below, hash drift, orphans below (tenant object gone or another uid), pod status or binding
+ * drift, vNodes missing or left over. Super namespaces of tenants that no longer exist go too.
+ */
+import { deleteObject } from "@/server/k8s/apply";
+import type { V1Pod } from "@/server/k8s/nodes";
+import { kubeRequest } from "@/server/k8s/transport";
+import { syncAnnotations, syncLabels } from "./contracts";
+import { checkPodIsolation } from "./filter";
+import {
+  boundByRing0,
+  isTerminal,
+  nodeNameOf,
+  type Obj,
+  type PatrolKind,
+  parseWorkKey,
+  type SyncContext,
+  type TenantSession,
+  workKey,
+} from "./session";
+import {
+  isSynced,
+  type Json,
+  kindInfo,
+  malformedReason,
+  podStatusPatch,
+  type SyncedKind,
+  superObject,
+  syncedKinds,
+  syncHashOf,
+  withSyncHash,
+  writtenBySyncer,
+} from "./translate";
+import type { VNodes } from "./vnodes";
+
+export interface PatrolCounts {
+  checked: number;
+  mismatched: number;
+  repaired: number;
+}
+
+export interface Patroller {
+  patrolTenant(session: TenantSession): Promise<void>;
+  /** Super namespaces labelled for a served tenant that is not among `tenants` (once they are known). */
+  collectDeletedTenants(tenants: { synced: boolean; has(tenant: string): boolean }): Promise<void>;
+}
+
+export interface PatrollerDependencies {
+  vNodes: VNodes;
+  serves(tenant: string): boolean;
+  /** A mismatch: count it and queue `key` for the tenant. */
+  flag(tenant: string, kind: PatrolKind, key: string): void;
+  count(tenant: string, kind: PatrolKind, field: keyof PatrolCounts, by: number): void;
+}
+
+/** Where a kind is listed in the super cluster (all namespaces). */
+function superListPath(kind: SyncedKind): string {
+  return `/api/v1/${kindInfo[kind].resource}`;
+}
+
+function tenantSelector(tenant: string): string {
+  return `${syncLabels.tenant}=${tenant},${syncLabels.managed}=true`;
+}
+
+export function createPatroller(ctx: SyncContext, dependencies: PatrollerDependencies): Patroller {
+  const { vNodes, serves, flag, count } = dependencies;
+
+  async function listBelow(tenant: string, kind: SyncedKind): Promise<Obj[]> {
+    const list = await kubeRequest<{ items: Obj[] }>(ctx.superCluster, {
+      path: superListPath(kind),
+      query: { labelSelector: tenantSelector(tenant) },
+      timeoutMs: 30_000,
+    });
+    return list.items;
+  }
+
+  async function patrolTenant(session: TenantSession): Promise<void> {
+    const { tenant } = session;
+    for (const kind of syncedKinds) {
+      const below = await listBelow(tenant, kind);
+      const belowByKey = new Map<string, Obj>();
+      for (const object of below) {
+        if (!writtenBySyncer(kind, object, tenant)) continue;
+        const tenantNamespace = object.metadata.annotations?.[syncAnnotations.namespace] ?? "";
+        const tenantName = object.metadata.annotations?.[syncAnnotations.name] ?? object.metadata.name;
+        belowByKey.set(
+          kind === "namespace" ? workKey(kind, "", tenantName) : workKey(kind, tenantNamespace, tenantName),
+          object,
+        );
+      }
+      const keys = new Set<string>(belowByKey.keys());
+      const services = (namespace: string) => (name: string) => session.caches.service.get(namespace, name);
+      for (const object of session.caches[kind].values()) {
+        const namespace = object.metadata.namespace ?? "";
+        if (!isSynced(kind, object, services(namespace))) continue;
+        const key = workKey(kind, kind === "namespace" ? "" : namespace, object.metadata.name);
+        keys.add(key);
+        const copy = belowByKey.get(key);
+        if (object.metadata.deletionTimestamp) {
+          if (copy && !copy.metadata.deletionTimestamp && kind !== "pod") flag(tenant, kind, key);
+          continue;
+        }
+        if (kind === "pod") {
+          if (patrolPodDrift(session, object, copy)) flag(tenant, kind, key);
+          continue;
+        }
+        if (malformedReason(kind, object)) continue;
+        const desired = withSyncHash(superObject(tenant, kind, object));
+        if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
+      }
+      for (const [key, copy] of belowByKey) {
+        if (copy.metadata.deletionTimestamp) continue;
+        const { namespace, name } = parseWorkKey(key);
+        const original =
+          kind === "namespace"
+            ? session.caches.namespace.get("", name)
+            : session.caches[kind].get(namespace, name);
+        if (!original || original.metadata.uid !== copy.metadata.annotations?.[syncAnnotations.uid])
+          flag(tenant, kind, key);
+      }
+      count(tenant, kind, "checked", keys.size);
+    }
+    // vNodes: one per node in use, none elsewhere.
+    const inUse = vNodes.nodesInUse(session);
+    const present = new Set([...session.vNodes.values()].map((node) => node.metadata.name));
+    const all = new Set([...inUse, ...present]);
+    for (const node of all) {
+      if (inUse.has(node) !== present.has(node) && (present.has(node) || ctx.superNodes()?.get("", node))) {
+        flag(tenant, "vnode", workKey("node", "", node));
+      }
+    }
+    count(tenant, "vnode", "checked", all.size);
+  }
+
+  /** Whether a tenant pod and its copy below disagree in a way reconciling would change. */
+  function patrolPodDrift(session: TenantSession, pod: Obj, copy: Obj | undefined): boolean {
+    if (!copy) {
+      if (isTerminal(pod)) return false;
+      if (boundByRing0(pod)) return true; // gone below: the tenant must see it Failed
+      const checked = { ...pod, spec: { ...pod.spec } };
+      if (checkPodIsolation(checked as unknown as V1Pod, ctx.policy).length > 0) return false;
+      return malformedReason("pod", pod) === null;
+    }
+    if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return true;
+    if (
+      syncHashOf(copy) !==
+      syncHashOf(withSyncHash(superObject(session.tenant, "pod", pod, session.placement)))
+    )
+      return true;
+    if (nodeNameOf(copy) && !nodeNameOf(pod)) return true;
+    return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) !== null;
+  }
+
+  /** Super namespaces of tenants that no longer exist (deleted while the syncer was away). */
+  async function collectDeletedTenants(tenants: {
+    synced: boolean;
+    has(tenant: string): boolean;
+  }): Promise<void> {
+    const superNamespaces = ctx.superNamespaces();
+    if (!tenants.synced || !superNamespaces?.isSynced()) return;
+    for (const namespace of superNamespaces.values()) {
+      const tenant = namespace.metadata.labels?.[syncLabels.tenant];
+      if (!tenant || !serves(tenant) || tenants.has(tenant) || namespace.metadata.deletionTimestamp) continue;
+      ctx.log.info("removing a synced namespace of a deleted tenant", {
+        tenant,
+        namespace: namespace.metadata.name,
+      });
+      await deleteObject(ctx.superCluster, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: namespace.metadata.name },
+      });
+    }
+  }
+  return { patrolTenant, collectDeletedTenants };
+}

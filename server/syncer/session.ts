@@ -1,0 +1,86 @@
+/**
+ * What the syncer's parts share: one served tenant's session (its control plane connection and
+ * caches), the super cluster's caches, work keys, and small readers of pods.
+ */
+import type { Clock } from "@/server/controllers/clock";
+import { type KubeObject, readObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isNotFound } from "@/server/k8s/errors";
+import type { Logger } from "@/server/logger";
+import type { IsolationPolicy } from "./contracts";
+import type { PlacementPolicy, SyncedKind, TenantObject } from "./translate";
+import type { CachedObject, WatchCache } from "./watch-cache";
+
+/** Annotation Ring0 puts on a tenant pod through its binding: the super node it runs on. */
+export const boundNodeAnnotation = "ring0.dev/super-node";
+export const syncerComponent = "ring0-syncer";
+
+export type Obj = TenantObject & CachedObject;
+
+export type WorkKind = SyncedKind | "node" | "event";
+export type PatrolKind = SyncedKind | "vnode";
+
+export interface TenantSession {
+  tenant: string;
+  conn: ClusterConnection;
+  caches: Record<SyncedKind, WatchCache<Obj>>;
+  vNodes: WatchCache<Obj>;
+  placement: PlacementPolicy;
+  synced: boolean;
+  unreachable: boolean;
+  stopped: boolean;
+  /** Tenant namespaces whose super namespace this session has applied. */
+  namespaces: Set<string>;
+}
+
+/** The syncer's view of the super cluster and its settings, for the parts beside the engine. */
+export interface SyncContext {
+  superCluster: ClusterConnection;
+  log: Logger;
+  clock: Clock;
+  policy: IsolationPolicy;
+  superPods(): WatchCache<Obj> | undefined;
+  superNodes(): WatchCache<Obj> | undefined;
+  superNamespaces(): WatchCache<Obj> | undefined;
+}
+
+export function workKey(kind: WorkKind, namespace: string, name: string): string {
+  return `${kind}|${namespace}|${name}`;
+}
+
+export function parseWorkKey(key: string): { kind: WorkKind; namespace: string; name: string } {
+  const [kind, namespace, name] = key.split("|");
+  return { kind: kind as WorkKind, namespace: namespace ?? "", name: name ?? "" };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function isTerminal(pod: Obj | undefined): boolean {
+  const phase = (pod?.status as { phase?: string } | undefined)?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+export function nodeNameOf(pod: Obj | undefined): string | undefined {
+  const name = (pod?.spec as { nodeName?: unknown } | undefined)?.nodeName;
+  return typeof name === "string" && name ? name : undefined;
+}
+
+/** The tenant's pod is bound by Ring0 (to the node the super scheduler chose), not pinned by the tenant. */
+export function boundByRing0(pod: Obj): boolean {
+  const node = nodeNameOf(pod);
+  return node !== undefined && pod.metadata.annotations?.[boundNodeAnnotation] === node;
+}
+
+export async function readOrNull<T extends KubeObject>(
+  conn: ClusterConnection,
+  ref: Parameters<typeof readObject>[1],
+): Promise<T | null> {
+  try {
+    return await readObject<T>(conn, ref);
+  } catch (error) {
+    if (isNotFound(error)) return null;
+    throw error;
+  }
+}
