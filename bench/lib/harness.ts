@@ -17,6 +17,7 @@ import { applyMigrations } from "@/server/db/migrations";
 import { createKubeGateway } from "@/server/gateway/gateway";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { ensureGatewayTls } from "@/server/gateway/tls";
+import { cachingVerifier } from "@/server/gateway/token-cache";
 import { createLogger } from "@/server/logger";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createTokenService } from "@/server/tokens/service";
@@ -265,7 +266,8 @@ export interface BenchGateway {
 }
 
 /**
- * The kube gateway as the runtime wires it (real token verification against PostgreSQL, audit
+ * The kube gateway as the runtime wires it (real token verification against PostgreSQL, cached
+ * for 2 s like the runtime's, audit
  * through recordAudit) behind its HTTPS listener on 127.0.0.1. Limits are set high enough that
  * the bench never meets them: it measures forwarding, not the rate limiter.
  */
@@ -276,7 +278,8 @@ export async function startBenchGateway(
 ): Promise<BenchGateway> {
   const tokens = createTokenService({ db });
   const gateway = createKubeGateway({
-    authenticate: (plaintext) => tokens.verifyToken(plaintext),
+    // As the runtime does: successes reused for 2 s (server/gateway/token-cache.ts).
+    authenticate: cachingVerifier((plaintext) => tokens.verifyToken(plaintext)),
     directory: () => directory,
     limits: { ratePerSecond: 100_000, burst: 100_000, maxLongRunning: 1_000 },
     audit: recordAudit,

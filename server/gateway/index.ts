@@ -9,6 +9,7 @@ import type { Logger } from "@/server/logger";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createTokenService } from "@/server/tokens/service";
 import { createKubeGateway, type KubeGateway } from "./gateway";
+import { cachingVerifier } from "./token-cache";
 
 export { createKubeGateway, type KubeGateway, type KubeGatewayOptions } from "./gateway";
 export { isGatewayPath } from "./path";
@@ -16,7 +17,8 @@ export { isGatewayPath } from "./path";
 export function startKubeGateway(config: Env, logger: Logger): KubeGateway {
   return createKubeGateway({
     // The process-wide client is resolved per request: the runtime may point it elsewhere after start.
-    authenticate: (plaintext) => createTokenService({ db: getDb() }).verifyToken(plaintext),
+    // Successes are reused for 2 s (token-cache.ts): revocation and role changes apply within that.
+    authenticate: cachingVerifier((plaintext) => createTokenService({ db: getDb() }).verifyToken(plaintext)),
     directory: getControlPlaneDirectory,
     limits: {
       ratePerSecond: config.RING0_GATEWAY_RATE,
