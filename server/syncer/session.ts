@@ -42,6 +42,7 @@ export interface SyncContext {
   superPods(): WatchCache<Obj> | undefined;
   superNodes(): WatchCache<Obj> | undefined;
   superNamespaces(): WatchCache<Obj> | undefined;
+  superEvents(): WatchCache<Obj> | undefined;
 }
 
 export function workKey(kind: WorkKind, namespace: string, name: string): string {

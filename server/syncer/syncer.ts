@@ -13,36 +13,28 @@
  *                 kubelet would, so the tenant's node lifecycle controller keeps it Ready
  *   patroller     compares both sides per tenant and kind, re-queues what drifted, counts it
  *
- * A pod deleted or evicted below after it was bound turns Failed with reason Evicted in the tenant
- * (a kubelet does the same with an evicted pod): its node is fixed once bound, so the tenant's
- * controllers replace it rather than the syncer resurrecting it elsewhere.
+ * This file is the engine: tenants and their sessions, the queue and its workers, the super
+ * cluster's watches. One key's reconcile is reconcile.ts, vNodes are vnodes.ts, the patroller is
+ * patroller.ts, what gets written is translate.ts (pure).
  */
 import { type Clock, systemClock } from "@/server/controllers/clock";
-import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
-import { isConflict, isNotFound, isUnreachable, K8sError } from "@/server/k8s/errors";
-import { recordEvent } from "@/server/k8s/events";
-import type { V1Pod } from "@/server/k8s/nodes";
-import { kubeRequest } from "@/server/k8s/transport";
+import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
 import { type FairQueue, type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { createFairQueue } from "./fair-queue";
-import { checkPodIsolation, defaultIsolationPolicy } from "./filter";
-import { superNamespace } from "./naming";
+import { defaultIsolationPolicy } from "./filter";
 import { createPatroller, type PatrolCounts } from "./patroller";
+import { createReconcilers } from "./reconcile";
 import {
-  boundByRing0,
-  boundNodeAnnotation,
-  isTerminal,
   messageOf,
   nodeNameOf,
   type Obj,
   type PatrolKind,
   parseWorkKey,
-  readOrNull,
   type SyncContext,
   syncerComponent,
   type TenantSession,
@@ -50,21 +42,13 @@ import {
 } from "./session";
 import {
   hashOf,
-  isolationConditionType,
-  isSynced,
   type Json,
   kindInfo,
-  malformedReason,
   type PlacementPolicy,
-  podStatusPatch,
   type SyncedKind,
-  superObject,
   syncedKinds,
-  syncHashOf,
   vNodeContent,
   vNodeLabel,
-  withSyncHash,
-  writtenBySyncer,
 } from "./translate";
 import { createVNodes } from "./vnodes";
 import { createWatchCache, type WatchCache } from "./watch-cache";
@@ -119,15 +103,6 @@ function placementOf(tenant: TenantResource | undefined): PlacementPolicy {
   return placement;
 }
 
-function podRef(namespace: string, name: string) {
-  return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace } };
-}
-
-function podPath(namespace: string, name: string, subresource?: string): string {
-  const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-  return subresource ? `${base}/${subresource}` : base;
-}
-
 export function createSyncer(options: SyncerOptions): Syncer {
   const { superCluster, directory } = options;
   const log = options.logger.child({ component: syncerComponent });
@@ -154,8 +129,6 @@ export function createSyncer(options: SyncerOptions): Syncer {
   const patrolFlags = new Map<string, PatrolKind>();
   const patrolStats = new Map<string, Map<PatrolKind, PatrolCounts>>();
   let patrols = 0;
-  /** Warnings already recorded (tenant|kind|ns|name|resourceVersion), so a refused object warns once. */
-  const warned = new Set<string>();
 
   let superPods: WatchCache<Obj> | undefined;
   let superNamespaces: WatchCache<Obj> | undefined;
@@ -171,8 +144,10 @@ export function createSyncer(options: SyncerOptions): Syncer {
     superPods: () => superPods,
     superNodes: () => superNodes,
     superNamespaces: () => superNamespaces,
+    superEvents: () => superEvents,
   };
   const vNodes = createVNodes(context, (tenant) => void noticeUnreachable(tenant));
+  const reconcilers = createReconcilers(context, vNodes);
   const patroller = createPatroller(context, {
     vNodes,
     serves,
@@ -410,356 +385,17 @@ export function createSyncer(options: SyncerOptions): Syncer {
     const { kind, namespace, name } = parseWorkKey(key);
     switch (kind) {
       case "pod":
-        await syncPod(session, namespace, name);
+        await reconcilers.syncPod(session, namespace, name);
         return "done";
       case "node":
         await vNodes.sync(session, name);
         return "done";
       case "event":
-        await syncEvent(session, namespace, name);
+        await reconcilers.syncEvent(session, namespace, name);
         return "done";
       default:
-        await syncObject(session, kind, namespace, name);
+        await reconcilers.syncObject(session, kind, namespace, name);
         return "done";
-    }
-  }
-
-  function superRef(tenant: string, kind: SyncedKind, namespace: string, name: string) {
-    const info = kindInfo[kind];
-    if (kind === "namespace") {
-      return {
-        apiVersion: info.apiVersion,
-        kind: info.kind,
-        metadata: { name: superNamespace(tenant, name) },
-      };
-    }
-    return {
-      apiVersion: info.apiVersion,
-      kind: info.kind,
-      metadata: { name, namespace: superNamespace(tenant, namespace) },
-    };
-  }
-
-  /** A Warning event on the tenant's object, once per version of it. */
-  async function warnOnce(
-    session: TenantSession,
-    kind: SyncedKind,
-    object: Obj,
-    reason: string,
-    message: string,
-  ) {
-    const id = [
-      session.tenant,
-      kind,
-      object.metadata.namespace,
-      object.metadata.name,
-      object.metadata.resourceVersion,
-    ].join("|");
-    if (warned.has(id)) return;
-    warned.add(id);
-    if (warned.size > 10_000) warned.clear();
-    log.warn("tenant object refused", {
-      tenant: session.tenant,
-      kind,
-      name: object.metadata.name,
-      reason,
-      message,
-    });
-    await recordEvent(
-      session.conn,
-      {
-        apiVersion: kindInfo[kind].apiVersion,
-        kind: kindInfo[kind].kind,
-        name: object.metadata.name,
-        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
-        ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
-      },
-      { type: "Warning", reason, message },
-      { component: syncerComponent, logger: log },
-    );
-  }
-
-  async function ensureNamespace(session: TenantSession, namespace: string): Promise<void> {
-    if (session.namespaces.has(namespace)) return;
-    const tenantNamespace = session.caches.namespace.get("", namespace) ?? {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: namespace },
-    };
-    const desired = withSyncHash(superObject(session.tenant, "namespace", tenantNamespace as Obj));
-    const current = superNamespaces?.get("", desired.metadata.name);
-    if (current?.metadata.deletionTimestamp) {
-      throw new K8sError({
-        status: 409,
-        reason: "Conflict",
-        message: `namespace ${desired.metadata.name} is still being deleted in the super cluster`,
-      });
-    }
-    if (syncHashOf(current) !== syncHashOf(desired))
-      await serverSideApply(superCluster, desired, { force: true });
-    session.namespaces.add(namespace);
-  }
-
-  /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
-  async function syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string) {
-    const { tenant } = session;
-    const cache = session.caches[kind];
-    const object = kind === "namespace" ? cache.get("", name) : cache.get(namespace, name);
-    const services = (service: string) => session.caches.service.get(namespace, service);
-    const ref = superRef(tenant, kind, namespace, name);
-    if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
-      if (kind === "namespace" && object && !isSynced(kind, object)) return;
-      const current = await readOrNull(superCluster, ref);
-      if (current && writtenBySyncer(kind, current, tenant) && !current.metadata.deletionTimestamp) {
-        await deleteObject(superCluster, ref);
-        if (kind === "namespace") session.namespaces.delete(name);
-      }
-      return;
-    }
-    const malformed = malformedReason(kind, object);
-    if (malformed) {
-      await warnOnce(session, kind, object, "SyncRefused", malformed);
-      return;
-    }
-    if (kind === "namespace") {
-      session.namespaces.delete(name);
-      await ensureNamespace(session, name);
-      return;
-    }
-    await ensureNamespace(session, namespace);
-    const desired = withSyncHash(superObject(tenant, kind, object));
-    const current = await readOrNull(superCluster, ref);
-    if (current && syncHashOf(current) === syncHashOf(desired)) return;
-    if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
-      await warnOnce(
-        session,
-        kind,
-        object,
-        "SyncConflict",
-        `${ref.metadata.namespace}/${name} exists in the super cluster and is not this tenant's; not overwritten.`,
-      );
-      return;
-    }
-    try {
-      await serverSideApply(superCluster, desired, { force: true });
-    } catch (error) {
-      if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
-        await warnOnce(
-          session,
-          kind,
-          object,
-          "SyncRefused",
-          `The super cluster refused ${kindInfo[kind].kind} ${name}: ${error.message}`,
-        );
-        return;
-      }
-      throw error;
-    }
-  }
-
-  async function deleteTenantPod(session: TenantSession, pod: Obj): Promise<void> {
-    try {
-      await kubeRequest(session.conn, {
-        method: "DELETE",
-        path: podPath(pod.metadata.namespace ?? "", pod.metadata.name),
-        body: {
-          apiVersion: "v1",
-          kind: "DeleteOptions",
-          gracePeriodSeconds: 0,
-          preconditions: { uid: pod.metadata.uid },
-        },
-        timeoutMs: 15_000,
-      });
-    } catch (error) {
-      if (!isNotFound(error) && !isConflict(error)) throw error;
-    }
-  }
-
-  async function patchPodStatus(
-    session: TenantSession,
-    namespace: string,
-    name: string,
-    status: Json,
-    strategic = false,
-  ): Promise<void> {
-    try {
-      await kubeRequest(session.conn, {
-        method: "PATCH",
-        path: podPath(namespace, name, "status"),
-        contentType: strategic ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
-        body: { status },
-        timeoutMs: 15_000,
-      });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-  }
-
-  async function reportIsolation(session: TenantSession, pod: Obj, message: string): Promise<void> {
-    const conditions = ((pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []) as Json[];
-    const existing = conditions.find((condition) => condition.type === isolationConditionType);
-    if (existing?.message === message) return;
-    const namespace = pod.metadata.namespace ?? "";
-    await recordEvent(
-      session.conn,
-      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
-      {
-        type: "Warning",
-        reason: "IsolationViolation",
-        message: `Ring0 will not run this pod on shared nodes: ${message}`,
-      },
-      { component: syncerComponent, logger: log },
-    );
-    await patchPodStatus(
-      session,
-      namespace,
-      pod.metadata.name,
-      {
-        conditions: [
-          {
-            type: isolationConditionType,
-            status: "False",
-            reason: "IsolationViolation",
-            message,
-            lastTransitionTime: new Date(clock.now()).toISOString(),
-          },
-        ],
-      },
-      true,
-    );
-  }
-
-  async function syncPod(session: TenantSession, namespace: string, name: string): Promise<void> {
-    const { tenant } = session;
-    const pod = session.caches.pod.get(namespace, name);
-    const ref = podRef(superNamespace(tenant, namespace), name);
-    let below = superPods?.get(ref.metadata.namespace, name) as Obj | undefined;
-
-    if (below && pod && below.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) {
-      // A tenant pod of the same name, an earlier incarnation below: it goes first.
-      if (!below.metadata.deletionTimestamp) await deleteObject(superCluster, ref, { gracePeriodSeconds: 0 });
-      return;
-    }
-    if (!pod) {
-      if (below && !below.metadata.deletionTimestamp)
-        await deleteObject(superCluster, ref, { gracePeriodSeconds: 0 });
-      return;
-    }
-    if (pod.metadata.deletionTimestamp) {
-      if (below) {
-        if (!below.metadata.deletionTimestamp) {
-          const grace = pod.metadata.deletionGracePeriodSeconds;
-          await deleteObject(superCluster, ref, {
-            gracePeriodSeconds: typeof grace === "number" ? grace : 0,
-          });
-        }
-        return; // its deletion below brings the key back
-      }
-      // Gone below: finish the tenant's graceful deletion, as the kubelet would.
-      if (nodeNameOf(pod)) await deleteTenantPod(session, pod);
-      return;
-    }
-
-    if (!below && nodeNameOf(pod) && boundByRing0(pod)) {
-      below = (await readOrNull<Obj>(superCluster, ref)) ?? undefined;
-      if (!below) {
-        if (isTerminal(pod)) return;
-        const node = nodeNameOf(pod);
-        const message = `The pod was removed from node ${node} of the shared cluster.`;
-        await patchPodStatus(session, namespace, name, { phase: "Failed", reason: "Evicted", message });
-        await recordEvent(
-          session.conn,
-          { apiVersion: "v1", kind: "Pod", name, namespace, uid: pod.metadata.uid },
-          { type: "Warning", reason: "Evicted", message },
-          { component: syncerComponent, logger: log },
-        );
-        return;
-      }
-    }
-    if (!below) {
-      if (isTerminal(pod)) return;
-      // Check the pod as the tenant wrote it; a node Ring0 bound it to is Ring0's, not the tenant's.
-      const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
-      const violations = checkPodIsolation(checked as unknown as V1Pod, policy);
-      if (violations.length > 0) {
-        const message = violations.map((violation) => violation.message).join(" ");
-        await reportIsolation(
-          session,
-          pod,
-          `Refused by ${violations.map((v) => v.rule).join(", ")}: ${message}`,
-        );
-        return;
-      }
-      const malformed = malformedReason("pod", pod);
-      if (malformed) {
-        await warnOnce(session, "pod", pod, "SyncRefused", malformed);
-        return;
-      }
-    }
-
-    await ensureNamespace(session, namespace);
-    const serviceAccount = (pod.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName;
-    if (serviceAccount && serviceAccount !== "default") {
-      await syncObject(session, "serviceaccount", namespace, serviceAccount);
-    }
-    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement));
-    if (!below || syncHashOf(below) !== syncHashOf(desired)) {
-      try {
-        below = await serverSideApply<Obj>(superCluster, desired, { force: true });
-      } catch (error) {
-        if (
-          error instanceof K8sError &&
-          (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
-          !isNamespaceTerminating(error)
-        ) {
-          await warnOnce(
-            session,
-            "pod",
-            pod,
-            "SyncRefused",
-            `The super cluster refused the pod: ${error.message}`,
-          );
-          return;
-        }
-        throw error;
-      }
-    }
-
-    // Upward: the node, then the status exactly as the super cluster reports it.
-    const node = nodeNameOf(below);
-    if (node && !nodeNameOf(pod)) {
-      await vNodes.ensure(session, node);
-      await bindPod(session, namespace, name, node);
-    }
-    const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
-    if (patch) await patchPodStatus(session, namespace, name, patch);
-  }
-
-  function isNamespaceTerminating(error: K8sError): boolean {
-    return error.reason === "Forbidden" && /being terminated/.test(error.message);
-  }
-
-  async function bindPod(
-    session: TenantSession,
-    namespace: string,
-    name: string,
-    node: string,
-  ): Promise<void> {
-    try {
-      await kubeRequest(session.conn, {
-        method: "POST",
-        path: podPath(namespace, name, "binding"),
-        body: {
-          apiVersion: "v1",
-          kind: "Binding",
-          metadata: { name, namespace, annotations: { [boundNodeAnnotation]: node } },
-          target: { apiVersion: "v1", kind: "Node", name: node },
-        },
-        timeoutMs: 15_000,
-      });
-    } catch (error) {
-      // Already bound (a retry after a lost answer) or gone: nothing to do.
-      if (!isConflict(error) && !isNotFound(error)) throw error;
     }
   }
 
@@ -773,55 +409,6 @@ export function createSyncer(options: SyncerOptions): Syncer {
     const tenantNamespace = owner?.metadata.annotations?.[syncAnnotations.namespace];
     if (!tenant || !tenantNamespace) return;
     enqueue(tenant, workKey("event", tenantNamespace, event.metadata.name));
-  }
-
-  async function syncEvent(session: TenantSession, namespace: string, name: string): Promise<void> {
-    const below = superEvents?.get(superNamespace(session.tenant, namespace), name);
-    if (!below) return;
-    const involved = (below.involvedObject ?? {}) as { name?: string; fieldPath?: string };
-    const pod = involved.name ? session.caches.pod.get(namespace, involved.name) : undefined;
-    if (
-      !pod ||
-      pod.metadata.uid !==
-        (superPods?.get(superNamespace(session.tenant, namespace), pod.metadata.name)?.metadata.annotations?.[
-          syncAnnotations.uid
-        ] ?? pod.metadata.uid)
-    ) {
-      return;
-    }
-    const superNs = superNamespace(session.tenant, namespace);
-    const translate = (text: unknown) =>
-      typeof text === "string" ? text.split(`${superNs}/`).join(`${namespace}/`) : text;
-    const copy: KubeObject = {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { name, namespace, labels: { [syncLabels.managed]: "true" } },
-      involvedObject: {
-        apiVersion: "v1",
-        kind: "Pod",
-        name: pod.metadata.name,
-        namespace,
-        uid: pod.metadata.uid,
-        ...(involved.fieldPath ? { fieldPath: involved.fieldPath } : {}),
-      },
-    };
-    for (const field of [
-      "reason",
-      "type",
-      "count",
-      "firstTimestamp",
-      "lastTimestamp",
-      "source",
-      "eventTime",
-      "action",
-      "reportingComponent",
-      "reportingInstance",
-      "series",
-    ]) {
-      if (below[field] !== undefined && below[field] !== null) copy[field] = below[field];
-    }
-    copy.message = translate(below.message);
-    await serverSideApply(session.conn, copy, { force: true });
   }
 
   // ---- patroller ----------------------------------------------------------------------------

@@ -1,0 +1,453 @@
+/**
+ * Reconciling one key of a tenant: copy an object down (or delete its copy), a pod down and its
+ * status, node and events up. Reads come from the caches; writes are idempotent (server-side
+ * apply as "ring0" with a hash annotation, so an unchanged object is not written again).
+ *
+ * A pod deleted or evicted below after it was bound turns Failed with reason Evicted in the tenant
+ * (a kubelet does the same with an evicted pod): its node is fixed once bound, so the tenant's
+ * controllers replace it rather than the syncer resurrecting it elsewhere. A pod the tenant
+ * deletes is deleted below first; then the syncer finishes the tenant's graceful deletion, as the
+ * kubelet would.
+ */
+import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
+import { recordEvent } from "@/server/k8s/events";
+import type { V1Pod } from "@/server/k8s/nodes";
+import { kubeRequest } from "@/server/k8s/transport";
+import { syncAnnotations, syncLabels } from "./contracts";
+import { checkPodIsolation } from "./filter";
+import { superNamespace } from "./naming";
+import {
+  boundByRing0,
+  boundNodeAnnotation,
+  isTerminal,
+  nodeNameOf,
+  type Obj,
+  readOrNull,
+  type SyncContext,
+  syncerComponent,
+  type TenantSession,
+} from "./session";
+import {
+  isolationConditionType,
+  isSynced,
+  type Json,
+  kindInfo,
+  malformedReason,
+  podStatusPatch,
+  type SyncedKind,
+  superObject,
+  syncHashOf,
+  withSyncHash,
+  writtenBySyncer,
+} from "./translate";
+import type { VNodes } from "./vnodes";
+
+export interface Reconcilers {
+  /** Namespaces, config maps, secrets, service accounts, services and endpoints. */
+  syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string): Promise<void>;
+  syncPod(session: TenantSession, namespace: string, name: string): Promise<void>;
+  /** Copy an event about a synced pod up into the tenant namespace. */
+  syncEvent(session: TenantSession, namespace: string, name: string): Promise<void>;
+}
+
+function podRef(namespace: string, name: string) {
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace } };
+}
+
+function podPath(namespace: string, name: string, subresource?: string): string {
+  const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
+  return subresource ? `${base}/${subresource}` : base;
+}
+
+export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers {
+  const { log } = ctx;
+  /** Warnings already recorded (tenant|kind|ns|name|resourceVersion), so a refused object warns once. */
+  const warned = new Set<string>();
+
+  function superRef(tenant: string, kind: SyncedKind, namespace: string, name: string) {
+    const info = kindInfo[kind];
+    if (kind === "namespace") {
+      return {
+        apiVersion: info.apiVersion,
+        kind: info.kind,
+        metadata: { name: superNamespace(tenant, name) },
+      };
+    }
+    return {
+      apiVersion: info.apiVersion,
+      kind: info.kind,
+      metadata: { name, namespace: superNamespace(tenant, namespace) },
+    };
+  }
+
+  /** A Warning event on the tenant's object, once per version of it. */
+  async function warnOnce(
+    session: TenantSession,
+    kind: SyncedKind,
+    object: Obj,
+    reason: string,
+    message: string,
+  ) {
+    const id = [
+      session.tenant,
+      kind,
+      object.metadata.namespace,
+      object.metadata.name,
+      object.metadata.resourceVersion,
+    ].join("|");
+    if (warned.has(id)) return;
+    warned.add(id);
+    if (warned.size > 10_000) warned.clear();
+    log.warn("tenant object refused", {
+      tenant: session.tenant,
+      kind,
+      name: object.metadata.name,
+      reason,
+      message,
+    });
+    await recordEvent(
+      session.conn,
+      {
+        apiVersion: kindInfo[kind].apiVersion,
+        kind: kindInfo[kind].kind,
+        name: object.metadata.name,
+        ...(object.metadata.namespace ? { namespace: object.metadata.namespace } : {}),
+        ...(object.metadata.uid ? { uid: object.metadata.uid } : {}),
+      },
+      { type: "Warning", reason, message },
+      { component: syncerComponent, logger: log },
+    );
+  }
+
+  async function ensureNamespace(session: TenantSession, namespace: string): Promise<void> {
+    if (session.namespaces.has(namespace)) return;
+    const tenantNamespace = session.caches.namespace.get("", namespace) ?? {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace },
+    };
+    const desired = withSyncHash(superObject(session.tenant, "namespace", tenantNamespace as Obj));
+    const current = ctx.superNamespaces()?.get("", desired.metadata.name);
+    if (current?.metadata.deletionTimestamp) {
+      throw new K8sError({
+        status: 409,
+        reason: "Conflict",
+        message: `namespace ${desired.metadata.name} is still being deleted in the super cluster`,
+      });
+    }
+    if (syncHashOf(current) !== syncHashOf(desired))
+      await serverSideApply(ctx.superCluster, desired, { force: true });
+    session.namespaces.add(namespace);
+  }
+
+  /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
+  async function syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string) {
+    const { tenant } = session;
+    const cache = session.caches[kind];
+    const object = kind === "namespace" ? cache.get("", name) : cache.get(namespace, name);
+    const services = (service: string) => session.caches.service.get(namespace, service);
+    const ref = superRef(tenant, kind, namespace, name);
+    if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
+      if (kind === "namespace" && object && !isSynced(kind, object)) return;
+      const current = await readOrNull(ctx.superCluster, ref);
+      if (current && writtenBySyncer(kind, current, tenant) && !current.metadata.deletionTimestamp) {
+        await deleteObject(ctx.superCluster, ref);
+        if (kind === "namespace") session.namespaces.delete(name);
+      }
+      return;
+    }
+    const malformed = malformedReason(kind, object);
+    if (malformed) {
+      await warnOnce(session, kind, object, "SyncRefused", malformed);
+      return;
+    }
+    if (kind === "namespace") {
+      session.namespaces.delete(name);
+      await ensureNamespace(session, name);
+      return;
+    }
+    await ensureNamespace(session, namespace);
+    const desired = withSyncHash(superObject(tenant, kind, object));
+    const current = await readOrNull(ctx.superCluster, ref);
+    if (current && syncHashOf(current) === syncHashOf(desired)) return;
+    if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
+      await warnOnce(
+        session,
+        kind,
+        object,
+        "SyncConflict",
+        `${ref.metadata.namespace}/${name} exists in the super cluster and is not this tenant's; not overwritten.`,
+      );
+      return;
+    }
+    try {
+      await serverSideApply(ctx.superCluster, desired, { force: true });
+    } catch (error) {
+      if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
+        await warnOnce(
+          session,
+          kind,
+          object,
+          "SyncRefused",
+          `The super cluster refused ${kindInfo[kind].kind} ${name}: ${error.message}`,
+        );
+        return;
+      }
+      throw error;
+    }
+  }
+
+  async function deleteTenantPod(session: TenantSession, pod: Obj): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "DELETE",
+        path: podPath(pod.metadata.namespace ?? "", pod.metadata.name),
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error)) throw error;
+    }
+  }
+
+  async function patchPodStatus(
+    session: TenantSession,
+    namespace: string,
+    name: string,
+    status: Json,
+    strategic = false,
+  ): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "PATCH",
+        path: podPath(namespace, name, "status"),
+        contentType: strategic ? "application/strategic-merge-patch+json" : "application/merge-patch+json",
+        body: { status },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  async function reportIsolation(session: TenantSession, pod: Obj, message: string): Promise<void> {
+    const conditions = ((pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []) as Json[];
+    const existing = conditions.find((condition) => condition.type === isolationConditionType);
+    if (existing?.message === message) return;
+    const namespace = pod.metadata.namespace ?? "";
+    await recordEvent(
+      session.conn,
+      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
+      {
+        type: "Warning",
+        reason: "IsolationViolation",
+        message: `Ring0 will not run this pod on shared nodes: ${message}`,
+      },
+      { component: syncerComponent, logger: log },
+    );
+    await patchPodStatus(
+      session,
+      namespace,
+      pod.metadata.name,
+      {
+        conditions: [
+          {
+            type: isolationConditionType,
+            status: "False",
+            reason: "IsolationViolation",
+            message,
+            lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
+          },
+        ],
+      },
+      true,
+    );
+  }
+
+  async function syncPod(session: TenantSession, namespace: string, name: string): Promise<void> {
+    const { tenant } = session;
+    const pod = session.caches.pod.get(namespace, name);
+    const ref = podRef(superNamespace(tenant, namespace), name);
+    let below = ctx.superPods()?.get(ref.metadata.namespace, name) as Obj | undefined;
+
+    if (below && pod && below.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) {
+      // A tenant pod of the same name, an earlier incarnation below: it goes first.
+      if (!below.metadata.deletionTimestamp)
+        await deleteObject(ctx.superCluster, ref, { gracePeriodSeconds: 0 });
+      return;
+    }
+    if (!pod) {
+      if (below && !below.metadata.deletionTimestamp)
+        await deleteObject(ctx.superCluster, ref, { gracePeriodSeconds: 0 });
+      return;
+    }
+    if (pod.metadata.deletionTimestamp) {
+      if (below) {
+        if (!below.metadata.deletionTimestamp) {
+          const grace = pod.metadata.deletionGracePeriodSeconds;
+          await deleteObject(ctx.superCluster, ref, {
+            gracePeriodSeconds: typeof grace === "number" ? grace : 0,
+          });
+        }
+        return; // its deletion below brings the key back
+      }
+      // Gone below: finish the tenant's graceful deletion, as the kubelet would.
+      if (nodeNameOf(pod)) await deleteTenantPod(session, pod);
+      return;
+    }
+
+    if (!below && nodeNameOf(pod) && boundByRing0(pod)) {
+      below = (await readOrNull<Obj>(ctx.superCluster, ref)) ?? undefined;
+      if (!below) {
+        if (isTerminal(pod)) return;
+        const node = nodeNameOf(pod);
+        const message = `The pod was removed from node ${node} of the shared cluster.`;
+        await patchPodStatus(session, namespace, name, { phase: "Failed", reason: "Evicted", message });
+        await recordEvent(
+          session.conn,
+          { apiVersion: "v1", kind: "Pod", name, namespace, uid: pod.metadata.uid },
+          { type: "Warning", reason: "Evicted", message },
+          { component: syncerComponent, logger: log },
+        );
+        return;
+      }
+    }
+    if (!below) {
+      if (isTerminal(pod)) return;
+      // Check the pod as the tenant wrote it; a node Ring0 bound it to is Ring0's, not the tenant's.
+      const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
+      const violations = checkPodIsolation(checked as unknown as V1Pod, ctx.policy);
+      if (violations.length > 0) {
+        const message = violations.map((violation) => violation.message).join(" ");
+        await reportIsolation(
+          session,
+          pod,
+          `Refused by ${violations.map((v) => v.rule).join(", ")}: ${message}`,
+        );
+        return;
+      }
+      const malformed = malformedReason("pod", pod);
+      if (malformed) {
+        await warnOnce(session, "pod", pod, "SyncRefused", malformed);
+        return;
+      }
+    }
+
+    await ensureNamespace(session, namespace);
+    const serviceAccount = (pod.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName;
+    if (serviceAccount && serviceAccount !== "default") {
+      await syncObject(session, "serviceaccount", namespace, serviceAccount);
+    }
+    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement));
+    if (!below || syncHashOf(below) !== syncHashOf(desired)) {
+      try {
+        below = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+      } catch (error) {
+        if (
+          error instanceof K8sError &&
+          (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
+          !isNamespaceTerminating(error)
+        ) {
+          await warnOnce(
+            session,
+            "pod",
+            pod,
+            "SyncRefused",
+            `The super cluster refused the pod: ${error.message}`,
+          );
+          return;
+        }
+        throw error;
+      }
+    }
+
+    // Upward: the node, then the status exactly as the super cluster reports it.
+    const node = nodeNameOf(below);
+    if (node && !nodeNameOf(pod)) {
+      await vNodes.ensure(session, node);
+      await bindPod(session, namespace, name, node);
+    }
+    const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
+    if (patch) await patchPodStatus(session, namespace, name, patch);
+  }
+
+  function isNamespaceTerminating(error: K8sError): boolean {
+    return error.reason === "Forbidden" && /being terminated/.test(error.message);
+  }
+
+  async function bindPod(
+    session: TenantSession,
+    namespace: string,
+    name: string,
+    node: string,
+  ): Promise<void> {
+    try {
+      await kubeRequest(session.conn, {
+        method: "POST",
+        path: podPath(namespace, name, "binding"),
+        body: {
+          apiVersion: "v1",
+          kind: "Binding",
+          metadata: { name, namespace, annotations: { [boundNodeAnnotation]: node } },
+          target: { apiVersion: "v1", kind: "Node", name: node },
+        },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      // Already bound (a retry after a lost answer) or gone: nothing to do.
+      if (!isConflict(error) && !isNotFound(error)) throw error;
+    }
+  }
+
+  async function syncEvent(session: TenantSession, namespace: string, name: string): Promise<void> {
+    const superNs = superNamespace(session.tenant, namespace);
+    const below = ctx.superEvents()?.get(superNs, name);
+    if (!below) return;
+    const involved = (below.involvedObject ?? {}) as { name?: string; uid?: string; fieldPath?: string };
+    const pod = involved.name ? session.caches.pod.get(namespace, involved.name) : undefined;
+    // Only events about the copy of this very tenant pod (not an earlier pod of the same name).
+    const copy = involved.name ? ctx.superPods()?.get(superNs, involved.name) : undefined;
+    if (!pod || !copy || copy.metadata.uid !== involved.uid) return;
+    if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return;
+    const translate = (text: unknown) =>
+      typeof text === "string" ? text.split(`${superNs}/`).join(`${namespace}/`) : text;
+    const event: KubeObject = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace, labels: { [syncLabels.managed]: "true" } },
+      involvedObject: {
+        apiVersion: "v1",
+        kind: "Pod",
+        name: pod.metadata.name,
+        namespace,
+        uid: pod.metadata.uid,
+        ...(involved.fieldPath ? { fieldPath: involved.fieldPath } : {}),
+      },
+    };
+    for (const field of [
+      "reason",
+      "type",
+      "count",
+      "firstTimestamp",
+      "lastTimestamp",
+      "source",
+      "eventTime",
+      "action",
+      "reportingComponent",
+      "reportingInstance",
+      "series",
+    ]) {
+      if (below[field] !== undefined && below[field] !== null) event[field] = below[field];
+    }
+    event.message = translate(below.message);
+    await serverSideApply(session.conn, event, { force: true });
+  }
+
+  return { syncObject, syncPod, syncEvent };
+}
