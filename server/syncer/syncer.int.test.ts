@@ -490,4 +490,22 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await deleteObject(connA, ref("Pod", "later", namespace));
     await eventually(async () => (await list(connA, "/api/v1/nodes")).length === 0);
   });
+  it("removes what it synced below for a tenant that is deleted", async () => {
+    expect(
+      (await list(superCluster, "/api/v1/namespaces", `${syncLabels.tenant}=${tenantB}`)).length,
+    ).toBeGreaterThan(0);
+    await deleteObject(superCluster, ref(tenantKind, tenantB, undefined, tenantApiVersion));
+    await kubeRequest(superCluster, {
+      method: "PATCH",
+      path: `/apis/${tenantApiVersion}/tenants/${tenantB}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { finalizers: null } },
+    }).catch(() => undefined);
+    await eventually(async () => {
+      const left = await list(superCluster, "/api/v1/namespaces", `${syncLabels.tenant}=${tenantB}`);
+      return left.every((item) => item.metadata.deletionTimestamp);
+    });
+    expect(syncer?.stats().queue[tenantB]).toBeUndefined();
+    expect(syncer?.stats().tenants[tenantB]).toBeUndefined();
+  });
 });

@@ -268,6 +268,8 @@ export function createSyncer(options: SyncerOptions): Syncer {
       stopSession(name);
       queue.removeTenant(name);
       patrolStats.delete(name);
+      // Its control plane is gone with it: what was synced below goes now, not at the next patrol.
+      await patroller.collectDeletedTenants({ synced: tenantsSynced, has: (tenant) => tenants.has(tenant) });
       return;
     }
     const lookup = await directory.lookup(name);
