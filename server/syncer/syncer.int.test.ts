@@ -446,7 +446,11 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await createObject(connB, ref("Namespace", "doomed"));
     // The namespace's default service account comes from the tenant's controller manager, a moment later.
     await eventually(() =>
-      createObject(connB, { ...pod("inside"), metadata: { name: "inside", namespace: "doomed" } }),
+      // No grace period: the tenant's namespace controller waits that long before it looks again.
+      createObject(connB, {
+        ...pod("inside", { terminationGracePeriodSeconds: 0 }),
+        metadata: { name: "inside", namespace: "doomed" },
+      }),
     );
     await eventually(() =>
       readOrUndefined(superCluster, ref("Pod", "inside", superNamespace(tenantB, "doomed"))),
