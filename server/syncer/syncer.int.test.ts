@@ -352,6 +352,17 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await deleteObject(connA, ref("Pod", "waiting", namespace));
   });
 
+  it("weighs each tenant's queue by its Tenant's spec.syncer.weight", async () => {
+    await kubeRequest(superCluster, {
+      method: "PATCH",
+      path: `/apis/${tenantApiVersion}/tenants/${tenantA}`,
+      contentType: "application/merge-patch+json",
+      body: { spec: { syncer: { weight: 30 } } },
+    });
+    await eventually(() => syncer?.stats().queue[tenantA]?.weight === 30);
+    expect(syncer?.stats().queue[tenantB]?.weight).toBe(10);
+  });
+
   it("shows a second tenant none of the first's objects", async () => {
     await createObject(connB, pod("web"));
     const own = await runningAbove(connB, "web");
