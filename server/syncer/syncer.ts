@@ -357,11 +357,16 @@ export function createSyncer(options: SyncerOptions): Syncer {
   }
 
   /** The tenant's control plane stopped answering: pause its queue until /readyz answers again. */
+  const probing = new Set<TenantSession>();
+
   async function noticeUnreachable(tenant: string): Promise<void> {
     const session = sessions.get(tenant);
-    if (!session || session.unreachable) return;
-    const health = await clusterHealth(session.conn, { timeoutMs: 2_000 });
-    if (health.ok || session.stopped) return;
+    if (!session || session.unreachable || probing.has(session)) return;
+    probing.add(session);
+    const health = await clusterHealth(session.conn, { timeoutMs: 2_000 }).finally(() =>
+      probing.delete(session),
+    );
+    if (health.ok || session.stopped || session.unreachable) return;
     session.unreachable = true;
     queue.pause(tenant);
     log.warn("tenant control plane unreachable; its sync is paused", { tenant, detail: health.detail });

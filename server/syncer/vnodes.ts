@@ -152,43 +152,52 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
     );
   }
 
+  /** Tenants in parallel, so one slow control plane cannot let another's leases expire. */
+  async function eachVNode(
+    sessions: Iterable<TenantSession>,
+    task: (session: TenantSession, vNode: Obj) => Promise<void>,
+  ): Promise<void> {
+    await Promise.all(
+      [...sessions]
+        .filter((session) => session.synced && !session.unreachable && !session.stopped)
+        .map(async (session) => {
+          for (const vNode of [...session.vNodes.values()]) await task(session, vNode);
+        }),
+    );
+  }
+
   async function heartbeat(sessions: Iterable<TenantSession>): Promise<void> {
-    for (const session of sessions) {
-      if (!session.synced || session.unreachable || session.stopped) continue;
-      for (const vNode of session.vNodes.values()) {
-        try {
-          await renewLease(session, vNode.metadata.name, vNode.metadata.uid);
-        } catch (error) {
-          if (isUnreachable(error)) onUnreachable(session.tenant);
-          log.debug("renewing a vNode lease failed", {
-            tenant: session.tenant,
-            node: vNode.metadata.name,
-            error: messageOf(error),
-          });
-        }
+    await eachVNode(sessions, async (session, vNode) => {
+      try {
+        await renewLease(session, vNode.metadata.name, vNode.metadata.uid);
+      } catch (error) {
+        if (isUnreachable(error)) onUnreachable(session.tenant);
+        log.debug("renewing a vNode lease failed", {
+          tenant: session.tenant,
+          node: vNode.metadata.name,
+          error: messageOf(error),
+        });
       }
-    }
+    });
   }
 
   /** The vNode's Ready heartbeat in its status (kubectl shows it; the lease is what keeps it Ready). */
   async function refreshStatus(sessions: Iterable<TenantSession>): Promise<void> {
-    for (const session of sessions) {
-      if (!session.synced || session.unreachable || session.stopped) continue;
-      for (const vNode of session.vNodes.values()) {
-        const superNode = ctx.superNodes()?.get("", vNode.metadata.name);
-        if (!superNode) continue;
-        const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
-        await kubeRequest(session.conn, {
-          method: "PATCH",
-          path: `/api/v1/nodes/${encodeURIComponent(vNode.metadata.name)}/status`,
-          contentType: "application/merge-patch+json",
-          body: { status: vNodeStatus(content.status, new Date(clock.now()).toISOString()) },
-          timeoutMs: 15_000,
-        }).catch((error) =>
-          log.debug("refreshing a vNode failed", { tenant: session.tenant, error: messageOf(error) }),
-        );
-      }
-    }
+    await eachVNode(sessions, async (session, vNode) => {
+      const superNode = ctx.superNodes()?.get("", vNode.metadata.name);
+      if (!superNode) return;
+      const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
+      await kubeRequest(session.conn, {
+        method: "PATCH",
+        path: `/api/v1/nodes/${encodeURIComponent(vNode.metadata.name)}/status`,
+        contentType: "application/merge-patch+json",
+        body: { status: vNodeStatus(content.status, new Date(clock.now()).toISOString()) },
+        timeoutMs: 15_000,
+      }).catch((error) =>
+        log.debug("refreshing a vNode failed", { tenant: session.tenant, error: messageOf(error) }),
+      );
+    });
   }
+
   return { nodesInUse, sync, ensure, heartbeat, refreshStatus };
 }
