@@ -3,6 +3,7 @@
  * and route handlers look tenants up through it) and the tenant controller (the Lease holder only).
  */
 import { recordAudit } from "@/server/audit/service";
+import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
@@ -191,7 +192,14 @@ export async function startTenants(
       });
       // The syncer (server/syncer): tenant pods onto the super cluster's nodes, status back up.
       // Not awaited: it waits for the super cluster's first lists, and losing the lease meanwhile must still stop it.
-      const syncer = createSyncer({ superCluster, directory, logger: log });
+      // On the local super cluster kwok serves a pod's logs and exec only when it is labelled for it.
+      const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
+      const syncer = createSyncer({
+        superCluster,
+        directory,
+        logger: log,
+        superPodLabels: localWorld ? { [KWOK_EXEC_LABEL]: "true" } : undefined,
+      });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       await syncer.stop();

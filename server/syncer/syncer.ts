@@ -78,6 +78,8 @@ export interface SyncerOptions {
   /** How often tenants are looked up again in the directory besides Tenant changes (default 5 s). */
   tenantRecheckMs?: number;
   isolationPolicy?: IsolationPolicy;
+  /** Labels every synced pod gets in the super cluster (see PlacementPolicy.podLabels). */
+  superPodLabels?: Record<string, string>;
   /**
    * Which tenants this syncer serves (default: all). Lets replicas shard tenants, and keeps an
    * integration test to its own tenants in a super cluster other suites share.
@@ -289,7 +291,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     const current = sessions.get(name);
     if (current && current.conn !== conn) stopSession(name);
     const session = sessions.get(name) ?? startSession(name, conn);
-    session.placement = placementOf(resource);
+    session.placement = { ...placementOf(resource), podLabels: options.superPodLabels };
     if (session.synced && !session.unreachable) queue.resume(name);
   }
 

@@ -123,6 +123,11 @@ function annotationsFor(object: TenantObject, namespace: string | undefined): Re
 export interface PlacementPolicy {
   nodeSelector?: Record<string, string>;
   tolerations?: Json[];
+  /**
+   * Labels the super cluster's copy of every pod gets besides the tenant's and the syncer's (the
+   * local world labels pods so kwok serves their logs and exec: server/cluster/kwok-debug.ts).
+   */
+  podLabels?: Record<string, string>;
 }
 
 const serviceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -231,7 +236,11 @@ export function superObject(
     case "namespace":
       return base;
     case "pod":
-      return { ...base, spec: superPodSpec(object.spec ?? {}, placement) };
+      return {
+        ...base,
+        metadata: { ...metadata, labels: { ...(placement.podLabels ?? {}), ...metadata.labels } },
+        spec: superPodSpec(object.spec ?? {}, placement),
+      };
     case "service":
       return { ...base, spec: serviceSpec(object.spec ?? {}) };
     case "endpoints":
