@@ -124,6 +124,9 @@ export function startKwokDebugBinder(
     const name = pod.metadata?.name ?? "";
     const key = `${namespace}/${name}/${pod.metadata?.uid ?? ""}`;
     if (bound.has(key) || pod.metadata?.deletionTimestamp) return;
+    // Not before the scheduler has placed it: the log file's first line names its node, and kwok
+    // serves nothing for an unscheduled pod anyway. Its binding is a MODIFIED event: bound then.
+    if (!pod.spec?.nodeName) return;
     const paths = kwokDebugPaths(options.stateDir, namespace, name);
     try {
       fs.mkdirSync(paths.workDir, { recursive: true, mode: 0o755 });

@@ -191,7 +191,8 @@ describe("vn-agents", () => {
       const result = await request(portOf(podNode), "/containerLogs/default/web/app?tailLines=10", vna);
       return result.status === 200 && result.body.includes("simulated pod") ? result : undefined;
     }, 30_000);
-    expect(answer.body).toContain(`ring0: simulated pod ${superNs}/web started`);
+    // Bound by the binder once scheduled, so the first line names the node it runs on.
+    expect(answer.body).toContain(`ring0: simulated pod ${superNs}/web started on ${podNode}`);
   });
 
   it("run exec over WebSocket (offering v5.channel.k8s.io)", { timeout: 60_000 }, async () => {
