@@ -1,0 +1,355 @@
+/**
+ * Issue 5's "done when", end to end on real parts: `kubectl run web --image=nginx` with acme's
+ * kubeconfig through the kube gateway (HTTPS, a real Ring0 token) gives a pod Running in acme's
+ * control plane (local provisioner), bound to a vNode, present in the super cluster under acme's
+ * prefix; `kubectl logs` / `kubectl exec` answer through gateway → tenant apiserver → vn-agent →
+ * kwok; globex sees none of it. Everything is the runtime's own wiring: the kwok debug binder, the
+ * vn-agents sharing the provisioner's state dir (so the tenant apiservers' kubelet client
+ * certificates come from their PKI), the syncer with the local world's pod labels, tenant defaults.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { SessionUser } from "@/server/auth/roles";
+import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
+import { killProcessesMentioning, processesMentioning } from "@/server/cluster/kwokctl";
+import { localSuperCluster } from "@/server/cluster/local";
+import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
+import { createObject, deleteObject, type KubeObject, readObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { isNotFound } from "@/server/k8s/errors";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createKubeconfigService } from "@/server/kubeconfigs/service";
+import { createLogger } from "@/server/logger";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import type { Provisioner } from "@/server/provisioners/types";
+import { availableVersions } from "@/server/provisioners/versions";
+import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { applyTenantDefaults } from "@/server/tenants/defaults";
+import { createConnectionCache } from "@/server/tenants/reconciler";
+import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
+import { createTokenService } from "@/server/tokens/service";
+import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
+import { signInTenantAdmin } from "@/test/integration/control-plane-access";
+import { testDatabaseUrl } from "@/test/integration/database";
+import { createKubeGateway, type KubeGateway } from "../gateway/gateway";
+import { type GatewayListener, startGatewayListener } from "../gateway/listener";
+import { ensureGatewayTls } from "../gateway/tls";
+import { syncAnnotations, syncLabels, vnAgentEndpoints } from "./contracts";
+import { superNamespace, tenantPrefix } from "./naming";
+import { createSyncer, type Syncer } from "./syncer";
+import { vNodeLabel } from "./translate";
+
+const logger = createLogger({ service: "done-when-it" }, "error");
+const superStateDir = inject("superStateDir");
+const suffix = Math.random().toString(36).slice(2, 7);
+const acme = `acme-${suffix}`;
+const globex = `globex-${suffix}`;
+const ours = new Set([acme, globex]);
+
+let superCluster: ClusterConnection;
+let db: PrismaClient;
+let stateDir = "";
+let workDir = "";
+let kubectlBinary = "";
+let provisioner: Provisioner | undefined;
+let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
+let agents: VnAgents | undefined;
+let syncer: Syncer | undefined;
+let gateway: KubeGateway | undefined;
+let listener: GatewayListener | undefined;
+const admin: Record<string, ClusterConnection> = {};
+const kubeconfigs: Record<string, string> = {};
+const tokens: Record<string, string> = {};
+
+interface Obj extends KubeObject {
+  spec?: Record<string, unknown> & { nodeName?: string };
+  status?: Record<string, unknown> & { phase?: string };
+}
+
+const directory: ControlPlaneDirectory = {
+  async lookup(tenant) {
+    if (!ours.has(tenant) || !provisioner) return { state: "absent" };
+    const access = await provisioner.access(tenant);
+    return access ? { state: "ready", access } : { state: "unavailable", phase: "Provisioning", message: "" };
+  },
+};
+
+const ref = (kind: string, name: string, ns?: string, apiVersion = "v1") => ({
+  apiVersion,
+  kind,
+  metadata: { name, ...(ns ? { namespace: ns } : {}) },
+});
+
+async function readOrUndefined(
+  conn: ClusterConnection,
+  target: ReturnType<typeof ref>,
+): Promise<Obj | undefined> {
+  try {
+    return await readObject<Obj>(conn, target);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The real kubectl with a kubeconfig file; HOME is a temp dir. A non-zero exit is returned, not thrown. */
+async function kubectlWith(kubeconfig: string, args: string[]): Promise<RunResult> {
+  try {
+    return await run(
+      kubectlBinary,
+      ["--kubeconfig", kubeconfig, "--cache-dir", path.join(workDir, "cache"), ...args],
+      { timeoutMs: 60_000, env: { PATH: process.env.PATH ?? "", HOME: workDir } },
+    );
+  } catch (error) {
+    if (error instanceof CommandError) return error.result;
+    throw error;
+  }
+}
+
+const kubectl = (tenant: string, args: string[]) => kubectlWith(kubeconfigs[tenant] as string, args);
+
+async function removeTenantObject(tenant: string) {
+  await deleteObject(superCluster, ref(tenantKind, tenant, undefined, tenantApiVersion)).catch(
+    () => undefined,
+  );
+  // Another suite's tenant controller may have put its finalizer on: drop it so nothing sticks.
+  await kubeRequest(superCluster, {
+    method: "PATCH",
+    path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
+    contentType: "application/merge-patch+json",
+    body: { metadata: { finalizers: null } },
+  }).catch(() => undefined);
+}
+
+beforeAll(async () => {
+  superCluster = testSuperCluster();
+  await installCrds(superCluster, logger);
+  const url = await testDatabaseUrl();
+  db = createPrismaClient(url);
+  setDatabaseUrl(url); // the kubeconfig service audits through the process-wide client
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-done-when-"));
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-done-when-home-"));
+  kubectlBinary = await localSuperCluster({ stateDir: superStateDir, logger }).kubectlPath();
+
+  // The local world's data plane: kwok serves logs/exec of labelled pods; one vn-agent per node.
+  binder = startKwokDebugBinder(superCluster, { stateDir: superStateDir, logger });
+  agents = await startVnAgents({ superCluster, stateDir, logger });
+  await agents.ready();
+
+  // Two tenants, as the tenant controller makes them: a Tenant object, a control plane, its defaults.
+  provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
+  const version = availableVersions()[0] ?? "";
+  for (const tenant of ours) {
+    await createObject(superCluster, { ...ref(tenantKind, tenant, undefined, tenantApiVersion), spec: {} });
+  }
+  const started = provisioner;
+  await Promise.all([...ours].map((tenant) => started.ensure({ tenant, version, suspended: false })));
+  const connections = createConnectionCache();
+  await Promise.all(
+    [...ours].map(async (tenant) => {
+      const conn = await eventually(async () => {
+        if ((await started.observe(tenant)).phase !== "Running") return undefined;
+        const access = await started.access(tenant);
+        return access ? connections.connectionFor(tenant, access) : undefined;
+      }, 90_000);
+      admin[tenant] = conn;
+      await eventually(
+        async () =>
+          (await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined,
+        60_000,
+      );
+      // kubectl run needs the default service account (the controller manager makes it).
+      await eventually(() => readOrUndefined(conn, ref("ServiceAccount", "default", "default")), 60_000);
+    }),
+  );
+
+  syncer = createSyncer({
+    superCluster,
+    directory,
+    logger,
+    heartbeatIntervalMs: 2_000,
+    tenantRecheckMs: 1_000,
+    superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+    tenantFilter: (tenant) => ours.has(tenant),
+  });
+  await syncer.start();
+
+  // The kube gateway on its HTTPS listener, with Ring0's own gateway CA, as the runtime starts it.
+  const tokenService = createTokenService({ db });
+  gateway = createKubeGateway({
+    authenticate: (plaintext) => tokenService.verifyToken(plaintext),
+    directory: () => directory,
+    limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
+    audit: async () => {},
+    logger,
+  });
+  const tls = await ensureGatewayTls({ stateDir: workDir });
+  listener = await startGatewayListener({ gateway, tls, port: 0, logger });
+  const endpoint = { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string };
+  const service = createKubeconfigService({ db, gateway: endpoint });
+  for (const tenant of ours) {
+    const user: SessionUser = await signInTenantAdmin(db, tenant);
+    const issued = await service.issueKubeconfig({ user, tenant, expiresInDays: 1 });
+    const file = path.join(workDir, `${tenant}.kubeconfig`);
+    fs.writeFileSync(file, issued.kubeconfig, { mode: 0o600 });
+    kubeconfigs[tenant] = file;
+    tokens[tenant] = /token: "([^"]+)"/.exec(issued.kubeconfig)?.[1] ?? "";
+  }
+}, 300_000);
+
+afterAll(async () => {
+  await syncer?.stop();
+  await listener?.close();
+  gateway?.close();
+  await agents?.stop();
+  binder?.stop();
+  for (const tenant of ours) {
+    await removeTenantObject(tenant);
+    await provisioner?.destroy(tenant).catch(() => undefined);
+    const namespaces = await kubeRequest<{ items: KubeObject[] }>(superCluster, {
+      path: "/api/v1/namespaces",
+      query: { labelSelector: `${syncLabels.tenant}=${tenant}` },
+    }).catch(() => ({ items: [] as KubeObject[] }));
+    for (const item of namespaces.items) {
+      await deleteObject(superCluster, ref("Namespace", item.metadata.name)).catch(() => undefined);
+    }
+  }
+  // Nothing of the tenants' control planes is left running (the kill is a safety net; asserted in the last test).
+  if (stateDir) await killProcessesMentioning(`${stateDir}/`);
+  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+  await disconnectDb();
+  await db?.$disconnect();
+}, 180_000);
+
+describe("issue 5, done when", { timeout: 180_000 }, () => {
+  let nodeName = "";
+  const superNs = () => superNamespace(acme, "default");
+  const marker = `ring0 done-when: hello from ${acme}`;
+
+  it("kubectl run through the gateway gives a pod Running in acme, on a vNode, synced below under acme's prefix", async () => {
+    const created = await kubectl(acme, ["run", "web", "--image=nginx"]);
+    expect(created.stderr).toBe("");
+    expect(created.stdout.trim()).toBe("pod/web created");
+
+    const pod = await eventually(async () => {
+      const got = await kubectl(acme, ["get", "pod", "web", "-o", "json"]);
+      if (got.code !== 0) return undefined;
+      const parsed = JSON.parse(got.stdout) as Obj;
+      return parsed.status?.phase === "Running" && parsed.spec?.nodeName ? parsed : undefined;
+    }, 120_000);
+    nodeName = pod.spec?.nodeName ?? "";
+
+    // The node it is bound to is a vNode in acme's control plane, its kubelet endpoint the vn-agent's.
+    const node = await kubectl(acme, ["get", "node", nodeName, "-o", "json"]);
+    expect(node.stderr).toBe("");
+    const vNode = JSON.parse(node.stdout) as Obj & {
+      status: { daemonEndpoints: { kubeletEndpoint: { Port: number } } };
+    };
+    expect(vNode.metadata.labels?.[vNodeLabel]).toBe("true");
+    expect(vNode.status.daemonEndpoints.kubeletEndpoint.Port).toBe(vnAgentEndpoints().get(nodeName)?.port);
+
+    // Below: in acme's super namespace, labelled for acme (and for kwok's logs/exec), on the same node.
+    const below = await readObject<Obj>(superCluster, ref("Pod", "web", superNs()));
+    expect(superNs()).toBe(`${tenantPrefix(acme)}-default`);
+    const namespace = await readObject(superCluster, ref("Namespace", superNs()));
+    expect(namespace.metadata.labels?.[syncLabels.tenant]).toBe(acme);
+    expect(below.metadata.labels).toMatchObject({
+      run: "web",
+      [syncLabels.tenant]: acme,
+      [syncLabels.managed]: "true",
+      [KWOK_EXEC_LABEL]: "true",
+    });
+    expect(below.metadata.annotations).toMatchObject({
+      [syncAnnotations.namespace]: "default",
+      [syncAnnotations.name]: "web",
+      [syncAnnotations.uid]: pod.metadata.uid,
+    });
+    expect(below.spec?.nodeName).toBe(nodeName);
+    expect(below.status?.phase).toBe("Running");
+  });
+
+  it("kubectl logs and kubectl exec answer through the gateway, the tenant apiserver and the vn-agent", async () => {
+    // kwok's Logs object for the pod follows this file (the binder writes its first lines).
+    const { logsFile } = kwokDebugPaths(superStateDir, superNs(), "web");
+    await eventually(async () => (fs.existsSync(logsFile) ? true : undefined), 60_000);
+    fs.appendFileSync(logsFile, `${new Date().toISOString()} stdout F ${marker}\n`);
+
+    const logs = await eventually(async () => {
+      const result = await kubectl(acme, ["logs", "web"]);
+      return result.code === 0 && result.stdout.includes(marker) ? result : undefined;
+    }, 60_000);
+    expect(logs.stdout).toContain(`ring0: simulated pod ${superNs()}/web started on ${nodeName}`);
+    expect(logs.stdout.split("\n")).toContain(marker);
+
+    const exec = await eventually(async () => {
+      const result = await kubectl(acme, ["exec", "web", "--", "echo", "hi"]);
+      return result.code === 0 ? result : undefined;
+    }, 60_000);
+    expect(exec.stdout).toBe("hi\n");
+  });
+
+  it("globex sees none of it", async () => {
+    const pods = await kubectl(globex, ["get", "pods", "-A", "-o", "json"]);
+    expect(pods.code).toBe(0);
+    expect(
+      (JSON.parse(pods.stdout) as { items: Obj[] }).items.map((item) => item.metadata.name),
+    ).not.toContain("web");
+    const nodes = await kubectl(globex, ["get", "nodes", "-o", "json"]);
+    expect(nodes.code).toBe(0);
+    // globex runs no pods, so it has no vNodes at all.
+    expect((JSON.parse(nodes.stdout) as { items: Obj[] }).items).toEqual([]);
+    const node = await kubectl(globex, ["get", "node", nodeName]);
+    expect(node.stderr).toContain("NotFound");
+
+    const logs = await kubectl(globex, ["logs", "web"]);
+    expect(logs.code).not.toBe(0);
+    expect(logs.stderr).toContain("NotFound");
+    const exec = await kubectl(globex, ["exec", "web", "--", "echo", "hi"]);
+    expect(exec.code).not.toBe(0);
+    expect(exec.stdout).toBe("");
+
+    // globex's token on acme's path: the gateway answers as if acme did not exist.
+    const forged = path.join(workDir, "forged.kubeconfig");
+    fs.writeFileSync(
+      forged,
+      fs
+        .readFileSync(kubeconfigs[acme] as string, "utf8")
+        .replace(tokens[acme] as string, tokens[globex] as string),
+      { mode: 0o600 },
+    );
+    expect(fs.readFileSync(forged, "utf8")).toContain(`/k8s/tenants/${acme}`);
+    for (const args of [
+      ["get", "pod", "web"],
+      ["logs", "web"],
+    ]) {
+      const answer = await kubectlWith(forged, args);
+      expect(answer.code, args.join(" ")).not.toBe(0);
+      expect(answer.stderr, args.join(" ")).toContain("NotFound");
+      expect(answer.stderr).not.toContain("simulated pod");
+    }
+  });
+
+  it("deleting the pod in acme removes it below and its vNode above; the control planes go without a trace", async () => {
+    const deleted = await kubectl(acme, ["delete", "pod", "web", "--wait=true"]);
+    expect(deleted.stdout).toContain('pod "web" deleted');
+    await eventually(
+      async () => ((await readOrUndefined(superCluster, ref("Pod", "web", superNs()))) ? undefined : true),
+      60_000,
+    );
+    await eventually(async () => {
+      const nodes = await kubectl(acme, ["get", "nodes", "-o", "name"]);
+      return nodes.code === 0 && nodes.stdout.trim() === "" ? true : undefined;
+    }, 60_000);
+
+    await syncer?.stop();
+    syncer = undefined;
+    for (const tenant of ours) await provisioner?.destroy(tenant);
+    expect(processesMentioning(`${stateDir}/`)).toEqual([]);
+  });
+});
