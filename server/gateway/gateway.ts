@@ -105,6 +105,8 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
   const log = options.logger;
   const responseTimeoutMs = options.responseTimeoutMs ?? 90_000;
   const streamIdleTimeoutMs = options.streamIdleTimeoutMs ?? 4 * 60 * 60 * 1000;
+  /** After one side of a spliced stream ends, how long the other may take to flush and close. */
+  const halfCloseGraceMs = 10_000;
   const rate = createRateLimiter({
     ratePerSecond: options.limits.ratePerSecond,
     burst: options.limits.burst,
@@ -485,7 +487,10 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       for (const side of [socket, upstreamSocket]) {
         side.on("close", closeBoth);
         side.on("error", closeBoth);
-        side.on("end", closeBoth);
+        // One side finished: pipe() ends the other, which flushes what is still buffered for it (the
+        // stream's last frames: exec's status, the WebSocket close). Destroying at once dropped them
+        // (kubectl exec: "close 1006 (abnormal closure)"). Destroy only if the other never closes.
+        side.on("end", () => setTimeout(closeBoth, halfCloseGraceMs).unref());
       }
       if (socket instanceof Socket) socket.setTimeout(streamIdleTimeoutMs, closeBoth);
       upstreamSocket.setTimeout(streamIdleTimeoutMs, closeBoth);
