@@ -16,6 +16,7 @@ export default async function OperatorLayout({ children }: { children: ReactNode
         { href: "/operator", label: "Overview", exact: true },
         { href: "/operator/nodes", label: "Nodes" },
         { href: "/operator/tenants", label: "Tenants" },
+        { href: "/operator/syncer", label: "Syncer" },
         { href: "/operator/audit", label: "Audit log" },
       ]}
     >

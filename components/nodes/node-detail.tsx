@@ -3,6 +3,7 @@
 import { useSuspenseQuery } from "@tanstack/react-query";
 import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
+import { TenantsOnNode } from "@/components/syncer/tenants-on-node";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
@@ -88,6 +89,8 @@ export function NodeDetail({ name }: { name: string }) {
           ))}
         </ul>
       )}
+
+      <TenantsOnNode name={node.name} />
 
       <h2 style={{ marginTop: "1.5rem" }}>Pods on this node</h2>
       {pods.length === 0 ? (

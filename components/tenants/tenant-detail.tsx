@@ -4,6 +4,7 @@ import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
 import { Age } from "@/components/nodes/age";
+import { TenantSyncerSection } from "@/components/syncer/syncer-health";
 import { PhaseBadge, Timestamp, timeToReady } from "@/components/tenants/phase";
 import { buildTimeline, formatDuration } from "@/components/tenants/provisioning-timeline";
 import { TenantActions } from "@/components/tenants/tenant-actions";
@@ -166,6 +167,8 @@ export function TenantDetail({ name }: { name: string }) {
           </table>
         )}
       </section>
+
+      <TenantSyncerSection tenant={tenant.name} />
 
       <section className={styles.section} aria-labelledby="events-heading">
         <h2 id="events-heading">Events</h2>

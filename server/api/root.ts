@@ -5,8 +5,10 @@ import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { membersRouter } from "@/server/api/routers/members/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
+import { syncerRouter } from "@/server/api/routers/syncer/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
 import { tokensRouter } from "@/server/api/routers/tokens/_router";
+import { workloadsRouter } from "@/server/api/routers/workloads/_router";
 import { createCallerFactory, createTRPCRouter } from "@/server/api/trpc";
 
 export const appRouter = createTRPCRouter({
@@ -19,6 +21,8 @@ export const appRouter = createTRPCRouter({
   controlPlane: controlPlaneRouter,
   members: membersRouter,
   accounts: accountsRouter,
+  workloads: workloadsRouter,
+  syncer: syncerRouter,
 });
 
 export type AppRouter = typeof appRouter;

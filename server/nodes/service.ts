@@ -3,6 +3,7 @@ import { type ClusterConnection, clusterHealth, clusterVersion, getSuperCluster 
 import { sharedInformer } from "@/server/k8s/informers";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { type NodeSummary, podsPerNode, summariseNode, type V1Node, type V1Pod } from "@/server/k8s/nodes";
+import { syncLabels } from "@/server/syncer/contracts";
 
 export interface PodOnNode {
   namespace: string;
@@ -77,6 +78,26 @@ export async function getNode(name: string): Promise<NodeDetail> {
         })
         .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`)),
     };
+  });
+}
+
+export interface TenantOnNode {
+  tenant: string;
+  /** The tenant's synced pods bound to the node (any phase). */
+  pods: number;
+}
+
+/** The tenants whose synced pods (labelled with their tenant by the syncer) are bound to `name`. */
+export function tenantsOnNode(name: string): Promise<TenantOnNode[]> {
+  return withSyncedInformers((_nodes, pods) => {
+    const counts = new Map<string, number>();
+    for (const pod of pods) {
+      const tenant = pod.metadata?.labels?.[syncLabels.tenant];
+      if (tenant && pod.spec?.nodeName === name) counts.set(tenant, (counts.get(tenant) ?? 0) + 1);
+    }
+    return [...counts]
+      .map(([tenant, count]) => ({ tenant, pods: count }))
+      .sort((a, b) => a.tenant.localeCompare(b.tenant));
   });
 }
 

@@ -14,6 +14,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { startTenantController } from "@/server/tenants/controller";
@@ -201,7 +202,9 @@ export async function startTenants(
         superPodLabels: localWorld ? { [KWOK_EXEC_LABEL]: "true" } : undefined,
       });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
+      setSyncer(syncer);
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      setSyncer(null);
       await syncer.stop();
       await running.stop();
     },

@@ -17,6 +17,7 @@ export default async function TenantLayout(props: {
   const nav = [
     { href: `/t/${tenant}`, label: "Overview", exact: true },
     { href: `/t/${tenant}/namespaces`, label: "Namespaces" },
+    { href: `/t/${tenant}/workloads`, label: "Workloads" },
     { href: `/t/${tenant}/members`, label: "Members" },
     { href: `/t/${tenant}/tokens`, label: "API tokens" },
     ...(canReadAudit(user, tenant) ? [{ href: `/t/${tenant}/audit`, label: "Audit log" }] : []),

@@ -10,6 +10,7 @@ export default async function NodePage(props: { params: Promise<{ name: string }
   await requireOperator();
   const { name } = await props.params;
   prefetch(trpc.nodes.get.queryOptions({ name: decodeURIComponent(name) }));
+  prefetch(trpc.syncer.tenantsOnNode.queryOptions({ name: decodeURIComponent(name) }));
   return (
     <HydrateClient>
       <Suspense fallback={<p role="status">Loading node…</p>}>

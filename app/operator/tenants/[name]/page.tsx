@@ -24,6 +24,7 @@ export default async function TenantPage(props: Props) {
     throw error;
   }
   prefetch(trpc.tenants.versions.queryOptions());
+  prefetch(trpc.syncer.health.queryOptions());
   return (
     <HydrateClient>
       <Suspense fallback={<p role="status">Loading tenant…</p>}>

@@ -1,0 +1,177 @@
+"use client";
+
+import { useSuspenseQuery } from "@tanstack/react-query";
+import { Age } from "@/components/nodes/age";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { StatusBadge } from "@/components/ui/status-badge";
+import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
+import { PodPhase } from "@/components/workloads/pod-phase";
+
+const isolationCondition = "ring0.dev/Isolation";
+
+/** One pod as the signed-in user sees it: status, containers and events; refreshed every 2 s. */
+export function PodDetail({ tenant, namespace, name }: { tenant: string; namespace: string; name: string }) {
+  const trpc = useTRPC();
+  const { data } = useSuspenseQuery({
+    ...trpc.workloads.pods.get.queryOptions({ tenant, namespace, name }),
+    refetchInterval: 2_000,
+  });
+  if (data.state === "not-serving")
+    return <ControlPlaneNotServing phase={data.phase} message={data.message} />;
+  const { pod, events } = data;
+
+  return (
+    <>
+      {pod.refused ? (
+        <p className="alert alert-error" role="alert">
+          Refused by the isolation filter: {pod.refused}
+        </p>
+      ) : null}
+      <section className="card" aria-labelledby="pod-status-heading">
+        <h2 id="pod-status-heading">Status</h2>
+        <dl
+          style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.5rem 1.5rem", margin: 0 }}
+        >
+          <dt>Phase</dt>
+          <dd>
+            <PodPhase phase={pod.phase} refused={pod.refused} />
+          </dd>
+          <dt>Node</dt>
+          <dd>{pod.node ?? "not scheduled"}</dd>
+          <dt>Pod IP</dt>
+          <dd>{pod.podIP ?? "—"}</dd>
+          <dt>Host IP</dt>
+          <dd>{pod.hostIP ?? "—"}</dd>
+          <dt>Restarts</dt>
+          <dd>{pod.restarts}</dd>
+          <dt>Age</dt>
+          <dd>
+            <Age iso={pod.createdAt} />
+          </dd>
+        </dl>
+      </section>
+
+      <section aria-labelledby="pod-conditions-heading" style={{ marginTop: "1.5rem" }}>
+        <h2 id="pod-conditions-heading">Conditions</h2>
+        {pod.conditions.length === 0 ? (
+          <EmptyState title="No conditions yet" />
+        ) : (
+          <table className="data" aria-label="Conditions">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Message</th>
+                <th scope="col">Last transition</th>
+              </tr>
+            </thead>
+            <tbody>
+              {pod.conditions.map((condition) => (
+                <tr key={condition.type}>
+                  <td>{condition.type}</td>
+                  <td>
+                    <StatusBadge
+                      tone={
+                        condition.status === "True"
+                          ? "success"
+                          : condition.type === isolationCondition || condition.status === "False"
+                            ? "failure"
+                            : "neutral"
+                      }
+                    >
+                      {condition.status}
+                    </StatusBadge>
+                  </td>
+                  <td>{condition.reason ?? "—"}</td>
+                  <td>{condition.message ?? "—"}</td>
+                  <td>
+                    <Age iso={condition.lastTransitionTime} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section aria-labelledby="pod-containers-heading" style={{ marginTop: "1.5rem" }}>
+        <h2 id="pod-containers-heading">Containers</h2>
+        <table className="data" aria-label="Containers">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Image</th>
+              <th scope="col">Ready</th>
+              <th scope="col">Restarts</th>
+              <th scope="col">State</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pod.containers.map((container) => (
+              <tr key={container.name}>
+                <td>{container.name}</td>
+                <td>
+                  <code>{container.image}</code>
+                </td>
+                <td>{container.ready ? "Yes" : "No"}</td>
+                <td>{container.restarts}</td>
+                <td>
+                  {container.state}
+                  {container.detail ? <span className="whoami-meta"> ({container.detail})</span> : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+
+      <section aria-labelledby="pod-events-heading" style={{ marginTop: "1.5rem" }}>
+        <h2 id="pod-events-heading">Events</h2>
+        {events.state === "forbidden" ? (
+          <p className="alert alert-info" role="status">
+            You may not read this pod's events: {events.message}
+          </p>
+        ) : events.items.length === 0 ? (
+          <EmptyState title="No events">
+            <p>Kubernetes keeps events for an hour.</p>
+          </EmptyState>
+        ) : (
+          <table className="data" aria-label="Events">
+            <thead>
+              <tr>
+                <th scope="col">Type</th>
+                <th scope="col">Reason</th>
+                <th scope="col">Message</th>
+                <th scope="col">Source</th>
+                <th scope="col">Count</th>
+                <th scope="col">Last seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.items.map((event, index) => (
+                // Events carry no stable key here; they are listed oldest first.
+                // biome-ignore lint/suspicious/noArrayIndexKey: ordered list re-read as a whole
+                <tr key={`${index}-${event.reason}`}>
+                  <td>
+                    <StatusBadge tone={event.type === "Warning" ? "failure" : "neutral"}>
+                      {event.type}
+                    </StatusBadge>
+                  </td>
+                  <td>{event.reason}</td>
+                  <td>{event.message}</td>
+                  <td>{event.source ?? "—"}</td>
+                  <td>{event.count}</td>
+                  <td>
+                    <Age iso={event.lastAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,96 @@
+"use client";
+
+import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { useSubscription } from "@trpc/tanstack-react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { Age } from "@/components/nodes/age";
+import { useTRPC } from "@/components/trpc/client";
+import { EmptyState } from "@/components/ui/empty-state";
+import { LiveBadge } from "@/components/ui/live-badge";
+import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
+import { PodPhase } from "@/components/workloads/pod-phase";
+
+/** The tenant's pods as the signed-in user may list them; live over SSE, filtered by namespace here. */
+export function PodTable({ tenant }: { tenant: string }) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const { data } = useSuspenseQuery(trpc.workloads.pods.list.queryOptions({ tenant }));
+  const feed = useSubscription(
+    trpc.workloads.pods.watch.subscriptionOptions(
+      { tenant },
+      { onData: (next) => queryClient.setQueryData(trpc.workloads.pods.list.queryKey({ tenant }), next) },
+    ),
+  );
+  const [namespace, setNamespace] = useState("");
+
+  if (data.state === "not-serving")
+    return <ControlPlaneNotServing phase={data.phase} message={data.message} />;
+
+  const namespaces = [...new Set(data.pods.map((pod) => pod.namespace))].sort();
+  const pods = namespace ? data.pods.filter((pod) => pod.namespace === namespace) : data.pods;
+
+  return (
+    <section aria-label="Pods">
+      <div className="toolbar">
+        <label className="field">
+          Namespace
+          <select value={namespace} onChange={(event) => setNamespace(event.target.value)}>
+            <option value="">All namespaces</option>
+            {namespaces.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <LiveBadge subject="Pods" status={feed.status} />
+      </div>
+      {pods.length === 0 ? (
+        <EmptyState title="No pods">
+          <p>
+            No pods you can see{namespace ? ` in namespace ${namespace}` : ""}. Create one with kubectl, e.g.{" "}
+            <code>kubectl run web --image=nginx</code>.
+          </p>
+        </EmptyState>
+      ) : (
+        <table className="data" aria-label="Pods">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Namespace</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Node</th>
+              <th scope="col">Ready</th>
+              <th scope="col">Restarts</th>
+              <th scope="col">Age</th>
+            </tr>
+          </thead>
+          <tbody>
+            {pods.map((pod) => (
+              <tr key={`${pod.namespace}/${pod.name}`}>
+                <td>
+                  <Link
+                    href={`/t/${tenant}/workloads/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`}
+                  >
+                    {pod.name}
+                  </Link>
+                </td>
+                <td>{pod.namespace}</td>
+                <td>
+                  <PodPhase phase={pod.phase} refused={pod.refused} />
+                </td>
+                <td>{pod.node ?? "—"}</td>
+                <td>{pod.ready}</td>
+                <td>{pod.restarts}</td>
+                <td>
+                  <Age iso={pod.createdAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

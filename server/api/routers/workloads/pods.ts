@@ -1,0 +1,277 @@
+/**
+ * The tenant's pods, read as the signed-in user: every request goes to the tenant's control plane
+ * with that user impersonated (server/gateway/as-user.ts), so its RBAC decides what they see.
+ */
+import type { SessionUser } from "@/server/auth/roles";
+import { ControlPlaneNotServingError, controlPlaneClient } from "@/server/gateway/as-user";
+import { K8sError } from "@/server/k8s/errors";
+import type { V1Pod } from "@/server/k8s/nodes";
+
+/** The condition the syncer's isolation filter sets on a pod it refused (server/syncer/translate.ts). */
+export const isolationCondition = "ring0.dev/Isolation";
+
+export interface Acting {
+  user: Pick<SessionUser, "subject" | "role">;
+  tenant: string;
+}
+
+export interface PodRow {
+  namespace: string;
+  name: string;
+  phase: string;
+  /** The vNode the pod is bound to; null while unscheduled. */
+  node: string | null;
+  restarts: number;
+  ready: string;
+  createdAt: string | null;
+  /** Set when the isolation filter refused the pod. */
+  refused: string | null;
+}
+
+export interface NotServing {
+  state: "not-serving";
+  phase: string;
+  message: string;
+}
+
+export type PodList = { state: "serving"; pods: PodRow[] } | NotServing;
+
+export interface ContainerRow {
+  name: string;
+  image: string;
+  ready: boolean;
+  restarts: number;
+  /** running, waiting (reason) or terminated (reason, exit code). */
+  state: string;
+  detail: string | null;
+}
+
+export interface PodConditionRow {
+  type: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+  lastTransitionTime: string | null;
+}
+
+export interface PodEventRow {
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  lastAt: string | null;
+  source: string | null;
+}
+
+export type PodEvents = { state: "listed"; items: PodEventRow[] } | { state: "forbidden"; message: string };
+
+export type PodView =
+  | {
+      state: "serving";
+      pod: PodRow & {
+        podIP: string | null;
+        hostIP: string | null;
+        conditions: PodConditionRow[];
+        containers: ContainerRow[];
+      };
+      events: PodEvents;
+    }
+  | NotServing;
+
+interface EventObject {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string;
+  eventTime?: string;
+  firstTimestamp?: string;
+  metadata?: { creationTimestamp?: string };
+  source?: { component?: string };
+  reportingComponent?: string;
+}
+
+const iso = (value: unknown): string | null => (value ? new Date(String(value)).toISOString() : null);
+
+function row(pod: V1Pod): PodRow {
+  const statuses = pod.status?.containerStatuses ?? [];
+  const refusal = pod.status?.conditions?.find(
+    (condition) => condition.type === isolationCondition && condition.status !== "True",
+  );
+  return {
+    namespace: pod.metadata?.namespace ?? "",
+    name: pod.metadata?.name ?? "",
+    phase: pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown"),
+    node: pod.spec?.nodeName || null,
+    restarts: statuses.reduce((sum, status) => sum + (status.restartCount ?? 0), 0),
+    ready: `${statuses.filter((status) => status.ready).length}/${pod.spec?.containers?.length ?? 0}`,
+    createdAt: iso(pod.metadata?.creationTimestamp),
+    refused: refusal ? refusal.message || refusal.reason || "Refused by the isolation filter." : null,
+  };
+}
+
+function containers(pod: V1Pod): ContainerRow[] {
+  const statuses = new Map((pod.status?.containerStatuses ?? []).map((status) => [status.name, status]));
+  return (pod.spec?.containers ?? []).map((container) => {
+    const status = statuses.get(container.name);
+    const state = status?.state;
+    let summary = "waiting";
+    let detail: string | null = null;
+    if (state?.running) {
+      summary = "running";
+      detail = state.running.startedAt ? `since ${iso(state.running.startedAt)}` : null;
+    } else if (state?.terminated) {
+      summary = "terminated";
+      detail = [state.terminated.reason, `exit code ${state.terminated.exitCode}`, state.terminated.message]
+        .filter(Boolean)
+        .join(" · ");
+    } else if (state?.waiting) {
+      detail = [state.waiting.reason, state.waiting.message].filter(Boolean).join(": ") || null;
+    }
+    return {
+      name: container.name,
+      image: status?.image || container.image || "",
+      ready: status?.ready ?? false,
+      restarts: status?.restartCount ?? 0,
+      state: summary,
+      detail,
+    };
+  });
+}
+
+const byName = (a: PodRow, b: PodRow) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
+
+/** A control plane that is not up is a state of the page, not a failure of it. */
+async function serving<T>(read: () => Promise<T>): Promise<T | NotServing> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ControlPlaneNotServingError)
+      return { state: "not-serving", phase: error.phase, message: error.message };
+    throw error;
+  }
+}
+
+const forbidden = (error: unknown) => error instanceof K8sError && error.status === 403;
+
+async function get<T>({ user, tenant }: Acting, path: string): Promise<T> {
+  return controlPlaneClient().request<T>(tenant, user, { path });
+}
+
+/**
+ * The pods of `namespace`, or of every namespace the user may list pods in: cluster-wide when
+ * RBAC allows that, otherwise namespace by namespace (skipping those it refuses).
+ */
+export function listPods(acting: Acting, namespace?: string): Promise<PodList> {
+  return serving(async () => {
+    const podsIn = (ns: string) =>
+      get<{ items?: V1Pod[] }>(acting, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
+    if (namespace) {
+      const list = await podsIn(namespace);
+      return { state: "serving" as const, pods: (list.items ?? []).map(row).sort(byName) };
+    }
+    try {
+      const list = await get<{ items?: V1Pod[] }>(acting, "/api/v1/pods");
+      return { state: "serving" as const, pods: (list.items ?? []).map(row).sort(byName) };
+    } catch (error) {
+      if (!forbidden(error)) throw error;
+      // Without a cluster-wide grant, per namespace; the namespace list's refusal is the answer.
+      const namespaces = await get<{ items?: { metadata: { name: string } }[] }>(
+        acting,
+        "/api/v1/namespaces",
+      );
+      let refused = 0;
+      const lists = await Promise.all(
+        (namespaces.items ?? []).map((item) =>
+          podsIn(item.metadata.name).catch((reason: unknown): { items?: V1Pod[] } => {
+            if (!forbidden(reason)) throw reason;
+            refused += 1;
+            return { items: [] };
+          }),
+        ),
+      );
+      // Refused in every namespace: the user may list no pods at all, which the refusal says.
+      if (refused > 0 && refused === lists.length) throw error;
+      return {
+        state: "serving" as const,
+        pods: lists.flatMap((list) => (list.items ?? []).map(row)).sort(byName),
+      };
+    }
+  });
+}
+
+function eventRow(event: EventObject): PodEventRow {
+  return {
+    type: event.type ?? "Normal",
+    reason: event.reason ?? "",
+    message: event.message ?? "",
+    count: event.count ?? 1,
+    lastAt: iso(
+      event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata?.creationTimestamp,
+    ),
+    source: event.source?.component || event.reportingComponent || null,
+  };
+}
+
+/** One pod with its containers, status and events (events the user may not read are said so). */
+export function getPod(acting: Acting, namespace: string, name: string): Promise<PodView> {
+  return serving(async () => {
+    const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
+    const pod = await get<V1Pod>(acting, `${base}/pods/${encodeURIComponent(name)}`);
+    const selector = encodeURIComponent(`involvedObject.kind=Pod,involvedObject.name=${name}`);
+    let events: PodEvents;
+    try {
+      const list = await get<{ items?: EventObject[] }>(acting, `${base}/events?fieldSelector=${selector}`);
+      const items = (list.items ?? []).map(eventRow);
+      items.sort((a, b) => (a.lastAt ?? "").localeCompare(b.lastAt ?? ""));
+      events = { state: "listed", items };
+    } catch (error) {
+      if (!forbidden(error)) throw error;
+      events = { state: "forbidden", message: (error as Error).message };
+    }
+    return {
+      state: "serving" as const,
+      pod: {
+        ...row(pod),
+        podIP: pod.status?.podIP ?? null,
+        hostIP: pod.status?.hostIP ?? null,
+        conditions: (pod.status?.conditions ?? []).map((condition) => ({
+          type: condition.type,
+          status: condition.status,
+          reason: condition.reason ?? null,
+          message: condition.message ?? null,
+          lastTransitionTime: iso(condition.lastTransitionTime),
+        })),
+        containers: containers(pod),
+      },
+      events,
+    };
+  });
+}
+
+/** The pod list once and again whenever it changes, re-listed as the user every `intervalMs`. */
+export async function* watchPods(
+  acting: Acting,
+  namespace: string | undefined,
+  signal: AbortSignal | undefined,
+  intervalMs = 2_000,
+): AsyncGenerator<PodList> {
+  let last = "";
+  while (!signal?.aborted) {
+    const list = await listPods(acting, namespace);
+    const key = JSON.stringify(list);
+    if (key !== last) {
+      last = key;
+      yield list;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, intervalMs);
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+}
