@@ -23,6 +23,18 @@ describe("parseEnv", () => {
     );
   });
 
+  it("validates the isolation policy, naming the bad field", () => {
+    expect(parseEnv({ RING0_ISOLATION_POLICY: '{"disabled":["hostPort"]}' }).RING0_ISOLATION_POLICY).toBe(
+      '{"disabled":["hostPort"]}',
+    );
+    expect(() => parseEnv({ RING0_ISOLATION_POLICY: '{"disabled":["hostpid"]}' })).toThrowError(
+      /RING0_ISOLATION_POLICY — .*disabled\[0\]/,
+    );
+    expect(() => parseEnv({ RING0_ISOLATION_POLICY: "{not json" })).toThrowError(
+      /RING0_ISOLATION_POLICY — .*not valid JSON/,
+    );
+  });
+
   it("requires a client id and secret with an external issuer, one line each", () => {
     try {
       parseEnv({ OIDC_ISSUER: "https://iam.example.com" });

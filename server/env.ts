@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseIsolationPolicy } from "@/server/syncer/filter";
 
 /**
  * Ring0's configuration, validated once per process. A bad value stops start-up with one line
@@ -100,6 +101,11 @@ const schema = z
         error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',
       })
       .default("local"),
+    RING0_ISOLATION_POLICY: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
     RING0_SEED_TENANTS: z
       .enum(["on", "off"], {
         error: 'expected "on" (create the embedded IAM\'s demo tenants at start) or "off"',
@@ -128,6 +134,17 @@ const schema = z
     RING0_GATEWAY_TLS_KEY: optionalFile,
   })
   .superRefine((env, ctx) => {
+    if (env.RING0_ISOLATION_POLICY) {
+      try {
+        parseIsolationPolicy(env.RING0_ISOLATION_POLICY);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["RING0_ISOLATION_POLICY"],
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
     if (Boolean(env.RING0_GATEWAY_TLS_CERT) !== Boolean(env.RING0_GATEWAY_TLS_KEY)) {
       const missing = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_KEY" : "RING0_GATEWAY_TLS_CERT";
       const other = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_CERT" : "RING0_GATEWAY_TLS_KEY";

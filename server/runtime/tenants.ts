@@ -14,6 +14,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { parseIsolationPolicy } from "@/server/syncer/filter";
 import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
@@ -200,6 +201,10 @@ export async function startTenants(
         directory,
         logger: log,
         superPodLabels: localWorld ? { [KWOK_EXEC_LABEL]: "true" } : undefined,
+        // Validated at start-up (server/env.ts); absent: every rule, NET_BIND_SERVICE only.
+        isolationPolicy: config.RING0_ISOLATION_POLICY
+          ? parseIsolationPolicy(config.RING0_ISOLATION_POLICY)
+          : undefined,
       });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       setSyncer(syncer);
