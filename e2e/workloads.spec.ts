@@ -75,7 +75,9 @@ test.describe("workloads and the syncer", () => {
       const operator = await loginAs("operator");
       await new AppShell(operator).open("Syncer");
       await expect(
-        operator.getByRole("table", { name: "Syncer health per tenant" }).getByRole("row", { name: /acme/ }),
+        operator
+          .getByRole("table", { name: "Syncer health per tenant" })
+          .getByRole("row", { name: /^acme\s/ }),
       ).toBeVisible(syncing);
       await expect(operator.getByRole("status", { name: "Syncer health: live" })).toBeVisible();
 
@@ -85,7 +87,7 @@ test.describe("workloads and the syncer", () => {
 
       await operator.goto(`/operator/nodes/${node}`);
       const tenants = operator.getByRole("table", { name: "Tenants on this node" });
-      const acme = tenants.getByRole("row", { name: /acme/ });
+      const acme = tenants.getByRole("row", { name: /^acme\s/ });
       await expect(acme).toBeVisible(syncing);
       await acme.getByRole("link", { name: "acme" }).click();
       await expect(operator).toHaveURL(/\/operator\/tenants\/acme$/);

@@ -578,7 +578,11 @@ export function createSyncer(options: SyncerOptions): Syncer {
           vNodes: session.vNodes.size(),
         };
       }
-      return { queue: queue.stats(), patrol, tenants: tenantStates, patrols };
+      // A deleted tenant's last queue entries may outlive it briefly: report current tenants only.
+      const queueStats = Object.fromEntries(
+        Object.entries(queue.stats()).filter(([tenant]) => tenants.has(tenant)),
+      );
+      return { queue: queueStats, patrol, tenants: tenantStates, patrols };
     },
 
     patrol,
