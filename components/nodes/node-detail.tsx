@@ -5,6 +5,7 @@ import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
 import { TenantsOnNode } from "@/components/syncer/tenants-on-node";
 import { useTRPC } from "@/components/trpc/client";
+import { ConditionsTable } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
 
@@ -40,30 +41,7 @@ export function NodeDetail({ name }: { name: string }) {
       </div>
 
       <h2>Conditions</h2>
-      <table className="data" aria-label="Conditions">
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Status</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Message</th>
-            <th scope="col">Since</th>
-          </tr>
-        </thead>
-        <tbody>
-          {node.conditions.map((condition) => (
-            <tr key={condition.type}>
-              <td>{condition.type}</td>
-              <td>{condition.status}</td>
-              <td>{condition.reason ?? "—"}</td>
-              <td>{condition.message ?? "—"}</td>
-              <td>
-                <Age iso={condition.lastTransitionTime ?? null} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ConditionsTable conditions={node.conditions} timeHeader="Since" />
 
       <h2 style={{ marginTop: "1.5rem" }}>Labels and taints</h2>
       <ul aria-label="Labels" className="chips">

@@ -10,7 +10,9 @@ import { buildTimeline, formatDuration } from "@/components/tenants/provisioning
 import { TenantActions } from "@/components/tenants/tenant-actions";
 import styles from "@/components/tenants/tenant-page.module.css";
 import { useTRPC } from "@/components/trpc/client";
+import { ConditionsTable, conditionTone } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
+import { EventsTable } from "@/components/ui/events-table";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { PageHeader } from "@/components/ui/page-header";
 import { StatusBadge } from "@/components/ui/status-badge";
@@ -129,42 +131,12 @@ export function TenantDetail({ name }: { name: string }) {
             <p>The tenant controller has not reconciled this tenant yet.</p>
           </EmptyState>
         ) : (
-          <table className="data" aria-label="Conditions">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Message</th>
-                <th scope="col">Last transition</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenant.conditions.map((condition) => (
-                <tr key={condition.type}>
-                  <td>{condition.type}</td>
-                  <td>
-                    <StatusBadge
-                      tone={
-                        condition.status === "True"
-                          ? "success"
-                          : condition.status === "False"
-                            ? "failure"
-                            : "neutral"
-                      }
-                    >
-                      {condition.status}
-                    </StatusBadge>
-                  </td>
-                  <td>{condition.reason ?? "—"}</td>
-                  <td>{condition.message ?? "—"}</td>
-                  <td>
-                    <Timestamp iso={condition.lastTransitionTime} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ConditionsTable
+            conditions={tenant.conditions}
+            timeHeader="Last transition"
+            statusTone={conditionTone}
+            renderTime={(iso) => <Timestamp iso={iso} />}
+          />
         )}
       </section>
 
@@ -177,36 +149,7 @@ export function TenantDetail({ name }: { name: string }) {
             <p>The controller records an Event on every phase change; Kubernetes keeps them for an hour.</p>
           </EmptyState>
         ) : (
-          <table className="data" aria-label="Events">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Message</th>
-                <th scope="col">Count</th>
-                <th scope="col">Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenant.events.map((event, index) => (
-                // Events carry no stable key here; they only ever grow at the end (oldest first).
-                // biome-ignore lint/suspicious/noArrayIndexKey: append-only list
-                <tr key={`${index}-${event.reason}`}>
-                  <td>
-                    <StatusBadge tone={event.type === "Warning" ? "failure" : "neutral"}>
-                      {event.type}
-                    </StatusBadge>
-                  </td>
-                  <td>{event.reason}</td>
-                  <td>{event.message}</td>
-                  <td>{event.count}</td>
-                  <td>
-                    <Age iso={event.lastAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <EventsTable events={tenant.events} />
         )}
       </section>
     </>

@@ -3,8 +3,9 @@
 import { useSuspenseQuery } from "@tanstack/react-query";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
+import { ConditionsTable, conditionTone } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
-import { StatusBadge } from "@/components/ui/status-badge";
+import { EventsTable } from "@/components/ui/events-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
 import { PodPhase } from "@/components/workloads/pod-phase";
 
@@ -57,42 +58,15 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
         {pod.conditions.length === 0 ? (
           <EmptyState title="No conditions yet" />
         ) : (
-          <table className="data" aria-label="Conditions">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Message</th>
-                <th scope="col">Last transition</th>
-              </tr>
-            </thead>
-            <tbody>
-              {pod.conditions.map((condition) => (
-                <tr key={condition.type}>
-                  <td>{condition.type}</td>
-                  <td>
-                    <StatusBadge
-                      tone={
-                        condition.status === "True"
-                          ? "success"
-                          : condition.type === isolationCondition || condition.status === "False"
-                            ? "failure"
-                            : "neutral"
-                      }
-                    >
-                      {condition.status}
-                    </StatusBadge>
-                  </td>
-                  <td>{condition.reason ?? "—"}</td>
-                  <td>{condition.message ?? "—"}</td>
-                  <td>
-                    <Age iso={condition.lastTransitionTime} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <ConditionsTable
+            conditions={pod.conditions}
+            timeHeader="Last transition"
+            statusTone={(condition) =>
+              condition.type === isolationCondition && condition.status !== "True"
+                ? "failure"
+                : conditionTone(condition)
+            }
+          />
         )}
       </section>
 
@@ -138,38 +112,7 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
             <p>Kubernetes keeps events for an hour.</p>
           </EmptyState>
         ) : (
-          <table className="data" aria-label="Events">
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Reason</th>
-                <th scope="col">Message</th>
-                <th scope="col">Source</th>
-                <th scope="col">Count</th>
-                <th scope="col">Last seen</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.items.map((event, index) => (
-                // Events carry no stable key here; they are listed oldest first.
-                // biome-ignore lint/suspicious/noArrayIndexKey: ordered list re-read as a whole
-                <tr key={`${index}-${event.reason}`}>
-                  <td>
-                    <StatusBadge tone={event.type === "Warning" ? "failure" : "neutral"}>
-                      {event.type}
-                    </StatusBadge>
-                  </td>
-                  <td>{event.reason}</td>
-                  <td>{event.message}</td>
-                  <td>{event.source ?? "—"}</td>
-                  <td>{event.count}</td>
-                  <td>
-                    <Age iso={event.lastAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <EventsTable events={events.items} showSource />
         )}
       </section>
     </>
