@@ -7,6 +7,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { StatusBadge } from "@/components/ui/status-badge";
+import type { TenantSyncHealth } from "@/server/api/routers/syncer/health";
 
 /** Queue waits are seconds to minutes; one decimal below ten seconds. */
 function waited(ms: number): string {
@@ -60,6 +61,42 @@ function PatrolCounts({
   );
 }
 
+/** The column headers both health tables share (after the per-tenant table's Tenant column). */
+function HealthHeaders() {
+  return (
+    <>
+      <th scope="col">State</th>
+      <th scope="col">Queue depth</th>
+      <th scope="col">Oldest item</th>
+      <th scope="col">Share served</th>
+      <th scope="col">Weight</th>
+      <th scope="col">vNodes</th>
+      <th scope="col">Patroller (checked / mismatched / repaired)</th>
+    </>
+  );
+}
+
+/** One tenant's cells under HealthHeaders. */
+function HealthCells({ row }: { row: TenantSyncHealth }) {
+  return (
+    <>
+      <td>
+        <QueueState paused={row.paused} state={row.state} />
+      </td>
+      <td>{row.depth}</td>
+      <td>{waited(row.oldestAgeMs)}</td>
+      <td>
+        {percent(row.share)} <span className="whoami-meta">({row.served})</span>
+      </td>
+      <td>{row.weight}</td>
+      <td>{row.vNodes}</td>
+      <td>
+        <PatrolCounts patrol={row.patrol} />
+      </td>
+    </>
+  );
+}
+
 /** Every tenant the syncer serves on this replica (the /operator/syncer page). */
 export function SyncerHealthTable() {
   const { health, status } = useSyncerHealth();
@@ -82,13 +119,7 @@ export function SyncerHealthTable() {
           <thead>
             <tr>
               <th scope="col">Tenant</th>
-              <th scope="col">State</th>
-              <th scope="col">Queue depth</th>
-              <th scope="col">Oldest item</th>
-              <th scope="col">Share served</th>
-              <th scope="col">Weight</th>
-              <th scope="col">vNodes</th>
-              <th scope="col">Patroller (checked / mismatched / repaired)</th>
+              <HealthHeaders />
             </tr>
           </thead>
           <tbody>
@@ -97,19 +128,7 @@ export function SyncerHealthTable() {
                 <td>
                   <Link href={`/operator/tenants/${encodeURIComponent(tenant.tenant)}`}>{tenant.tenant}</Link>
                 </td>
-                <td>
-                  <QueueState paused={tenant.paused} state={tenant.state} />
-                </td>
-                <td>{tenant.depth}</td>
-                <td>{waited(tenant.oldestAgeMs)}</td>
-                <td>
-                  {percent(tenant.share)} <span className="whoami-meta">({tenant.served})</span>
-                </td>
-                <td>{tenant.weight}</td>
-                <td>{tenant.vNodes}</td>
-                <td>
-                  <PatrolCounts patrol={tenant.patrol} />
-                </td>
+                <HealthCells row={tenant} />
               </tr>
             ))}
           </tbody>
@@ -141,30 +160,12 @@ export function TenantSyncerSection({ tenant }: { tenant: string }) {
         <table className="data" aria-label="Syncer health">
           <thead>
             <tr>
-              <th scope="col">State</th>
-              <th scope="col">Queue depth</th>
-              <th scope="col">Oldest item</th>
-              <th scope="col">Share served</th>
-              <th scope="col">Weight</th>
-              <th scope="col">vNodes</th>
-              <th scope="col">Patroller (checked / mismatched / repaired)</th>
+              <HealthHeaders />
             </tr>
           </thead>
           <tbody>
             <tr>
-              <td>
-                <QueueState paused={mine.paused} state={mine.state} />
-              </td>
-              <td>{mine.depth}</td>
-              <td>{waited(mine.oldestAgeMs)}</td>
-              <td>
-                {percent(mine.share)} <span className="whoami-meta">({mine.served})</span>
-              </td>
-              <td>{mine.weight}</td>
-              <td>{mine.vNodes}</td>
-              <td>
-                <PatrolCounts patrol={mine.patrol} />
-              </td>
+              <HealthCells row={mine} />
             </tr>
           </tbody>
         </table>
