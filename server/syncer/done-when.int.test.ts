@@ -17,21 +17,15 @@ import { killProcessesMentioning, processesMentioning } from "@/server/cluster/k
 import { localSuperCluster } from "@/server/cluster/local";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
-import { createObject, deleteObject, type KubeObject, readObject } from "@/server/k8s/apply";
+import { readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
-import { isNotFound } from "@/server/k8s/errors";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
-import { kubeRequest } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
-import { availableVersions } from "@/server/provisioners/versions";
-import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { createConnectionCache } from "@/server/tenants/reconciler";
-import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
 import { signInTenantAdmin } from "@/test/integration/control-plane-access";
@@ -42,6 +36,14 @@ import { ensureGatewayTls } from "../gateway/tls";
 import { syncAnnotations, syncLabels, vnAgentEndpoints } from "./contracts";
 import { superNamespace, tenantPrefix } from "./naming";
 import { createSyncer, type Syncer } from "./syncer";
+import {
+  type Obj,
+  provisionerDirectory,
+  readOrUndefined,
+  ref,
+  removeTenant,
+  startTenants,
+} from "./test-world";
 import { vNodeLabel } from "./translate";
 
 const logger = createLogger({ service: "done-when-it" }, "error");
@@ -63,39 +65,9 @@ let syncer: Syncer | undefined;
 let gateway: KubeGateway | undefined;
 let listener: GatewayListener | undefined;
 const admin: Record<string, ClusterConnection> = {};
+const directory = provisionerDirectory(ours, () => provisioner);
 const kubeconfigs: Record<string, string> = {};
 const tokens: Record<string, string> = {};
-
-interface Obj extends KubeObject {
-  spec?: Record<string, unknown> & { nodeName?: string };
-  status?: Record<string, unknown> & { phase?: string };
-}
-
-const directory: ControlPlaneDirectory = {
-  async lookup(tenant) {
-    if (!ours.has(tenant) || !provisioner) return { state: "absent" };
-    const access = await provisioner.access(tenant);
-    return access ? { state: "ready", access } : { state: "unavailable", phase: "Provisioning", message: "" };
-  },
-};
-
-const ref = (kind: string, name: string, ns?: string, apiVersion = "v1") => ({
-  apiVersion,
-  kind,
-  metadata: { name, ...(ns ? { namespace: ns } : {}) },
-});
-
-async function readOrUndefined(
-  conn: ClusterConnection,
-  target: ReturnType<typeof ref>,
-): Promise<Obj | undefined> {
-  try {
-    return await readObject<Obj>(conn, target);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
 /** The real kubectl with a kubeconfig file; HOME is a temp dir. A non-zero exit is returned, not thrown. */
 async function kubectlWith(kubeconfig: string, args: string[]): Promise<RunResult> {
@@ -112,19 +84,6 @@ async function kubectlWith(kubeconfig: string, args: string[]): Promise<RunResul
 }
 
 const kubectl = (tenant: string, args: string[]) => kubectlWith(kubeconfigs[tenant] as string, args);
-
-async function removeTenantObject(tenant: string) {
-  await deleteObject(superCluster, ref(tenantKind, tenant, undefined, tenantApiVersion)).catch(
-    () => undefined,
-  );
-  // Another suite's tenant controller may have put its finalizer on: drop it so nothing sticks.
-  await kubeRequest(superCluster, {
-    method: "PATCH",
-    path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
-    contentType: "application/merge-patch+json",
-    body: { metadata: { finalizers: null } },
-  }).catch(() => undefined);
-}
 
 beforeAll(async () => {
   superCluster = testSuperCluster();
@@ -143,20 +102,11 @@ beforeAll(async () => {
 
   // Two tenants, as the tenant controller makes them: a Tenant object, a control plane, its defaults.
   provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
-  const version = availableVersions()[0] ?? "";
-  for (const tenant of ours) {
-    await createObject(superCluster, { ...ref(tenantKind, tenant, undefined, tenantApiVersion), spec: {} });
-  }
-  const started = provisioner;
-  await Promise.all([...ours].map((tenant) => started.ensure({ tenant, version, suspended: false })));
-  const connections = createConnectionCache();
+  const tenants = [...ours];
+  const conns = await startTenants(superCluster, provisioner, tenants);
   await Promise.all(
-    [...ours].map(async (tenant) => {
-      const conn = await eventually(async () => {
-        if ((await started.observe(tenant)).phase !== "Running") return undefined;
-        const access = await started.access(tenant);
-        return access ? connections.connectionFor(tenant, access) : undefined;
-      }, 90_000);
+    tenants.map(async (tenant, index) => {
+      const conn = conns[index] as ClusterConnection;
       admin[tenant] = conn;
       await eventually(
         async () =>
@@ -209,15 +159,7 @@ afterAll(async () => {
   await agents?.stop();
   binder?.stop();
   for (const tenant of ours) {
-    await removeTenantObject(tenant);
-    await provisioner?.destroy(tenant).catch(() => undefined);
-    const namespaces = await kubeRequest<{ items: KubeObject[] }>(superCluster, {
-      path: "/api/v1/namespaces",
-      query: { labelSelector: `${syncLabels.tenant}=${tenant}` },
-    }).catch(() => ({ items: [] as KubeObject[] }));
-    for (const item of namespaces.items) {
-      await deleteObject(superCluster, ref("Namespace", item.metadata.name)).catch(() => undefined);
-    }
+    await removeTenant(superCluster, provisioner, tenant);
   }
   // Nothing of the tenants' control planes is left running (the kill is a safety net; asserted in the last test).
   if (stateDir) await killProcessesMentioning(`${stateDir}/`);

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createObject, deleteObject, type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
-import { isNotFound } from "@/server/k8s/errors";
 import { listEventsFor } from "@/server/k8s/events";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -19,12 +18,19 @@ import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
-import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { setVnAgentEndpoints, syncAnnotations, syncLabels } from "./contracts";
 import { superNamespace } from "./naming";
 import { createSyncer, type Syncer } from "./syncer";
+import {
+  type Obj,
+  provisionerDirectory,
+  readOrUndefined,
+  ref,
+  removeTenant,
+  startTenants,
+} from "./test-world";
 import { isolationConditionType, syncHashAnnotation, vNodeLabel } from "./translate";
 
 const logger = createLogger({ service: "syncer-it" }, "error");
@@ -42,19 +48,7 @@ let connB: ClusterConnection;
 let syncer: Syncer | undefined;
 const agentPorts = new Map<string, number>();
 
-interface Obj extends KubeObject {
-  spec?: Record<string, unknown> & { nodeName?: string };
-  status?: Record<string, unknown> & { phase?: string; podIP?: string; hostIP?: string; reason?: string };
-  data?: Record<string, string>;
-}
-
-const directory: ControlPlaneDirectory = {
-  async lookup(tenant) {
-    if (!ours.has(tenant)) return { state: "absent" };
-    const access = await provisioner.access(tenant);
-    return access ? { state: "ready", access } : { state: "unavailable", phase: "Provisioning", message: "" };
-  },
-};
+const directory = provisionerDirectory(ours, () => provisioner);
 
 function startSyncer(): Syncer {
   const started = createSyncer({
@@ -76,24 +70,6 @@ const pod = (name: string, spec: Record<string, unknown> = {}): KubeObject => ({
   metadata: { name, namespace, labels: { app: name } },
   spec: { containers: [{ name: "main", image: "nginx" }], ...spec },
 });
-
-const ref = (kind: string, name: string, ns?: string, apiVersion = "v1") => ({
-  apiVersion,
-  kind,
-  metadata: { name, ...(ns ? { namespace: ns } : {}) },
-});
-
-async function readOrUndefined<T extends KubeObject = Obj>(
-  conn: ClusterConnection,
-  target: ReturnType<typeof ref>,
-): Promise<T | undefined> {
-  try {
-    return await readObject<T>(conn, target);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
 
 async function list<T = Obj>(conn: ClusterConnection, apiPath: string, labelSelector?: string): Promise<T[]> {
   const result = await kubeRequest<{ items: T[] }>(conn, {
@@ -120,21 +96,10 @@ beforeAll(async () => {
   await installCrds(superCluster, logger);
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-syncer-it-"));
   provisioner = createLocalProvisioner({ stateDir, logger });
-  const version = availableVersions()[0] ?? "";
-  for (const tenant of ours) {
-    await createObject(superCluster, { ...ref(tenantKind, tenant, undefined, tenantApiVersion), spec: {} });
-  }
-  await Promise.all([...ours].map((tenant) => provisioner.ensure({ tenant, version, suspended: false })));
-  const connections = createConnectionCache();
-  [connA, connB] = (await Promise.all(
-    [tenantA, tenantB].map((tenant) =>
-      eventually(async () => {
-        if ((await provisioner.observe(tenant)).phase !== "Running") return undefined;
-        const access = await provisioner.access(tenant);
-        return access ? connections.connectionFor(tenant, access) : undefined;
-      }, 90_000),
-    ),
-  )) as [ClusterConnection, ClusterConnection];
+  [connA, connB] = (await startTenants(superCluster, provisioner, [tenantA, tenantB])) as [
+    ClusterConnection,
+    ClusterConnection,
+  ];
   // A vn-agent "serves" every super node at a known port, so vNodes must carry it.
   const nodes = await list<Obj>(superCluster, "/api/v1/nodes");
   setVnAgentEndpoints(
@@ -159,23 +124,7 @@ afterAll(async () => {
   await syncer?.stop();
   setVnAgentEndpoints(null);
   for (const tenant of ours) {
-    await deleteObject(superCluster, ref(tenantKind, tenant, undefined, tenantApiVersion)).catch(
-      () => undefined,
-    );
-    // Another suite's tenant controller may have put its finalizer on: drop it so nothing sticks.
-    await kubeRequest(superCluster, {
-      method: "PATCH",
-      path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
-      contentType: "application/merge-patch+json",
-      body: { metadata: { finalizers: null } },
-    }).catch(() => undefined);
-    await provisioner?.destroy(tenant).catch(() => undefined);
-    const namespaces = await list(superCluster, "/api/v1/namespaces", `${syncLabels.tenant}=${tenant}`).catch(
-      () => [],
-    );
-    for (const item of namespaces) {
-      await deleteObject(superCluster, ref("Namespace", item.metadata.name)).catch(() => undefined);
-    }
+    await removeTenant(superCluster, provisioner, tenant);
   }
   if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
 }, 120_000);
