@@ -4,19 +4,11 @@ import os from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
+import { kubectlBinary } from "./kubectl";
 import { AppShell } from "./pages/app-shell";
 
 /** The seeded tenants' control planes are provisioned at start; the first test may wait for them. */
 const provisioning = { timeout: 240_000 };
-
-/** The real kubectl Ring0 built (scripts/kube-build.sh caches it; a cache hit is instant). */
-function kubectlBinary(): string {
-  const dir = execFileSync("bash", ["scripts/kube-build.sh", "--print-dir"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .at(-1) as string;
-  return path.join(dir, "kubectl");
-}
 
 async function waitForReadyControlPlane(page: Page) {
   const card = page.getByRole("region", { name: "Control plane" });

@@ -4,12 +4,14 @@
  * kubeconfig and uses kubectl through the kube gateway; a user of another tenant is refused in the
  * portal and with a forged kubeconfig; deleting the tenant leaves no process, port, file or token.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
+import { processesMentioning } from "@/server/cluster/kwokctl";
 import { expect, signInThroughIam, test } from "./fixtures";
+import { kubectlBinary } from "./kubectl";
 import { AppShell } from "./pages/app-shell";
 import { TenantPage } from "./pages/tenant-page";
 import { e2eStateDir } from "./ports";
@@ -17,14 +19,6 @@ import { removeTenant } from "./tenant-fixture";
 
 const tenant = "acme2";
 const slow = { timeout: 180_000 };
-
-function kubectlBinary(): string {
-  const dir = execFileSync("bash", ["scripts/kube-build.sh", "--print-dir"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .at(-1) as string;
-  return path.join(dir, "kubectl");
-}
 
 function kubectl(kubeconfig: string, args: string[]) {
   const home = path.dirname(kubeconfig);
@@ -46,20 +40,6 @@ async function downloadKubeconfig(page: Page, forTenant: string, dir: string): P
   const file = path.join(dir, `${forTenant}.kubeconfig`);
   await download.saveAs(file);
   return file;
-}
-
-function processesMentioning(needle: string): number[] {
-  return fs
-    .readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(needle);
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
 }
 
 test.describe("a tenant's whole life", () => {

@@ -3,21 +3,14 @@
  * Checks what the RBAC defaults give each role inside the new control plane, through the browser's
  * kubeconfig download and the real kubectl.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Browser } from "@playwright/test";
 import { expect, signInThroughIam, test } from "./fixtures";
+import { kubectlBinary } from "./kubectl";
 import type { TenantAccount } from "./tenant-fixture";
-
-function kubectlBinary(): string {
-  const dir = execFileSync("bash", ["scripts/kube-build.sh", "--print-dir"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .at(-1) as string;
-  return path.join(dir, "kubectl");
-}
 
 /** Signs the account in, downloads its kubeconfig for `tenant`, returns a kubectl runner. */
 async function kubectlAs(browser: Browser, tenant: string, account: TenantAccount, dir: string) {

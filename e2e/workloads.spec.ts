@@ -4,21 +4,13 @@ import os from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
+import { kubectlBinary } from "./kubectl";
 import { AppShell } from "./pages/app-shell";
 
 /** The seeded tenants' control planes are provisioned at start; the first test may wait for them. */
 const provisioning = { timeout: 240_000 };
 /** Synced down, scheduled on a kwok node, status synced back up. */
 const syncing = { timeout: 90_000 };
-
-/** The real kubectl Ring0 built (scripts/kube-build.sh caches it; a cache hit is instant). */
-function kubectlBinary(): string {
-  const dir = execFileSync("bash", ["scripts/kube-build.sh", "--print-dir"], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .at(-1) as string;
-  return path.join(dir, "kubectl");
-}
 
 /** kubectl with a kubeconfig downloaded through the portal's form, as a tenant admin would. */
 async function kubectlThroughPortal(page: Page, work: string) {
