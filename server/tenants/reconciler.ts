@@ -288,19 +288,8 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
             : waitingForControlPlane,
         endpoint: current.endpoint,
         version: current.version,
-      }).then(async (status) => {
-        // Ready must name the version problem even when the control plane still serves.
-        await updateStatusWithRetry<TenantStatus>(superCluster, statusRef(name), (draft) => {
-          const ready = draft.conditions?.find((condition) => condition.type === "Ready");
-          if (ready && (ready.reason !== "UnsupportedVersion" || ready.message !== error.message)) {
-            if (ready.status !== "False") ready.lastTransitionTime = now().toISOString();
-            ready.status = "False";
-            ready.reason = "UnsupportedVersion";
-            ready.message = error.message;
-          }
-          return draft;
-        });
-        return status;
+        // Ready names the version problem even when the control plane still serves.
+        blocked: { reason: "UnsupportedVersion", message: error.message },
       });
       throw new TerminalError(error.message);
     }

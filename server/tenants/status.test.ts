@@ -112,4 +112,21 @@ describe("buildStatus", () => {
     // A steady Ready reconcile changes nothing.
     expect(buildStatus(resumed, ready, new Date("2026-11-21T13:00:00Z"))).toEqual(resumed);
   });
+
+  it("keeps Ready False with its own reason when blocked, though the control plane serves", () => {
+    const status = buildStatus(
+      undefined,
+      { ...ready, phase: "Failed", blocked: { reason: "UnsupportedVersion", message: "no 1.99" } },
+      t1,
+    );
+    expect(status.conditions?.find((condition) => condition.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "UnsupportedVersion",
+      message: "no 1.99",
+    });
+    expect(status.conditions?.find((condition) => condition.type === "ControlPlaneReady")?.status).toBe(
+      "True",
+    );
+    expect(status.timings?.readyAt).toBeUndefined();
+  });
 });

@@ -89,6 +89,8 @@ export interface Observed {
   version?: string;
   provisioner: string;
   createdAt?: string;
+  /** Keeps Ready False for a reason of its own though the control plane serves (a refused version change). */
+  blocked?: Omit<ConditionInput, "type" | "status">;
 }
 
 /**
@@ -109,8 +111,9 @@ export function buildStatus(previous: TenantStatus | undefined, observed: Observ
     now,
     observed.generation,
   );
-  const ready =
-    observed.controlPlane.status === "True" && observed.defaults.status === "True"
+  const ready = observed.blocked
+    ? { status: "False" as const, ...observed.blocked }
+    : observed.controlPlane.status === "True" && observed.defaults.status === "True"
       ? {
           status: "True" as const,
           reason: "Ready",
