@@ -73,16 +73,23 @@ export async function forgetDeletedTenant(tenant: string, log: Logger): Promise<
 function informerTenantSource(superCluster: ClusterConnection) {
   const informer = tenantInformer(superCluster);
   const release = informer.subscribe(() => {});
+  // Every gateway request looks its tenant up here: once synced, answer from memory without a wait.
+  let isSynced = false;
+  void informer.synced().then(() => {
+    isSynced = true;
+  });
   return {
     release,
     async find(tenant: string) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const synced = await Promise.race([
-        informer.synced().then(() => true),
-        new Promise<false>((resolve) => {
-          timer = setTimeout(() => resolve(false), syncWaitMs);
-        }),
-      ]);
+      const synced =
+        isSynced ||
+        (await Promise.race([
+          informer.synced().then(() => true),
+          new Promise<false>((resolve) => {
+            timer = setTimeout(() => resolve(false), syncWaitMs);
+          }),
+        ]));
       clearTimeout(timer);
       if (!synced) {
         const cause = informer.lastError()?.message;
