@@ -3,7 +3,7 @@
  * tier plus named checks from server/auth/roles.ts, never ad-hoc conditions in handlers.
  */
 import { randomUUID } from "node:crypto";
-import { initTRPC, TRPCError } from "@trpc/server";
+import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
 import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
@@ -149,18 +149,15 @@ function codeForK8sStatus(status: number): TRPCError["code"] {
   return "SERVICE_UNAVAILABLE";
 }
 
-/** The one place domain errors become tRPC errors; anything unknown is logged and redacted. */
-const errorMapping = t.middleware(async ({ ctx, next, path }) => {
-  const result = await next();
-  if (result.ok) return result;
-  const error = result.error;
+/** Domain, validation and Kubernetes errors as the tRPC errors a person can act on. */
+function mappedError(error: TRPCError, ctx: Context, path: string): TRPCError {
   const cause = error.cause;
   if (cause instanceof DomainError) {
-    throw new TRPCError({ code: codeForDomainError[cause.kind], message: cause.message, cause });
+    return new TRPCError({ code: codeForDomainError[cause.kind], message: cause.message, cause });
   }
   if (cause instanceof ZodError) {
     // The same readable message for in-process callers as the formatter gives HTTP clients.
-    throw new TRPCError({
+    return new TRPCError({
       code: "BAD_REQUEST",
       message: `Invalid input — ${describeZodError(cause)}`,
       cause,
@@ -168,15 +165,41 @@ const errorMapping = t.middleware(async ({ ctx, next, path }) => {
   }
   if (cause instanceof K8sError) {
     const message = cause.reason ? `${cause.message} (Kubernetes: ${cause.reason})` : cause.message;
-    throw new TRPCError({ code: codeForK8sStatus(cause.status), message, cause });
+    return new TRPCError({ code: codeForK8sStatus(cause.status), message, cause });
   }
   if (error.code === "INTERNAL_SERVER_ERROR") {
     ctx.logger.error("procedure failed", { path, error: cause ?? error });
-    throw new TRPCError({
+    return new TRPCError({
       code: "INTERNAL_SERVER_ERROR",
       message: `Something went wrong on the server (request ${ctx.requestId}). Try again; if it persists, tell an operator this request id.`,
     });
   }
+  return error;
+}
+
+/** A subscription's stream, its failures mapped like a query's (they happen after `next()`). */
+async function* mappedStream<T>(stream: AsyncIterable<T>, ctx: Context, path: string): AsyncGenerator<T> {
+  try {
+    yield* stream;
+  } catch (error) {
+    throw mappedError(getTRPCErrorFromUnknown(error), ctx, path);
+  }
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+
+/** The one place domain errors become tRPC errors; anything unknown is logged and redacted. */
+const errorMapping = t.middleware(async ({ ctx, next, path, type }) => {
+  const result = await next();
+  if (result.ok) {
+    if (type === "subscription" && isAsyncIterable(result.data))
+      return { ...result, data: mappedStream(result.data, ctx, path) };
+    return result;
+  }
+  const error = result.error;
+  const mapped = mappedError(error, ctx, path);
+  if (mapped !== error) throw mapped;
   return result;
 });
 

@@ -5,10 +5,12 @@
  * the tenant's RBAC decides exactly as it does for that user's kubectl. Nothing of the admin
  * access leaves this module; failures are K8sErrors carrying the control plane's own Status.
  */
+import type { ClientRequest } from "node:http";
 import https from "node:https";
 import type { SessionUser } from "@/server/auth/roles";
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "@/server/k8s/errors";
+import type { WatchTransport } from "@/server/k8s/watch";
 import {
   type ControlPlaneDirectory,
   type ControlPlaneLookup,
@@ -16,7 +18,18 @@ import {
 } from "@/server/tenants/control-planes";
 import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import { type Impersonation, upstreamRequestHeaders } from "./headers";
-import { createUpstreamPool, UpstreamConfigError } from "./upstream";
+import { createUpstreamPool, type Upstream, UpstreamConfigError, type UpstreamPool } from "./upstream";
+
+/** Aborting `signal` destroys the request, so its socket is not left waiting. */
+function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): void {
+  if (!signal) return;
+  const abort = () => outgoing.destroy(Object.assign(new Error("aborted"), { name: "AbortError" }));
+  if (signal.aborted) abort();
+  else {
+    signal.addEventListener("abort", abort, { once: true });
+    outgoing.once("close", () => signal.removeEventListener("abort", abort));
+  }
+}
 
 /** Who `user` is inside `tenant`'s control plane: what the gateway impersonates for their token. */
 export function impersonationOf(tenant: string, user: Pick<SessionUser, "subject" | "role">): Impersonation {
@@ -43,6 +56,14 @@ export interface ControlPlaneRequest {
   body?: unknown;
   /** Default 30 s until the response has arrived. */
   timeoutMs?: number;
+  /** Aborting ends the request (a K8sError "Timeout" if it was still waiting). */
+  signal?: AbortSignal;
+}
+
+/** One line of a watch stream, as the API server sent it. */
+export interface ControlPlaneWatchEvent {
+  type: string;
+  object: unknown;
 }
 
 export interface ControlPlaneClientOptions {
@@ -54,6 +75,9 @@ export interface ControlPlaneClientOptions {
 export function createControlPlaneClient(options: ControlPlaneClientOptions = {}) {
   const directory = options.directory ?? getControlPlaneDirectory;
   const pool = createUpstreamPool({ maxSocketsPerTenant: 16 });
+  // Watches hold their connection for minutes: on agents of their own, so open pages can never
+  // use up the sockets the short requests queue for.
+  const watchPool = createUpstreamPool();
 
   async function serving(tenant: string): Promise<Extract<ControlPlaneLookup, { state: "ready" }>> {
     const controlPlanes = directory();
@@ -67,6 +91,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
     const found = await controlPlanes.lookup(tenant);
     if (found.state === "absent") {
       pool.drop(tenant);
+      watchPool.drop(tenant);
       throw new ControlPlaneNotServingError(
         tenant,
         "Absent",
@@ -83,6 +108,19 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
     return found;
   }
 
+  async function upstreamOf(tenant: string, from: UpstreamPool): Promise<Upstream> {
+    const { access } = await serving(tenant);
+    try {
+      return from.get(tenant, access);
+    } catch (error) {
+      if (error instanceof UpstreamConfigError)
+        throw new UnavailableError(
+          `The control plane of tenant "${tenant}" is misconfigured (its server is not https).`,
+        );
+      throw error;
+    }
+  }
+
   return {
     /** The parsed JSON answer; a non-2xx answer is a K8sError with the control plane's Status. */
     async request<T>(
@@ -90,17 +128,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
       user: Pick<SessionUser, "subject" | "role">,
       request: ControlPlaneRequest,
     ): Promise<T> {
-      const { access } = await serving(tenant);
-      let upstream: ReturnType<typeof pool.get>;
-      try {
-        upstream = pool.get(tenant, access);
-      } catch (error) {
-        if (error instanceof UpstreamConfigError)
-          throw new UnavailableError(
-            `The control plane of tenant "${tenant}" is misconfigured (its server is not https).`,
-          );
-        throw error;
-      }
+      const upstream = await upstreamOf(tenant, pool);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
       const headers = upstreamRequestHeaders(
         {
@@ -153,13 +181,95 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
         outgoing.setTimeout(request.timeoutMs ?? 30_000, () =>
           outgoing.destroy(Object.assign(new Error("timed out"), { name: "TimeoutError" })),
         );
+        abortWith(outgoing, request.signal);
         outgoing.on("error", (error) => reject(toK8sError(error, `of tenant "${tenant}"`)));
         outgoing.end(body);
       });
     },
 
+    /**
+     * A watch (`path` with `watch=true`) as the user: `onEvent` gets each line in stream order.
+     * Resolves when the API server ends the watch (its timeoutSeconds) or `signal` aborts; rejects
+     * with the control plane's Status for a non-200 answer, or a K8sError for a broken stream.
+     */
+    async watch(
+      tenant: string,
+      user: Pick<SessionUser, "subject" | "role">,
+      path: string,
+      onEvent: (event: ControlPlaneWatchEvent) => void,
+      signal: AbortSignal,
+    ): Promise<void> {
+      const upstream = await upstreamOf(tenant, watchPool);
+      if (signal.aborted) return;
+      const headers = upstreamRequestHeaders(
+        { accept: "application/json" },
+        { impersonate: impersonationOf(tenant, user), host: upstream.url.host, upgrade: false },
+      );
+      await new Promise<void>((resolve, reject) => {
+        const fail = (error: unknown) => {
+          if (signal.aborted) resolve();
+          else reject(error instanceof K8sError ? error : toK8sError(error, `of tenant "${tenant}"`));
+        };
+        const outgoing = https.request(
+          {
+            agent: upstream.agent,
+            protocol: "https:",
+            hostname: upstream.url.hostname.replace(/^\[(.*)\]$/, "$1"),
+            port: upstream.url.port || 443,
+            method: "GET",
+            path: upstream.basePath + path,
+            headers,
+          },
+          (response) => {
+            const status = response.statusCode ?? 0;
+            const chunks: Buffer[] = [];
+            let buffered = "";
+            response.on("data", (chunk: Buffer) => {
+              if (status !== 200) {
+                chunks.push(chunk);
+                return;
+              }
+              buffered += chunk.toString("utf8");
+              let newline = buffered.indexOf("\n");
+              while (newline >= 0) {
+                const line = buffered.slice(0, newline).trim();
+                buffered = buffered.slice(newline + 1);
+                if (line) {
+                  try {
+                    onEvent(JSON.parse(line) as ControlPlaneWatchEvent);
+                  } catch (error) {
+                    // A handler ending the watch (an ERROR event) or a line that is not JSON.
+                    outgoing.destroy();
+                    fail(error);
+                    return;
+                  }
+                }
+                newline = buffered.indexOf("\n");
+              }
+            });
+            response.on("error", fail);
+            response.on("end", () => {
+              if (status === 200) resolve();
+              else fail(errorFromResponse(status, Buffer.concat(chunks).toString("utf8")));
+            });
+          },
+        );
+        // Only the answer is timed: the API server ends the watch itself after its timeoutSeconds.
+        const answer = setTimeout(
+          () => outgoing.destroy(Object.assign(new Error("timed out"), { name: "TimeoutError" })),
+          30_000,
+        );
+        outgoing.once("response", () => clearTimeout(answer));
+        outgoing.once("close", () => clearTimeout(answer));
+        abortWith(outgoing, signal);
+        outgoing.on("error", fail);
+        outgoing.end();
+      });
+    },
+
     close(): void {
       pool.close();
+      watchPool.close();
     },
   };
 }
@@ -177,4 +287,38 @@ let shared: ControlPlaneClient | undefined;
 export function controlPlaneClient(): ControlPlaneClient {
   shared ??= createControlPlaneClient();
   return shared;
+}
+
+function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) search.set(key, value);
+  const text = search.toString();
+  return text ? `${path}${path.includes("?") ? "&" : "?"}${text}` : path;
+}
+
+/**
+ * List and watch in `tenant`'s control plane as `user`, for server/k8s/watch.ts' list-watch loop:
+ * the tenant's RBAC decides each list and each watch. A control plane that is not serving fails
+ * the call with a ControlPlaneNotServingError (the loop wraps it as a K8sError's cause).
+ */
+export function controlPlaneWatchTransport(
+  tenant: string,
+  user: Pick<SessionUser, "subject" | "role">,
+  client: ControlPlaneClient = controlPlaneClient(),
+): WatchTransport {
+  return {
+    async list(path, query, signal) {
+      const body = await client.request<{
+        items?: unknown[];
+        metadata?: { resourceVersion?: string; continue?: string };
+      }>(tenant, user, { path: withQuery(path, query), signal, timeoutMs: 60_000 });
+      return {
+        items: body.items ?? [],
+        resourceVersion: body.metadata?.resourceVersion ?? "",
+        ...(body.metadata?.continue ? { continue: body.metadata.continue } : {}),
+      };
+    },
+    watch: (path, query, onEvent, signal) =>
+      client.watch(tenant, user, withQuery(path, query), onEvent, signal),
+  };
 }

@@ -1,5 +1,6 @@
 import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
-import { getPod, listPods, watchPods } from "./pods";
+import { watchPods } from "./pod-feed";
+import { getPod, listPods } from "./pods";
 import { getPodInput, listPodsInput } from "./workloads.schema";
 
 /** The tenant's pods, read as the caller inside its control plane (its RBAC decides). */
@@ -8,7 +9,7 @@ export const workloadsRouter = createTRPCRouter({
     list: tenantProcedure
       .input(listPodsInput)
       .query(({ ctx, input }) => listPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace)),
-    /** The list again whenever it changes (SSE; re-listed as the user every 2 s). */
+    /** The list, then again after each change (SSE; a list-and-watch as the user, coalesced). */
     watch: tenantProcedure
       .input(listPodsInput)
       .subscription(({ ctx, input, signal }) =>

@@ -93,7 +93,8 @@ interface EventObject {
 
 const iso = (value: unknown): string | null => (value ? new Date(String(value)).toISOString() : null);
 
-function row(pod: V1Pod): PodRow {
+/** A pod as a row of the Workloads page. */
+export function podRow(pod: V1Pod): PodRow {
   const statuses = pod.status?.containerStatuses ?? [];
   const refusal = pod.status?.conditions?.find(
     (condition) => condition.type === isolationCondition && condition.status !== "True",
@@ -139,7 +140,8 @@ function containers(pod: V1Pod): ContainerRow[] {
   });
 }
 
-const byName = (a: PodRow, b: PodRow) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
+export const byName = (a: PodRow, b: PodRow) =>
+  `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
 
 /** A control plane that is not up is a state of the page, not a failure of it. */
 async function serving<T>(read: () => Promise<T>): Promise<T | NotServing> {
@@ -168,11 +170,11 @@ export function listPods(acting: Acting, namespace?: string): Promise<PodList> {
       get<{ items?: V1Pod[] }>(acting, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
     if (namespace) {
       const list = await podsIn(namespace);
-      return { state: "serving" as const, pods: (list.items ?? []).map(row).sort(byName) };
+      return { state: "serving" as const, pods: (list.items ?? []).map(podRow).sort(byName) };
     }
     try {
       const list = await get<{ items?: V1Pod[] }>(acting, "/api/v1/pods");
-      return { state: "serving" as const, pods: (list.items ?? []).map(row).sort(byName) };
+      return { state: "serving" as const, pods: (list.items ?? []).map(podRow).sort(byName) };
     } catch (error) {
       if (!forbidden(error)) throw error;
       // Without a cluster-wide grant, per namespace; the namespace list's refusal is the answer.
@@ -194,7 +196,7 @@ export function listPods(acting: Acting, namespace?: string): Promise<PodList> {
       if (refused > 0 && refused === lists.length) throw error;
       return {
         state: "serving" as const,
-        pods: lists.flatMap((list) => (list.items ?? []).map(row)).sort(byName),
+        pods: lists.flatMap((list) => (list.items ?? []).map(podRow)).sort(byName),
       };
     }
   });
@@ -232,7 +234,7 @@ export function getPod(acting: Acting, namespace: string, name: string): Promise
     return {
       state: "serving" as const,
       pod: {
-        ...row(pod),
+        ...podRow(pod),
         podIP: pod.status?.podIP ?? null,
         hostIP: pod.status?.hostIP ?? null,
         conditions: (pod.status?.conditions ?? []).map((condition) => ({
@@ -247,31 +249,4 @@ export function getPod(acting: Acting, namespace: string, name: string): Promise
       events,
     };
   });
-}
-
-/** The pod list once and again whenever it changes, re-listed as the user every `intervalMs`. */
-export async function* watchPods(
-  acting: Acting,
-  namespace: string | undefined,
-  signal: AbortSignal | undefined,
-  intervalMs = 2_000,
-): AsyncGenerator<PodList> {
-  let last = "";
-  while (!signal?.aborted) {
-    const list = await listPods(acting, namespace);
-    const key = JSON.stringify(list);
-    if (key !== last) {
-      last = key;
-      yield list;
-    }
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, intervalMs);
-      function done() {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", done);
-        resolve();
-      }
-      signal?.addEventListener("abort", done, { once: true });
-    });
-  }
 }

@@ -6,13 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
+import { controlPlaneWatchTransport } from "@/server/gateway/as-user";
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
+import { openWatchCount, type WatchTransport } from "@/server/k8s/watch";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcOutcome } from "@/test/integration/trpc";
+import { watchPods } from "./pod-feed";
 import type { PodList } from "./pods";
 
 const runId = Date.now().toString(36);
@@ -118,27 +121,93 @@ describe("workloads.pods, acting as the user in the tenant's control plane", () 
     expect(names.filter((name) => name.startsWith("kube-system/"))).toEqual([]);
   });
 
-  it("re-lists live and yields the list when it changes", async () => {
+  it("watches: a pod created after subscribing arrives by the watch, not by another list", async () => {
+    // The real transport as the admin, recording each call and event, so the order proves the path.
+    const log: string[] = [];
+    const real = controlPlaneWatchTransport("acme", users.acmeAdmin);
+    const transport: WatchTransport = {
+      list: (path, query, signal) => {
+        log.push("list");
+        return real.list(path, query, signal);
+      },
+      watch: (path, query, onEvent, signal) => {
+        log.push("watch");
+        return real.watch(
+          path,
+          query,
+          (event) => {
+            const name = (event.object as { metadata?: { name?: string } }).metadata?.name;
+            log.push(`${event.type} ${name ?? ""}`);
+            onEvent(event);
+          },
+          signal,
+        );
+      },
+    };
+    const feed = watchPods({ user: users.acmeAdmin, tenant: "acme" }, namespace, undefined, { transport });
+    const names = (list: PodList | undefined) =>
+      list?.state === "serving" ? list.pods.map((pod) => pod.name).join(",") : list?.state;
+    try {
+      const first = (await feed.next()).value as PodList;
+      log.push(`snapshot ${names(first)}`);
+      expect(log.filter((entry) => entry !== "watch")).toEqual(["list", "snapshot web"]);
+      await createObject(conn, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "web-3", namespace },
+        spec: { containers: [{ name: "app", image: "registry.invalid/web:3" }] },
+      });
+      const next = (await feed.next()).value as PodList;
+      log.push(`snapshot ${names(next)}`);
+      // One list at the start; the new pod came as the open watch's ADDED, then the snapshot with
+      // it (the super cluster's scheduler may add MODIFIED events; they are not the point here).
+      expect(log.filter((entry) => entry !== "watch" && !entry.startsWith("MODIFIED"))).toEqual([
+        "list",
+        "snapshot web",
+        "ADDED web-3",
+        "snapshot web,web-3",
+      ]);
+      expect(log.filter((entry) => entry === "watch")).toHaveLength(1);
+      expect(log.indexOf("watch")).toBeLessThan(log.indexOf("ADDED web-3"));
+    } finally {
+      await feed.return(undefined);
+      await deleteObject(conn, { apiVersion: "v1", kind: "Pod", metadata: { name: "web-3", namespace } });
+    }
+  });
+
+  it("yields the list live through the router and closes its watches when the client leaves", async () => {
+    const before = openWatchCount();
     const feed = await caller(users.acmeAdmin).workloads.pods.watch({ tenant: "acme", namespace });
     const iterator = feed[Symbol.asyncIterator]();
     try {
       const first = (await iterator.next()).value;
       expect(first).toMatchObject({ state: "serving", pods: [{ name: "web" }] });
+      expect(openWatchCount()).toBe(before + 1);
       await createObject(conn, {
         apiVersion: "v1",
         kind: "Pod",
         metadata: { name: "web-2", namespace },
         spec: { containers: [{ name: "app", image: "registry.invalid/web:2" }] },
       });
-      const next = await eventually(async () => {
-        const value = (await iterator.next()).value as PodList | undefined;
-        return value?.state === "serving" && value.pods.some((pod) => pod.name === "web-2")
-          ? value
-          : undefined;
-      });
+      const next = (await iterator.next()).value as PodList;
       expect(next.state === "serving" && next.pods.map((pod) => pod.name)).toEqual(["web", "web-2"]);
     } finally {
       await iterator.return?.();
+    }
+    await eventually(async () => (openWatchCount() === before ? true : undefined));
+  });
+
+  it("across namespaces without a cluster-wide grant, watches the namespaces RBAC allows", async () => {
+    const feed = watchPods({ user: users.acmeAdmin, tenant: "acme" }, undefined, undefined);
+    try {
+      const first = (await feed.next()).value as PodList;
+      expect(first.state).toBe("serving");
+      if (first.state !== "serving") return;
+      const names = first.pods.map((pod) => `${pod.namespace}/${pod.name}`);
+      expect(names).toContain(`${namespace}/web`);
+      expect(names.filter((name) => name.startsWith("kube-system/"))).toEqual([]);
+    } finally {
+      await feed.return(undefined);
     }
   });
 
@@ -169,13 +238,19 @@ describe("workloads.pods, acting as the user in the tenant's control plane", () 
   it("passes a member's refusal on as the API's 403", async () => {
     const member = caller(users.acmeMember);
     for (const call of [
-      member.workloads.pods.list({ tenant: "acme" }),
-      member.workloads.pods.list({ tenant: "acme", namespace }),
-      member.workloads.pods.get({ tenant: "acme", namespace, name: "web" }),
+      () => member.workloads.pods.list({ tenant: "acme" }),
+      () => member.workloads.pods.list({ tenant: "acme", namespace }),
+      () => member.workloads.pods.get({ tenant: "acme", namespace, name: "web" }),
     ]) {
-      const [code, message] = await trpcOutcome(call);
+      const [code, message] = await trpcOutcome(call());
       expect(code).toBe("FORBIDDEN");
       expect(message).toContain('User "acme:acme-member" cannot');
+    }
+    // The live feed ends with exactly the refusal the list gives (its first read is the same).
+    for (const input of [{ tenant: "acme" }, { tenant: "acme", namespace }]) {
+      const listed = await trpcOutcome(member.workloads.pods.list(input));
+      const feed = (await member.workloads.pods.watch(input))[Symbol.asyncIterator]();
+      expect(await trpcOutcome(feed.next())).toEqual(listed);
     }
   });
 
@@ -199,6 +274,12 @@ describe("workloads.pods, acting as the user in the tenant's control plane", () 
     expect(await globex.workloads.pods.get({ tenant: "globex", namespace: "default", name: "web" })).toEqual(
       notServing,
     );
+    const feed = (await globex.workloads.pods.watch({ tenant: "globex" }))[Symbol.asyncIterator]();
+    try {
+      expect((await feed.next()).value).toEqual(notServing);
+    } finally {
+      await feed.return?.();
+    }
   });
 
   it("validates inputs with messages that name the field", async () => {
