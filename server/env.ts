@@ -96,6 +96,36 @@ const schema = z
     IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
     RING0_ALLOWED_ORIGINS: z.string().optional(),
     RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),
+    RING0_STREAMS_PER_USER: z.coerce
+      .number({ error: "expected a number of streams" })
+      .int("expected a whole number")
+      .min(1, "expected at least 1")
+      .max(10_000, "expected at most 10000")
+      .default(16),
+    RING0_STREAMS_PER_TENANT: z.coerce
+      .number({ error: "expected a number of streams" })
+      .int("expected a whole number")
+      .min(1, "expected at least 1")
+      .max(100_000, "expected at most 100000")
+      .default(128),
+    RING0_STREAM_IDLE_SECONDS: z.coerce
+      .number({ error: "expected seconds" })
+      .int("expected a whole number of seconds")
+      .min(10, "expected at least 10 seconds")
+      .max(86_400, "expected at most 86400 seconds (a day)")
+      .default(1_800),
+    RING0_STREAM_MAX_SECONDS: z.coerce
+      .number({ error: "expected seconds" })
+      .int("expected a whole number of seconds")
+      .min(60, "expected at least 60 seconds")
+      .max(604_800, "expected at most 604800 seconds (a week)")
+      .default(43_200),
+    RING0_STREAM_BUFFER_BYTES: z.coerce
+      .number({ error: "expected bytes" })
+      .int("expected a whole number of bytes")
+      .min(16_384, "expected at least 16384 bytes")
+      .max(268_435_456, "expected at most 268435456 bytes")
+      .default(1_048_576),
     RING0_DEFAULT_PROVISIONER: z
       .enum(["local", "kubernetes"], {
         error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',

@@ -2,6 +2,7 @@ import { recordAudit } from "@/server/audit/service";
 import { sessionUserFromToken, tokenFromCookieHeader } from "@/server/auth/session";
 import { env } from "@/server/env";
 import { logger } from "@/server/logger";
+import { endStreamsOf } from "@/server/streams/registry";
 
 export const signedOutPath = "/signed-out";
 
@@ -36,6 +37,8 @@ export async function signOut(cookieHeader: string | null): Promise<{ redirect: 
   const user = sessionUserFromToken(token);
   const signedOut = `${config.publicUrl}${signedOutPath}`;
   if (user) {
+    // Open log and shell streams of this user end with the session, not at their next recheck.
+    endStreamsOf(user.subject);
     await recordAudit({
       actorId: user.id,
       actorName: user.name,

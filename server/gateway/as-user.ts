@@ -5,8 +5,9 @@
  * the tenant's RBAC decides exactly as it does for that user's kubectl. Nothing of the admin
  * access leaves this module; failures are K8sErrors carrying the control plane's own Status.
  */
-import type { ClientRequest } from "node:http";
+import type { ClientRequest, IncomingMessage } from "node:http";
 import https from "node:https";
+import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "@/server/k8s/errors";
@@ -267,6 +268,46 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
       });
     },
 
+    /**
+     * Streaming access to the tenant's control plane as `user` (browser logs and shells): the
+     * returned object opens requests with the impersonation set; the admin TLS identity stays in
+     * its closures (and the watch agents), never in what it returns.
+     */
+    async streaming(tenant: string, user: Pick<SessionUser, "subject" | "role">): Promise<StreamUpstream> {
+      const upstream = await upstreamOf(tenant, watchPool);
+      const { access } = await serving(tenant);
+      const impersonate = impersonationOf(tenant, user);
+      const headers = () =>
+        upstreamRequestHeaders({}, { impersonate, host: upstream.url.host, upgrade: false }) as Record<
+          string,
+          string
+        >;
+      return {
+        label: `tenant "${tenant}"`,
+        get: (path, signal) =>
+          streamingGet(
+            {
+              agent: upstream.agent,
+              hostname: upstream.url.hostname.replace(/^\[(.*)\]$/, "$1"),
+              port: upstream.url.port || 443,
+              path: upstream.basePath + path,
+              headers: headers(),
+            },
+            signal,
+            `of tenant "${tenant}"`,
+          ),
+        webSocket: (path, protocols) =>
+          new WebSocket(`wss://${upstream.url.host}${upstream.basePath}${path}`, protocols, {
+            ca: access.ca,
+            cert: access.cert,
+            key: access.key,
+            headers: headers(),
+            followRedirects: false,
+            perMessageDeflate: false,
+          }),
+      };
+    },
+
     close(): void {
       pool.close();
       watchPool.close();
@@ -321,4 +362,43 @@ export function controlPlaneWatchTransport(
     watch: (path, query, onEvent, signal) =>
       client.watch(tenant, user, withQuery(path, query), onEvent, signal),
   };
+}
+
+/** Streaming requests to one API server (ControlPlaneClient.streaming, and the super cluster's). */
+export interface StreamUpstream {
+  /** Who answers, for messages: `tenant "acme"`, `the super cluster`. */
+  label: string;
+  /** A GET whose body streams; a non-2xx answer rejects with a K8sError carrying the Status. */
+  get(path: string, signal: AbortSignal): Promise<IncomingMessage>;
+  /** A WebSocket (exec, attach) with the given subprotocols. */
+  webSocket(path: string, protocols: string[]): WebSocket;
+}
+
+/** Opens a GET and resolves with the response once its status is 2xx (the body then streams). */
+export function streamingGet(
+  options: https.RequestOptions,
+  signal: AbortSignal,
+  where: string,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const outgoing = https.request({ ...options, method: "GET", signal }, (response) => {
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        resolve(response);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= 65_536) chunks.push(chunk);
+      });
+      response.on("error", (error) => reject(toK8sError(error, where)));
+      response.on("end", () => reject(errorFromResponse(status, Buffer.concat(chunks).toString("utf8"))));
+    });
+    // No response timeout: a followed log of a quiet container sends its headers with its first
+    // line, which may be hours away. The caller's signal ends it (the browser went away).
+    outgoing.on("error", (error) => reject(toK8sError(error, where)));
+    outgoing.end();
+  });
 }

@@ -3,7 +3,6 @@ import http from "node:http";
 import path from "node:path";
 import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
-import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
@@ -22,6 +21,10 @@ import {
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
 import { superClusterProblem } from "@/server/runtime/super-cluster-state";
 import { seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
+import { authenticateStream } from "@/server/streams/authenticate";
+import { createExecEndpoint } from "@/server/streams/exec";
+import { createLogsEndpoint } from "@/server/streams/logs";
+import { createStreamRegistry, setStreamRegistry } from "@/server/streams/registry";
 import { pingEndpoint } from "@/server/ws/ping";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 
@@ -162,14 +165,32 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     const handle = app.getRequestHandler();
     await app.prepare();
     const nextUpgrade = app.getUpgradeHandler();
+    const streamRegistry = createStreamRegistry({
+      perUser: runtime.RING0_STREAMS_PER_USER,
+      perTenant: runtime.RING0_STREAMS_PER_TENANT,
+    });
+    setStreamRegistry(streamRegistry);
+    const streamSettings = {
+      bufferBytes: runtime.RING0_STREAM_BUFFER_BYTES,
+      idleMs: runtime.RING0_STREAM_IDLE_SECONDS * 1000,
+      maxSessionMs: runtime.RING0_STREAM_MAX_SECONDS * 1000,
+    };
     const streams = createUpgradeHandler({
       allowedOrigins: runtime.allowedOrigins,
-      authenticate: (cookie) => sessionUserFromCookieHeader(cookie),
-      endpoints: { "/ws/ping": pingEndpoint },
+      authenticate: authenticateStream,
+      endpoints: {
+        "/ws/ping": pingEndpoint,
+        "/ws/logs": createLogsEndpoint(streamSettings),
+        "/ws/exec": createExecEndpoint(streamSettings),
+      },
       maxPayload: runtime.RING0_WS_MAX_PAYLOAD,
+      registry: streamRegistry,
       logger: log.child({ component: "ws" }),
     });
-    cleanups.push(() => streams.close());
+    cleanups.push(() => {
+      streams.close();
+      setStreamRegistry(null);
+    });
     const gatewayLog = log.child({ component: "kube-gateway" });
     const kubeGateway = startKubeGateway(runtime, gatewayLog);
     cleanups.push(() => kubeGateway.close());

@@ -26,7 +26,10 @@ beforeAll(async () => {
   handler = createUpgradeHandler({
     allowedOrigins: [origin],
     // Stands in for the session-cookie check (covered in session.test.ts): one valid cookie.
-    authenticate: async (cookie) => (cookie === "session=valid" ? alice : null),
+    authenticate: async (headers) =>
+      headers.cookie === "session=valid"
+        ? { user: alice, method: "session", confinedTo: null, stillValid: async () => true }
+        : null,
     endpoints: {
       "/ws/ping": pingEndpoint,
       "/ws/admins-only": {

@@ -1,32 +1,66 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
+import { closeCodes } from "@/server/streams/protocol";
+import type { StreamRegistry } from "@/server/streams/registry";
+
+/** Who opened a stream, and how to ask again whether they still may. */
+export interface StreamAuthentication {
+  user: SessionUser;
+  /** "session" (browser cookie) or "token" (a Ring0 API token in Authorization: Bearer). */
+  method: "session" | "token";
+  /** A token's tenant when the token is confined to it; null for sessions and operator-wide tokens. */
+  confinedTo: string | null;
+  /** Still valid? (session not ended, membership not removed, token not revoked or expired). */
+  stillValid(): Promise<boolean>;
+}
 
 export interface StreamContext {
   user: SessionUser;
+  auth: StreamAuthentication;
   url: URL;
   logger: Logger;
 }
 
+export interface StreamRefusal {
+  status: 400 | 403 | 404;
+  message: string;
+}
+
 /** One endpoint under /ws/: authorises its own stream on open and owns the socket after that. */
 export interface StreamEndpoint {
-  /** Extra authorisation for this stream; return a refusal message to deny with 403. */
-  authorize?(context: StreamContext): string | null | Promise<string | null>;
+  /**
+   * Authorisation before the upgrade: a refusal is answered as plain HTTP (a string means 403).
+   * Decide here only what needs no upstream call (who may use which source); the cluster's own
+   * answer (RBAC, a missing container) arrives after the upgrade as an error frame.
+   */
+  authorize?(context: StreamContext): string | StreamRefusal | null | Promise<string | StreamRefusal | null>;
+  /**
+   * Counted streams (logs, shells) name the tenant whose share they use; they are admitted against
+   * the registry's caps after the upgrade (a refusal is an error frame and close 4429).
+   */
+  countsAgainst?(context: StreamContext): { tenant: string; kind: string };
+  /** `release` is called once when the socket closes (the registry slot and rechecks end). */
   open(socket: WebSocket, context: StreamContext): void;
 }
 
 export interface UpgradeOptions {
   allowedOrigins: string[];
-  authenticate(cookieHeader: string | undefined): Promise<SessionUser | null>;
+  /** The caller from the upgrade's headers (session cookie or bearer token), or null (401). */
+  authenticate(headers: IncomingHttpHeaders): Promise<StreamAuthentication | null>;
   endpoints: Record<string, StreamEndpoint>;
   maxPayload: number;
   keepaliveMs?: number;
+  /** How often each open stream's authentication is checked again (default 10 s). */
+  recheckMs?: number;
+  registry?: StreamRegistry;
   logger: Logger;
 }
 
 const statusText: Record<number, string> = {
+  429: "Too Many Requests",
   400: "Bad Request",
   401: "Unauthorized",
   403: "Forbidden",
@@ -43,6 +77,11 @@ function refuse(socket: Duplex, status: number, message: string): void {
   );
 }
 
+/** An `error` frame (see server/streams/protocol.ts), if the socket is still open. */
+export function sendError(socket: WebSocket, status: number, message: string): void {
+  if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: "error", status, message }));
+}
+
 export function isStreamPath(url: string | undefined): boolean {
   return typeof url === "string" && (url === "/ws" || url.startsWith("/ws/"));
 }
@@ -55,7 +94,31 @@ export function isStreamPath(url: string | undefined): boolean {
 export function createUpgradeHandler(options: UpgradeOptions) {
   const server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
   const keepaliveMs = options.keepaliveMs ?? 25_000;
+  const recheckMs = options.recheckMs ?? 10_000;
   const alive = new WeakMap<WebSocket, boolean>();
+  const authentications = new Map<WebSocket, StreamAuthentication>();
+  const paths = new WeakMap<WebSocket, string>();
+
+  // Streams outlive the request that opened them: ask again whether their caller still may.
+  const recheck = setInterval(() => {
+    for (const [socket, auth] of authentications) {
+      auth.stillValid().then(
+        (valid) => {
+          if (!valid && authentications.has(socket)) {
+            authentications.delete(socket);
+            sendError(
+              socket,
+              401,
+              "Your session ended or your access was revoked. Sign in again to reconnect.",
+            );
+            socket.close(closeCodes.sessionEnded, "session ended");
+          }
+        },
+        (error) => options.logger.warn("stream authentication recheck failed", { error }),
+      );
+    }
+  }, recheckMs);
+  recheck.unref();
 
   const keepalive = setInterval(() => {
     for (const socket of server.clients) {
@@ -72,26 +135,54 @@ export function createUpgradeHandler(options: UpgradeOptions) {
   async function handle(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
     const origin = request.headers.origin;
-    if (!origin || !options.allowedOrigins.includes(origin)) {
+    // A browser always sends Origin, and only cookies ride along cross-site (the hijacking risk);
+    // a bearer token is set by a program on purpose, so Origin may be absent then (but not foreign).
+    const bearer = /^\s*bearer\s/i.test(request.headers.authorization ?? "");
+    if (origin ? !options.allowedOrigins.includes(origin) : !bearer) {
       options.logger.warn("websocket refused: origin not allowed", { origin, path: request.url });
       return refuse(socket, 403, "Origin not allowed.");
     }
-    const user = await options.authenticate(request.headers.cookie);
-    if (!user) return refuse(socket, 401, "Sign in to open this stream.");
+    const auth = await options.authenticate(request.headers);
+    if (!auth) return refuse(socket, 401, "Sign in to open this stream.");
+    const { user } = auth;
     const url = new URL(request.url ?? "/", "http://localhost");
     const endpoint = options.endpoints[url.pathname];
     if (!endpoint) return refuse(socket, 404, `No stream at ${url.pathname}.`);
     const context: StreamContext = {
       user,
+      auth,
       url,
       logger: options.logger.child({ stream: url.pathname, user: user.subject }),
     };
     const refusal = (await endpoint.authorize?.(context)) ?? null;
-    if (refusal) return refuse(socket, 403, refusal);
+    if (typeof refusal === "string") return refuse(socket, 403, refusal);
+    if (refusal) return refuse(socket, refusal.status, refusal.message);
     server.handleUpgrade(request, socket, head, (webSocket) => {
       alive.set(webSocket, true);
+      paths.set(webSocket, url.pathname);
       webSocket.on("pong", () => alive.set(webSocket, true));
       webSocket.on("error", (error) => context.logger.warn("stream error", { error }));
+      const counted = endpoint.countsAgainst?.(context);
+      if (counted && options.registry) {
+        const admission = options.registry.admit({
+          subject: user.subject,
+          tenant: counted.tenant,
+          kind: counted.kind,
+          close: (code, reason) => {
+            sendError(webSocket, code === closeCodes.sessionEnded ? 401 : 410, reason);
+            webSocket.close(code, reason.slice(0, 120));
+          },
+        });
+        if (!admission.ok) {
+          context.logger.info("stream refused: limit reached", { reason: admission.message });
+          sendError(webSocket, 429, admission.message);
+          webSocket.close(closeCodes.tooMany, "too many streams");
+          return;
+        }
+        webSocket.once("close", admission.release);
+      }
+      authentications.set(webSocket, auth);
+      webSocket.once("close", () => authentications.delete(webSocket));
       try {
         endpoint.open(webSocket, context);
       } catch (error) {
@@ -108,8 +199,16 @@ export function createUpgradeHandler(options: UpgradeOptions) {
         if (!socket.destroyed) refuse(socket, 400, "Upgrade failed.");
       });
     },
+    /** Each open socket's path and the bytes queued for it (metrics; the back-pressure tests). */
+    sockets(): Array<{ path: string; bufferedAmount: number }> {
+      return [...server.clients].map((socket) => ({
+        path: paths.get(socket) ?? "",
+        bufferedAmount: socket.bufferedAmount,
+      }));
+    },
     close(): void {
       clearInterval(keepalive);
+      clearInterval(recheck);
       for (const socket of server.clients) socket.close(1001, "server shutting down");
       server.close();
     },

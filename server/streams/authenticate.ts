@@ -1,0 +1,44 @@
+/**
+ * Who opens a browser stream: the session cookie (the browser) or a Ring0 API token in
+ * `Authorization: Bearer` (a program such as a benchmark or the CLI). Each answer carries how to ask
+ * again, so an open stream ends when the session ends, the member is removed, or the token is
+ * revoked or expires.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import { bearerCredential } from "@/server/api/trpc";
+import { isOperator } from "@/server/auth/roles";
+import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { getDb } from "@/server/db/client";
+import { env } from "@/server/env";
+import { createTokenService } from "@/server/tokens/service";
+import type { StreamAuthentication } from "@/server/ws/upgrade";
+
+export async function authenticateStream(headers: IncomingHttpHeaders): Promise<StreamAuthentication | null> {
+  const bearer = bearerCredential(headers.authorization ?? null);
+  if (bearer) {
+    if ("malformed" in bearer) return null;
+    const tokens = createTokenService({ db: getDb() });
+    const verified = await tokens.verifyToken(bearer.token);
+    if (!verified) return null;
+    const { user, token } = verified;
+    const operatorWide = isOperator(user) && token.tenant === env().RING0_OPERATOR_TENANT;
+    return {
+      user,
+      method: "token",
+      confinedTo: operatorWide ? null : token.tenant,
+      stillValid: async () => (await tokens.verifyToken(bearer.token))?.user.role === user.role,
+    };
+  }
+  const cookie = headers.cookie;
+  const user = await sessionUserFromCookieHeader(cookie);
+  if (!user) return null;
+  return {
+    user,
+    method: "session",
+    confinedTo: null,
+    stillValid: async () => {
+      const now = await sessionUserFromCookieHeader(cookie);
+      return now?.subject === user.subject && now.role === user.role;
+    },
+  };
+}

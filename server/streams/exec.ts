@@ -1,0 +1,384 @@
+/**
+ * /ws/exec: an interactive shell in a pod, from the browser. Query in protocol.ts (execQuery).
+ * Upstream is the API server's exec over WebSocket (v5.channel.k8s.io, tty): for tenant pods the
+ * tenant's control plane as the user (its RBAC decides `pods/exec`; it reaches the pod through the
+ * vn-agent), for super-cluster pods the super cluster (operators only). Every session is a row in
+ * exec_sessions (who, where, what, start, end, exit code, bytes) and an audit event; a tenant whose
+ * Tenant sets spec.streams.recordTranscripts keeps the session's output too (capped).
+ */
+import type { IncomingMessage } from "node:http";
+import type WebSocket from "ws";
+import { recordAudit } from "@/server/audit/service";
+import { getDb } from "@/server/db/client";
+import { getSuperCluster } from "@/server/k8s/cluster";
+import { errorFromResponse } from "@/server/k8s/errors";
+import { tenantInformer } from "@/server/tenants/tenant-resources";
+import { type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
+import { createFlow } from "./flow";
+import { closeCodeFor, parseQuery, type StreamSettings, sourceRefusal, streamTenant } from "./logs";
+import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
+import { podUpstream, streamFailure } from "./sources";
+
+/** Tries bash and falls back to sh; a fixed script, never built from input. */
+const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];
+
+export function shellCommand(shell: ExecShell): string[] {
+  if (shell === "bash") return ["bash"];
+  if (shell === "sh") return ["sh"];
+  return autoShell;
+}
+
+export function execPath(query: ExecQuery, command: string[]): string {
+  const params = new URLSearchParams();
+  for (const part of command) params.append("command", part);
+  params.set("stdin", "true");
+  params.set("stdout", "true");
+  params.set("tty", "true");
+  if (query.container) params.set("container", query.container);
+  return `/api/v1/namespaces/${encodeURIComponent(query.namespace ?? "")}/pods/${encodeURIComponent(
+    query.pod ?? "",
+  )}/exec?${params.toString()}`;
+}
+
+/** The exit code and reason in an exec status frame (channel 3), as kubelets and kwok report it. */
+export function exitFromStatus(text: string): { code: number | null; reason: string } {
+  let status: {
+    status?: string;
+    reason?: string;
+    message?: string;
+    details?: { causes?: Array<{ reason?: string; message?: string }> };
+  };
+  try {
+    status = JSON.parse(text);
+  } catch {
+    return { code: null, reason: text.slice(0, 500) };
+  }
+  if (status.status === "Success") return { code: 0, reason: "exited" };
+  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
+  if (cause?.message && /^\d+$/.test(cause.message)) return { code: Number(cause.message), reason: "exited" };
+  const inMessage = /exit (?:status|code) (\d+)/.exec(status.message ?? "");
+  if (inMessage) return { code: Number(inMessage[1]), reason: "exited" };
+  return { code: null, reason: status.message ?? status.reason ?? "the command failed" };
+}
+
+/** Output kept per transcript at most. */
+export const transcriptCap = 1024 * 1024;
+
+function recordsTranscripts(tenant: string | undefined): boolean {
+  const conn = getSuperCluster();
+  if (!tenant || !conn) return false;
+  const found = tenantInformer(conn)
+    .snapshot()
+    .find((item) => item.metadata?.name === tenant);
+  const streams = (found?.spec as { streams?: { recordTranscripts?: unknown } } | undefined)?.streams;
+  return streams?.recordTranscripts === true;
+}
+
+const queries = new WeakMap<StreamContext, ExecQuery>();
+
+export function createExecEndpoint(settings: StreamSettings): StreamEndpoint {
+  return {
+    authorize(context) {
+      const parsed = parseQuery(execQuery, context.url);
+      if (!parsed.ok) return parsed.refusal;
+      queries.set(context, parsed.query);
+      return sourceRefusal(parsed.query, context);
+    },
+    countsAgainst(context) {
+      return { tenant: streamTenant(queries.get(context) ?? {}, context), kind: "exec" };
+    },
+    open(socket, context) {
+      const query = queries.get(context);
+      if (!query) {
+        socket.close(closeCodes.badRequest, "no query");
+        return;
+      }
+      runShell(socket, context, query, settings);
+    },
+  };
+}
+
+interface SessionRecord {
+  id: string;
+  finish(end: {
+    exitCode: number | null;
+    reason: string;
+    bytesIn: number;
+    bytesOut: number;
+    transcript?: Buffer;
+  }): void;
+}
+
+async function startRecord(
+  context: StreamContext,
+  query: ExecQuery,
+  command: string[],
+): Promise<SessionRecord> {
+  const { user } = context;
+  const tenant = query.source === "tenant-pod" ? (query.tenant ?? null) : null;
+  const row = await getDb().execSession.create({
+    data: {
+      userId: user.id,
+      userName: user.name,
+      userTenant: user.tenant,
+      tenant,
+      source: query.source,
+      namespace: query.namespace ?? "",
+      pod: query.pod ?? "",
+      container: query.container ?? null,
+      command,
+    },
+    select: { id: true },
+  });
+  const target = `${query.namespace}/${query.pod}${query.container ? `/${query.container}` : ""}`;
+  await recordAudit({
+    actorId: user.id,
+    actorName: user.name,
+    actorTenant: user.tenant,
+    tenant,
+    action: query.source === "tenant-pod" ? "pod.exec" : "super-pod.exec",
+    targetKind: "pod",
+    target,
+    result: "success",
+    detail: { sessionId: row.id, shell: query.shell, via: "browser" },
+  });
+  let finished = false;
+  return {
+    id: row.id,
+    finish(end) {
+      if (finished) return;
+      finished = true;
+      getDb()
+        .execSession.update({
+          where: { id: row.id },
+          data: {
+            endedAt: new Date(),
+            exitCode: end.exitCode,
+            endReason: end.reason.slice(0, 500),
+            bytesIn: BigInt(end.bytesIn),
+            bytesOut: BigInt(end.bytesOut),
+            ...(end.transcript ? { transcript: new Uint8Array(end.transcript) } : {}),
+          },
+        })
+        .catch((error: unknown) =>
+          context.logger.warn("could not record the end of a shell session", { error }),
+        );
+    },
+  };
+}
+
+function readBody(response: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    response.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= 65_536) chunks.push(chunk);
+    });
+    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    response.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")));
+  });
+}
+
+/** Truncates a close reason to the 123 bytes a close frame carries. */
+export function closeReason(text: string): string {
+  let out = text;
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
+}
+
+function runShell(
+  socket: WebSocket,
+  context: StreamContext,
+  query: ExecQuery,
+  settings: StreamSettings,
+): void {
+  const command = shellCommand(query.shell);
+  const flow = createFlow(socket, settings.bufferBytes);
+  const keepTranscript = recordsTranscripts(query.source === "tenant-pod" ? query.tenant : undefined);
+  const transcript: Buffer[] = [];
+  let transcriptBytes = 0;
+  let bytesIn = 0;
+  let bytesOut = 0;
+  let exit: { code: number | null; reason: string } | undefined;
+  let upstream: WebSocket | undefined;
+  let record: SessionRecord | undefined;
+  let ended = false;
+  let endReason = "closed by the user";
+
+  const idle = () => {
+    endReason = "idle";
+    sendError(
+      socket,
+      408,
+      `The shell was idle for ${Math.round(settings.idleMs / 1000)} s and was closed. Reconnect to go on.`,
+    );
+    socket.close(closeCodes.idle, "idle");
+  };
+  let idleTimer = setTimeout(idle, settings.idleMs);
+  idleTimer.unref();
+  const touch = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(idle, settings.idleMs);
+    idleTimer.unref();
+  };
+  const maxTimer = setTimeout(() => {
+    endReason = "maximum session length";
+    sendError(
+      socket,
+      410,
+      `The shell reached the maximum session length (${Math.round(settings.maxSessionMs / 1000)} s).`,
+    );
+    socket.close(closeCodes.maxDuration, "maximum session length");
+  }, settings.maxSessionMs);
+  maxTimer.unref();
+
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    clearTimeout(idleTimer);
+    clearTimeout(maxTimer);
+    flow.stop();
+    if (upstream && upstream.readyState !== upstream.CLOSED) upstream.close(1000);
+    record?.finish({
+      exitCode: exit?.code ?? null,
+      reason: exit ? exit.reason : endReason,
+      bytesIn,
+      bytesOut,
+      transcript: keepTranscript ? Buffer.concat(transcript) : undefined,
+    });
+    context.logger.info("shell session ended", {
+      session: record?.id,
+      exitCode: exit?.code ?? null,
+      reason: exit?.reason ?? endReason,
+      bytesIn,
+      bytesOut,
+    });
+  };
+  socket.once("close", finish);
+
+  const refuse = (status: number, message: string) => {
+    exit ??= { code: null, reason: message };
+    sendError(socket, status, message);
+    socket.close(closeCodeFor(status), closeReason(message));
+  };
+
+  socket.on("message", (data, isBinary) => {
+    if (isBinary) {
+      const bytes = Buffer.isBuffer(data) ? data : Buffer.concat(data as Buffer[]);
+      touch();
+      bytesIn += bytes.length;
+      if (upstream?.readyState === upstream?.OPEN) {
+        upstream?.send(Buffer.concat([Buffer.from([0]), bytes]));
+        // A shell that does not read its input must not make Ring0 queue it without bound.
+        if ((upstream?.bufferedAmount ?? 0) > settings.bufferBytes) {
+          socket.pause();
+          const wait = setInterval(() => {
+            if (
+              !upstream ||
+              upstream.readyState !== upstream.OPEN ||
+              upstream.bufferedAmount <= settings.bufferBytes / 2
+            ) {
+              clearInterval(wait);
+              socket.resume();
+            }
+          }, 25);
+          wait.unref();
+        }
+      }
+      return;
+    }
+    let parsed: ReturnType<typeof clientFrame.safeParse> | undefined;
+    try {
+      parsed = clientFrame.safeParse(JSON.parse(data.toString()));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success || parsed.data.type !== "resize") {
+      sendError(
+        socket,
+        400,
+        'A shell accepts binary frames (keystrokes) and {"type":"resize","cols":…,"rows":…} only.',
+      );
+      return;
+    }
+    resize(parsed.data.cols, parsed.data.rows);
+  });
+
+  const resize = (cols: number, rows: number) => {
+    if (upstream?.readyState !== upstream?.OPEN || !upstream) return;
+    upstream.send(
+      Buffer.concat([Buffer.from([4]), Buffer.from(JSON.stringify({ Width: cols, Height: rows }))]),
+    );
+  };
+
+  (async () => {
+    const target = await podUpstream(query, context.user);
+    record = await startRecord(context, query, command);
+    if (ended) {
+      finish();
+      record.finish({ exitCode: null, reason: endReason, bytesIn, bytesOut });
+      return;
+    }
+    const ws = target.webSocket(execPath(query, command), ["v5.channel.k8s.io", "v4.channel.k8s.io"]);
+    upstream = ws;
+    ws.on("unexpected-response", (_request, response) => {
+      void readBody(response).then((body) => {
+        const error = errorFromResponse(response.statusCode ?? 502, body);
+        refuse(error.status || 502, error.message);
+      });
+    });
+    ws.on("open", () => {
+      if (ended) {
+        ws.close(1000);
+        return;
+      }
+      flow.attach(ws);
+      socket.send(
+        JSON.stringify({
+          type: "started",
+          sessionId: record?.id ?? "",
+          shell: query.shell,
+          container: query.container ?? "",
+        }),
+      );
+      resize(query.cols, query.rows);
+    });
+    ws.on("message", (data: Buffer) => {
+      if (data.length === 0) return;
+      const channel = data[0];
+      const payload = data.subarray(1);
+      if (channel === execChannels.stdout || channel === execChannels.stderr) {
+        touch();
+        bytesOut += payload.length;
+        if (keepTranscript && transcriptBytes < transcriptCap) {
+          const kept = payload.subarray(0, transcriptCap - transcriptBytes);
+          transcript.push(Buffer.from(kept));
+          transcriptBytes += kept.length;
+        }
+        flow.send(Buffer.concat([Buffer.from([channel]), payload]));
+      } else if (channel === 3) {
+        exit = exitFromStatus(payload.toString("utf8"));
+      }
+    });
+    ws.on("close", () => {
+      if (ended) return;
+      const result = exit ?? { code: null, reason: "the connection to the pod closed" };
+      exit = result;
+      if (socket.readyState === socket.OPEN) {
+        socket.send(JSON.stringify({ type: "exit", code: result.code, reason: result.reason }));
+        socket.close(1000, "exited");
+      }
+    });
+    ws.on("error", (error) => {
+      if (ended) return;
+      const failure = streamFailure(error);
+      context.logger.info("shell upstream failed", { error: failure.message });
+      if (!exit) refuse(502, `The connection to the pod failed: ${failure.message}`);
+    });
+  })().catch((error: unknown) => {
+    const failure = streamFailure(error);
+    context.logger.info("shell refused", { status: failure.status, error: failure.message });
+    refuse(failure.status, failure.message);
+  });
+}

@@ -1,0 +1,156 @@
+/**
+ * The local world's data plane for integration suites, wired the way the runtime wires it: the
+ * run's super cluster (kwok) with the kwok debug binder (logs/exec of labelled pods), one vn-agent
+ * per node, tenants with real control planes from the local provisioner (Tenant objects, defaults,
+ * the default service account), a syncer serving only these tenants, and the control plane
+ * directory installed for Ring0's own clients. Each tenant has an admin signed in with an API token.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { inject } from "vitest";
+import type { SessionUser } from "@/server/auth/roles";
+import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
+import { killProcessesMentioning } from "@/server/cluster/kwokctl";
+import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import type { Logger } from "@/server/logger";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import type { Provisioner } from "@/server/provisioners/types";
+import { createSyncer, type Syncer } from "@/server/syncer/syncer";
+import {
+  provisionerDirectory,
+  readOrUndefined,
+  ref,
+  removeTenant,
+  startTenants,
+} from "@/server/syncer/test-world";
+import { setControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { applyTenantDefaults } from "@/server/tenants/defaults";
+import { createTokenService } from "@/server/tokens/service";
+import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
+import { signInTenantAdmin } from "./control-plane-access";
+import { testDatabaseUrl } from "./database";
+
+export interface DataPlaneWorld {
+  superCluster: ClusterConnection;
+  db: PrismaClient;
+  /** The super cluster's state dir (kwok's simulated log files live under it). */
+  superStateDir: string;
+  /** Each tenant's control plane, with its admin credentials. */
+  admin: Record<string, ClusterConnection>;
+  /** Each tenant's admin, signed in, and an API token of theirs confined to the tenant. */
+  users: Record<string, SessionUser>;
+  tokens: Record<string, string>;
+  provisioner: Provisioner;
+  syncer: Syncer;
+  agents: VnAgents;
+  /** The simulated container log file kwok serves for a super-cluster pod. */
+  kwokLogFile(superNamespace: string, pod: string): string;
+  stop(): Promise<void>;
+}
+
+export async function startDataPlaneWorld(options: {
+  tenants: string[];
+  logger: Logger;
+  /** A prefix for the temp dirs (names the suite in /tmp). */
+  name: string;
+}): Promise<DataPlaneWorld> {
+  const { logger, tenants } = options;
+  const ours = new Set(tenants);
+  const superStateDir = inject("superStateDir");
+  const superCluster = testSuperCluster();
+  await installCrds(superCluster, logger);
+  const url = await testDatabaseUrl();
+  const db = createPrismaClient(url);
+  setDatabaseUrl(url);
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), `ring0-${options.name}-`));
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const stop = async () => {
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        logger.warn("data plane world cleanup step failed", { error });
+      }
+    }
+    cleanups.length = 0;
+  };
+  cleanups.push(async () => {
+    await disconnectDb();
+    await db.$disconnect();
+    await killProcessesMentioning(`${stateDir}/`);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  try {
+    const binder = startKwokDebugBinder(superCluster, { stateDir: superStateDir, logger });
+    cleanups.push(() => binder.stop());
+    const agents = await startVnAgents({ superCluster, stateDir, logger });
+    cleanups.push(() => agents.stop());
+    await agents.ready();
+
+    const provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
+    const directory = provisionerDirectory(ours, () => provisioner);
+    setControlPlaneDirectory(directory);
+    cleanups.push(async () => {
+      setControlPlaneDirectory(null);
+      for (const tenant of tenants) await removeTenant(superCluster, provisioner, tenant);
+    });
+    const conns = await startTenants(superCluster, provisioner, tenants);
+    const admin: Record<string, ClusterConnection> = {};
+    await Promise.all(
+      tenants.map(async (tenant, index) => {
+        const conn = conns[index] as ClusterConnection;
+        admin[tenant] = conn;
+        await eventually(
+          async () =>
+            (await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined,
+          60_000,
+        );
+        await eventually(() => readOrUndefined(conn, ref("ServiceAccount", "default", "default")), 60_000);
+      }),
+    );
+
+    const syncer = createSyncer({
+      superCluster,
+      directory,
+      logger,
+      heartbeatIntervalMs: 2_000,
+      tenantRecheckMs: 1_000,
+      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      tenantFilter: (tenant) => ours.has(tenant),
+    });
+    await syncer.start();
+    cleanups.push(() => syncer.stop());
+
+    const tokenService = createTokenService({ db });
+    const users: Record<string, SessionUser> = {};
+    const tokens: Record<string, string> = {};
+    for (const tenant of tenants) {
+      const user = await signInTenantAdmin(db, tenant);
+      users[tenant] = user;
+      const issued = await tokenService.issueToken({ user, tenant, name: "streams", expiresInDays: 1 });
+      tokens[tenant] = issued.plaintext;
+    }
+
+    return {
+      superCluster,
+      db,
+      superStateDir,
+      admin,
+      users,
+      tokens,
+      provisioner,
+      syncer,
+      agents,
+      kwokLogFile: (namespace, pod) => kwokDebugPaths(superStateDir, namespace, pod).logsFile,
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
