@@ -3,6 +3,7 @@
 import { useSuspenseQuery } from "@tanstack/react-query";
 import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
+import { NodeLogs } from "@/components/streams/node-logs";
 import { TenantsOnNode } from "@/components/syncer/tenants-on-node";
 import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable } from "@/components/ui/conditions-table";
@@ -101,6 +102,11 @@ export function NodeDetail({ name }: { name: string }) {
           </tbody>
         </table>
       )}
+
+      <section aria-labelledby="node-logs-heading" style={{ marginTop: "1.5rem" }}>
+        <h2 id="node-logs-heading">Node logs</h2>
+        <NodeLogs node={node.name} />
+      </section>
     </>
   );
 }

@@ -2,6 +2,7 @@
 
 import { useSuspenseQuery } from "@tanstack/react-query";
 import { Age } from "@/components/nodes/age";
+import { PodStreams } from "@/components/streams/pod-streams";
 import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable, conditionTone } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -11,7 +12,7 @@ import { PodPhase } from "@/components/workloads/pod-phase";
 
 const isolationCondition = "ring0.dev/Isolation";
 
-/** One pod as the signed-in user sees it: status, containers and events; refreshed every 2 s. */
+/** One pod as the signed-in user sees it: status, containers, events (every 2 s), logs and a shell. */
 export function PodDetail({ tenant, namespace, name }: { tenant: string; namespace: string; name: string }) {
   const trpc = useTRPC();
   const { data } = useSuspenseQuery({
@@ -114,6 +115,17 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
         ) : (
           <EventsTable events={events.items} showSource />
         )}
+      </section>
+
+      <section aria-labelledby="pod-streams-heading" style={{ marginTop: "1.5rem" }}>
+        <h2 id="pod-streams-heading">Logs and shell</h2>
+        <PodStreams
+          source="tenant-pod"
+          tenant={tenant}
+          namespace={namespace}
+          pod={name}
+          containers={pod.containers}
+        />
       </section>
     </>
   );

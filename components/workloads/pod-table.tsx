@@ -5,6 +5,7 @@ import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useState } from "react";
 import { Age } from "@/components/nodes/age";
+import { PodLogsLink, podKey } from "@/components/streams/pod-logs-link";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
@@ -23,6 +24,14 @@ export function PodTable({ tenant }: { tenant: string }) {
     ),
   );
   const [namespace, setNamespace] = useState("");
+  const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
+  const choose = (key: string, on: boolean) =>
+    setChosen((all) => {
+      const next = new Set(all);
+      if (on) next.add(key);
+      else next.delete(key);
+      return next;
+    });
 
   if (data.state === "not-serving")
     return <ControlPlaneNotServing phase={data.phase} message={data.message} />;
@@ -45,6 +54,7 @@ export function PodTable({ tenant }: { tenant: string }) {
           </select>
         </label>
         <LiveBadge subject="Pods" status={feed.status} />
+        <PodLogsLink tenant={tenant} pods={pods} chosen={chosen} />
       </div>
       {pods.length === 0 ? (
         <EmptyState title="No pods">
@@ -57,6 +67,9 @@ export function PodTable({ tenant }: { tenant: string }) {
         <table className="data" aria-label="Pods">
           <thead>
             <tr>
+              <th scope="col">
+                <span className="sr-only">Choose for logs</span>
+              </th>
               <th scope="col">Name</th>
               <th scope="col">Namespace</th>
               <th scope="col">Phase</th>
@@ -69,6 +82,14 @@ export function PodTable({ tenant }: { tenant: string }) {
           <tbody>
             {pods.map((pod) => (
               <tr key={`${pod.namespace}/${pod.name}`}>
+                <td>
+                  <input
+                    type="checkbox"
+                    aria-label={`Choose pod ${pod.name} for logs`}
+                    checked={chosen.has(podKey(pod))}
+                    onChange={(event) => choose(podKey(pod), event.target.checked)}
+                  />
+                </td>
                 <td>
                   <Link
                     href={`/t/${tenant}/workloads/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`}
