@@ -87,6 +87,15 @@ async function mapLimit<T>(items: T[], limit: number, task: (item: T) => Promise
   );
 }
 
+/** A component's log file of the local super cluster (kwokctl writes one per process). */
+export function localClusterLogFile(
+  stateDir: string,
+  component: "kwok-controller" | "kube-apiserver" | "etcd" | "kube-scheduler" | "kube-controller-manager",
+  name = "ring0",
+): string {
+  return path.join(path.resolve(stateDir), "kwok", "clusters", name, "logs", `${component}.log`);
+}
+
 export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuperCluster {
   const name = options.name ?? "ring0";
   const stateDir = path.resolve(options.stateDir);

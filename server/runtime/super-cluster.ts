@@ -1,11 +1,13 @@
 import path from "node:path";
 import { startKwokDebugBinder } from "@/server/cluster/kwok-debug";
-import { localSuperCluster } from "@/server/cluster/local";
+import { localClusterLogFile, localSuperCluster } from "@/server/cluster/local";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import type { Logger } from "@/server/logger";
 import { setSuperClusterProblem } from "@/server/runtime/super-cluster-state";
+import { kwokLogProvider } from "@/server/streams/node-logs";
+import { registerNodeLogProvider } from "@/server/streams/sources";
 
 /**
  * Connects the super cluster: SUPER_KUBECONFIG when set, else the local kwok cluster (started, or
@@ -58,5 +60,14 @@ export async function connectSuperCluster(
   }
   // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
   const binder = local ? startKwokDebugBinder(connection, { stateDir: config.stateDir, logger: log }) : null;
-  return { connection, stop: () => binder?.stop() };
+  // Operators read kwok's log per node (it is every local node's kubelet).
+  if (local)
+    registerNodeLogProvider("kwok", kwokLogProvider(localClusterLogFile(config.stateDir, "kwok-controller")));
+  return {
+    connection,
+    stop: () => {
+      binder?.stop();
+      registerNodeLogProvider("kwok", null);
+    },
+  };
 }

@@ -14,6 +14,8 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { vnAgentLogProvider } from "@/server/streams/node-logs";
+import { registerNodeLogProvider } from "@/server/streams/sources";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
 import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
@@ -227,6 +229,7 @@ export async function startTenants(
   let vnAgents: VnAgents | null = null;
   try {
     vnAgents = await startVnAgents({ superCluster, stateDir: config.stateDir, logger: log });
+    registerNodeLogProvider("vn-agent", vnAgentLogProvider);
   } catch (error) {
     log.error("starting the vn-agents failed: kubectl logs/exec on tenant pods will not work", { error });
   }
@@ -234,6 +237,7 @@ export async function startTenants(
   return {
     provisioners,
     async stop() {
+      registerNodeLogProvider("vn-agent", null);
       await vnAgents?.stop();
       await elector.stop();
       tenants.release();

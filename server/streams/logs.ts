@@ -43,7 +43,7 @@ export function parseQuery<S extends z.ZodType>(
  */
 export function sourceRefusal(
   query: { source: string; tenant?: string },
-  context: Pick<StreamContext, "user" | "auth">,
+  context: { user: StreamContext["user"]; auth: Pick<StreamContext["auth"], "confinedTo"> },
 ): StreamRefusal | null {
   const { user, auth } = context;
   if (query.source === "tenant-pod") {

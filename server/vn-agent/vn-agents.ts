@@ -7,6 +7,7 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { V1Node } from "@/server/k8s/nodes";
 import { listAndWatch } from "@/server/k8s/watch";
 import type { Logger } from "@/server/logger";
+import { teeLogger, vnAgentLogRing } from "@/server/streams/node-logs";
 import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contracts";
 import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
 import { startVnAgent, type VnAgent } from "./agent";
@@ -63,7 +64,8 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
       superNamespace: options.superNamespace ?? defaultSuperNamespace,
       tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
       kubeletCa,
-      logger: options.logger,
+      // Operators read each agent's log per node (the node page's "vn-agent log").
+      logger: teeLogger(options.logger, vnAgentLogRing(name)),
     }).then(
       (agent) => {
         if (agents.get(name) !== starting || stopped) {
