@@ -8,7 +8,7 @@
 import { deleteObject } from "@/server/k8s/apply";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
-import { syncAnnotations, syncLabels } from "./contracts";
+import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { checkPodIsolation } from "./filter";
 import {
   boundByRing0,
@@ -26,6 +26,7 @@ import {
   type Json,
   kindInfo,
   malformedReason,
+  type PlacementPolicy,
   podStatusPatch,
   type SyncedKind,
   superObject,
@@ -63,6 +64,37 @@ function superListPath(kind: SyncedKind): string {
 
 function tenantSelector(tenant: string): string {
   return `${syncLabels.tenant}=${tenant},${syncLabels.managed}=true`;
+}
+
+/**
+ * How a tenant pod and its copy below disagree in a way reconciling would change, or null:
+ *   missing   no copy below, and the pod may be synced (not terminal, refused or malformed)
+ *   evicted   no copy below of a pod Ring0 bound: the tenant must see it Failed
+ *   stale     the copy is of an earlier pod of the same name
+ *   changed   the copy is not what the pod translates to now
+ *   unbound   the copy is scheduled, the tenant's pod not yet bound
+ *   status    the tenant's status is not the copy's
+ */
+export type PodDrift = "missing" | "evicted" | "stale" | "changed" | "unbound" | "status";
+
+export function podDrift(
+  pod: Obj,
+  copy: Obj | undefined,
+  settings: { tenant: string; placement: PlacementPolicy; policy: IsolationPolicy },
+): PodDrift | null {
+  if (!copy) {
+    if (isTerminal(pod)) return null;
+    if (boundByRing0(pod)) return "evicted";
+    if (checkPodIsolation(pod as unknown as V1Pod, settings.policy).length > 0) return null;
+    return malformedReason("pod", pod) === null ? "missing" : null;
+  }
+  if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return "stale";
+  const desired = withSyncHash(superObject(settings.tenant, "pod", pod, settings.placement));
+  if (syncHashOf(copy) !== syncHashOf(desired)) return "changed";
+  if (nodeNameOf(copy) && !nodeNameOf(pod)) return "unbound";
+  return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) === null
+    ? null
+    : "status";
 }
 
 export function createPatroller(ctx: SyncContext, dependencies: PatrollerDependencies): Patroller {
@@ -104,7 +136,8 @@ export function createPatroller(ctx: SyncContext, dependencies: PatrollerDepende
           continue;
         }
         if (kind === "pod") {
-          if (patrolPodDrift(session, object, copy)) flag(tenant, kind, key);
+          const placement = { tenant, placement: session.placement, policy: ctx.policy };
+          if (podDrift(object, copy, placement)) flag(tenant, kind, key);
           continue;
         }
         if (malformedReason(kind, object)) continue;
@@ -133,25 +166,6 @@ export function createPatroller(ctx: SyncContext, dependencies: PatrollerDepende
       }
     }
     count(tenant, "vnode", "checked", all.size);
-  }
-
-  /** Whether a tenant pod and its copy below disagree in a way reconciling would change. */
-  function patrolPodDrift(session: TenantSession, pod: Obj, copy: Obj | undefined): boolean {
-    if (!copy) {
-      if (isTerminal(pod)) return false;
-      if (boundByRing0(pod)) return true; // gone below: the tenant must see it Failed
-      const checked = { ...pod, spec: { ...pod.spec } };
-      if (checkPodIsolation(checked as unknown as V1Pod, ctx.policy).length > 0) return false;
-      return malformedReason("pod", pod) === null;
-    }
-    if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return true;
-    if (
-      syncHashOf(copy) !==
-      syncHashOf(withSyncHash(superObject(session.tenant, "pod", pod, session.placement)))
-    )
-      return true;
-    if (nodeNameOf(copy) && !nodeNameOf(pod)) return true;
-    return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) !== null;
   }
 
   /** Super namespaces of tenants that no longer exist (deleted while the syncer was away). */

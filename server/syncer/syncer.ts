@@ -27,6 +27,7 @@ import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-res
 import { type FairQueue, type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { createFairQueue } from "./fair-queue";
 import { defaultIsolationPolicy } from "./filter";
+import { createInFlightKeys, retryDelayMs } from "./in-flight";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createReconcilers } from "./reconcile";
 import {
@@ -122,10 +123,8 @@ export function createSyncer(options: SyncerOptions): Syncer {
   const tenants = new Map<string, TenantResource>();
   let tenantsSynced = false;
   const evaluating = new Map<string, Promise<void>>();
-  /** `${tenant}\0${key}` being reconciled now, and those changed meanwhile (queued again after). */
-  const processing = new Set<string>();
-  const dirty = new Set<string>();
-  const attempts = new Map<string, number>();
+  /** `${tenant}\0${key}` being reconciled now, those changed meanwhile, and failures in a row. */
+  const inFlight = createInFlightKeys();
   const retryTimers = new Map<string, () => void>();
   /** Keys the patroller queued: a successful reconcile of one counts as a repair. */
   const patrolFlags = new Map<string, PatrolKind>();
@@ -168,11 +167,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
   function enqueue(tenant: string, key: string): void {
     if (!running || !serves(tenant)) return;
     const id = `${tenant}\0${key}`;
-    if (processing.has(id)) {
-      dirty.add(id);
-      return;
-    }
-    queue.add(tenant, key);
+    if (inFlight.offer(id)) queue.add(tenant, key);
   }
 
   function enqueueLater(tenant: string, key: string, ms: number): void {
@@ -202,10 +197,10 @@ export function createSyncer(options: SyncerOptions): Syncer {
       if (!next) return;
       const { tenant, item: key } = next;
       const id = `${tenant}\0${key}`;
-      processing.add(id);
+      inFlight.begin(id);
       try {
         const outcome = await reconcile(tenant, key);
-        attempts.delete(id);
+        inFlight.succeeded(id);
         if (outcome === "retry") enqueueLater(tenant, key, 500);
         else {
           const flagged = patrolFlags.get(id);
@@ -215,17 +210,15 @@ export function createSyncer(options: SyncerOptions): Syncer {
           }
         }
       } catch (error) {
-        const attempt = (attempts.get(id) ?? 0) + 1;
-        attempts.set(id, attempt);
-        const delay = Math.min(30_000, 250 * 2 ** Math.min(attempt - 1, 10));
+        const attempt = inFlight.failed(id);
+        const delay = retryDelayMs(attempt);
         if (isUnreachable(error)) await noticeUnreachable(tenant);
         if (attempt <= 3)
           log.debug("sync failed; retrying", { tenant, key, attempt, error: messageOf(error) });
         else log.warn("sync keeps failing; retrying", { tenant, key, attempt, error: messageOf(error) });
         enqueueLater(tenant, key, delay);
       } finally {
-        processing.delete(id);
-        if (dirty.delete(id)) enqueue(tenant, key);
+        if (inFlight.finish(id)) enqueue(tenant, key);
       }
     }
   }
@@ -560,8 +553,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       await Promise.allSettled(workers);
       await Promise.allSettled([...evaluating.values()]);
       workers = [];
-      processing.clear();
-      dirty.clear();
+      inFlight.clear();
       patrolFlags.clear();
       tenants.clear();
       tenantsSynced = false;

@@ -38,21 +38,34 @@ export interface VNodes {
   refreshStatus(sessions: Iterable<TenantSession>): Promise<void>;
 }
 
+/**
+ * The super nodes a tenant needs vNodes for: those its pods are bound to by Ring0 in its control
+ * plane (a pod the tenant pinned to a node name is not Ring0's binding), and those its copies below
+ * are scheduled to (a vNode exists before the binding that names it).
+ */
+export function nodesRunningTenant(
+  tenant: string,
+  tenantPods: Iterable<Obj>,
+  superPods: Iterable<Obj>,
+): Set<string> {
+  const nodes = new Set<string>();
+  for (const pod of tenantPods) {
+    const node = nodeNameOf(pod);
+    if (node && boundByRing0(pod)) nodes.add(node);
+  }
+  for (const pod of superPods) {
+    if (pod.metadata.labels?.[syncLabels.tenant] !== tenant) continue;
+    const node = nodeNameOf(pod);
+    if (node) nodes.add(node);
+  }
+  return nodes;
+}
+
 export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) => void): VNodes {
   const { clock, log } = ctx;
 
   function nodesInUse(session: TenantSession): Set<string> {
-    const nodes = new Set<string>();
-    for (const pod of session.caches.pod.values()) {
-      const node = nodeNameOf(pod);
-      if (node && boundByRing0(pod)) nodes.add(node);
-    }
-    for (const pod of ctx.superPods()?.values() ?? []) {
-      if (pod.metadata.labels?.[syncLabels.tenant] !== session.tenant) continue;
-      const node = nodeNameOf(pod);
-      if (node) nodes.add(node);
-    }
-    return nodes;
+    return nodesRunningTenant(session.tenant, session.caches.pod.values(), ctx.superPods()?.values() ?? []);
   }
 
   async function sync(session: TenantSession, node: string): Promise<void> {
