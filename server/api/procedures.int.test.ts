@@ -114,6 +114,57 @@ describe("audit.list", () => {
   });
 });
 
+describe("audit.execSessions", () => {
+  const session = (user: SessionUser, tenant: string, transcript?: string) =>
+    db.execSession.create({
+      data: {
+        userId: user.id,
+        userName: user.name,
+        userTenant: user.tenant,
+        tenant,
+        source: "tenant-pod",
+        namespace: "default",
+        pod: `web-${Math.random().toString(36).slice(2, 6)}`,
+        command: ["sh"],
+        endedAt: new Date(),
+        exitCode: 0,
+        endReason: "exited",
+        bytesIn: 12n,
+        bytesOut: 34n,
+        ...(transcript ? { transcript: new Uint8Array(Buffer.from(transcript)) } : {}),
+      },
+    });
+
+  it("shows shell sessions by the audit log's rules, with transcripts only within scope", async () => {
+    const ours = await session(users.acmeAdmin!, "acme", "$ echo hi\r\nhi\r\n");
+    const theirs = await session(users.globexAdmin!, "globex");
+    const acme = await callerFor(users.acmeAdmin!).audit.execSessions({ limit: 200 });
+    expect(new Set(acme.sessions.map((row) => row.tenant))).toEqual(new Set(["acme"]));
+    expect(acme.sessions.find((row) => row.id === ours.id)).toMatchObject({
+      pod: ours.pod,
+      command: ["sh"],
+      exitCode: 0,
+      bytesIn: 12,
+      bytesOut: 34,
+      hasTranscript: true,
+    });
+    const all = await callerFor(users.operator!).audit.execSessions({ limit: 200 });
+    expect(all.sessions.map((row) => row.id)).toEqual(expect.arrayContaining([ours.id, theirs.id]));
+    expect(await codeOf(callerFor(users.acmeAdmin!).audit.execSessions({ tenant: "globex", limit: 5 }))).toBe(
+      "NOT_FOUND",
+    );
+    expect(await codeOf(callerFor(users.acmeMember!).audit.execSessions({ limit: 5 }))).toBe("FORBIDDEN");
+
+    expect((await callerFor(users.acmeAdmin!).audit.execTranscript({ id: ours.id })).text).toContain("hi");
+    expect(await codeOf(callerFor(users.globexAdmin!).audit.execTranscript({ id: ours.id }))).toBe(
+      "NOT_FOUND",
+    );
+    expect(await codeOf(callerFor(users.globexAdmin!).audit.execTranscript({ id: theirs.id }))).toBe(
+      "NOT_FOUND",
+    );
+  });
+});
+
 describe("me.events", () => {
   it("streams heartbeats to a signed-in user and stops when aborted", async () => {
     const feed = await callerFor(users.acmeMember!).me.events({ intervalMs: 1000 });
