@@ -137,6 +137,9 @@ async function main() {
   // Tenant control planes and the kube gateway (no production build needed; ~2.5 min together).
   await check("bench:provisioning", "tsx", ["bench/provisioning.ts"]);
   await check("bench:gateway", "tsx", ["bench/gateway.ts"]);
+  // The syncer: pods to Running through ten tenant control planes against the super cluster
+  // directly, the noisy neighbour, memory per pod, the patroller (several minutes).
+  await check("bench:syncer", "tsx", ["bench/syncer.ts"]);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
