@@ -42,6 +42,8 @@ export interface VnAgentOptions {
   /** CA that the node's kubelet serving certificate must chain to. */
   kubeletCa: string;
   logger: Logger;
+  /** Port to listen on (default: any free one); fails with EADDRINUSE when it is taken. */
+  port?: number;
 }
 
 export interface VnAgent {
@@ -390,7 +392,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
 
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: 0, exclusive: true }, () => {
+    server.listen({ host: "127.0.0.1", port: options.port ?? 0, exclusive: true }, () => {
       server.off("error", reject);
       const port = (server.address() as net.AddressInfo).port;
       log.info("vn-agent listening", { port });

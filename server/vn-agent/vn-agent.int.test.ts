@@ -4,6 +4,7 @@
  */
 import fs from "node:fs";
 import https from "node:https";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -23,6 +24,7 @@ import { syncAnnotations, syncLabels, vnAgentEndpoints } from "@/server/syncer/c
 import { superNamespace } from "@/server/syncer/naming";
 import { TENANT_APISERVER_ORGANIZATION } from "./identity";
 import { ensureVnAgentPki, type VnAgentPki } from "./pki";
+import { vnAgentPortsFile } from "./ports";
 import { startVnAgents, type VnAgents } from "./vn-agents";
 
 const logger = createLogger({}, "warn");
@@ -314,5 +316,45 @@ describe("through a real tenant control plane (local provisioner)", () => {
       },
     );
     expect(overSpdy.stdout.trim()).toBe("spdy");
+  });
+});
+
+describe("vn-agents across a Ring0 restart", () => {
+  it("listen on the same ports again, a new one where the old is taken, and forget nodes that are gone", {
+    timeout: 60_000,
+  }, async () => {
+    const before = agents?.endpoints() ?? new Map();
+    const [taken, ...kept] = [...before.keys()].sort();
+    if (!taken) throw new Error("no vn-agents are running");
+    // A node that left while Ring0 was away has an entry from before.
+    const file = vnAgentPortsFile(stateDir);
+    const recorded = JSON.parse(fs.readFileSync(file, "utf8")) as { ports: Record<string, number> };
+    fs.writeFileSync(file, JSON.stringify({ ports: { ...recorded.ports, "gone-node": 1 } }));
+
+    await agents?.stop();
+    // Something else took one node's port meanwhile.
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) =>
+      squatter.listen({ host: "127.0.0.1", port: before.get(taken)?.port }, resolve),
+    );
+    try {
+      agents = await startVnAgents({ superCluster: conn, stateDir, logger });
+      await agents.ready();
+      const after = agents.endpoints();
+      for (const node of kept) expect(after.get(node)?.port).toBe(before.get(node)?.port);
+      const moved = after.get(taken)?.port;
+      expect(moved).toBeDefined();
+      expect(moved).not.toBe(before.get(taken)?.port);
+      // The new port is recorded, the gone node dropped.
+      const saved = JSON.parse(fs.readFileSync(file, "utf8")) as { ports: Record<string, number> };
+      expect(saved.ports[taken]).toBe(moved);
+      expect(saved.ports["gone-node"]).toBeUndefined();
+      expect(Object.keys(saved.ports).sort()).toEqual([...after.keys()].sort());
+      // And the moved agent serves there.
+      const answer = await request(moved ?? 0, "/healthz", vna);
+      expect(answer.status).toBe(404);
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
   });
 });

@@ -12,10 +12,11 @@ import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contr
 import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
 import { startVnAgent, type VnAgent } from "./agent";
 import { ensureVnAgentPki } from "./pki";
+import { openPortBook, vnAgentPortsFile } from "./ports";
 
 export interface VnAgentsOptions {
   superCluster: ClusterConnection;
-  /** Ring0's state dir: the PKI lives in <stateDir>/vn-agent-pki/. */
+  /** Ring0's state dir: the PKI lives in <stateDir>/vn-agent-pki/, each node's port in <stateDir>/vn-agent-ports.json. */
   stateDir: string;
   logger: Logger;
   /** CA the nodes' kubelet serving certificates chain to; default: the super cluster's CA (kwok serves with its admin certificate). */
@@ -44,6 +45,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
   const log = options.logger.child({ component: "vn-agents" });
   const pki = await ensureVnAgentPki(options.stateDir);
   const kubeletCa = options.kubeletCa ?? clusterCa(options.superCluster);
+  const ports = openPortBook(vnAgentPortsFile(options.stateDir));
   const nodes = new Map<string, V1Node>();
   const agents = new Map<string, Promise<VnAgent | undefined>>();
   const endpoints = new Map<string, VnAgentEndpoint>();
@@ -55,23 +57,43 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
 
   const publish = () => setVnAgentEndpoints(new Map(endpoints));
 
+  /** On the node's port from before when it is free (vNodes point there), else on a new one. */
+  const listen = async (name: string): Promise<VnAgent> => {
+    const start = (port?: number) =>
+      startVnAgent({
+        node: name,
+        currentNode: () => nodes.get(name),
+        superCluster: options.superCluster,
+        superNamespace: options.superNamespace ?? defaultSuperNamespace,
+        tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
+        kubeletCa,
+        // Operators read each agent's log per node (the node page's "vn-agent log").
+        logger: teeLogger(options.logger, vnAgentLogRing(name)),
+        ...(port ? { port } : {}),
+      });
+    const previous = ports.get(name);
+    if (previous === undefined) return start();
+    try {
+      return await start(previous);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+      log.warn("a vn-agent's port from before is taken; it listens on a new one", {
+        node: name,
+        port: previous,
+      });
+      return start();
+    }
+  };
+
   const open = (name: string) => {
     if (agents.has(name) || stopped) return agents.get(name);
-    const starting = startVnAgent({
-      node: name,
-      currentNode: () => nodes.get(name),
-      superCluster: options.superCluster,
-      superNamespace: options.superNamespace ?? defaultSuperNamespace,
-      tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
-      kubeletCa,
-      // Operators read each agent's log per node (the node page's "vn-agent log").
-      logger: teeLogger(options.logger, vnAgentLogRing(name)),
-    }).then(
+    const starting = listen(name).then(
       (agent) => {
         if (agents.get(name) !== starting || stopped) {
           void agent.close();
           return undefined;
         }
+        ports.record(name, agent.port);
         endpoints.set(name, { node: name, host: "localhost", port: agent.port });
         publish();
         return agent;
@@ -102,6 +124,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
         nodes.clear();
         for (const node of items) if (node.metadata?.name) nodes.set(node.metadata.name, node);
         for (const name of [...agents.keys()]) if (!names.has(name)) void close(name);
+        ports.keepOnly(names);
         void Promise.all([...names].map(open)).then(() => markReady());
       },
       onEvent: (type, node) => {
@@ -109,6 +132,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
         if (!name) return;
         if (type === "DELETED") {
           nodes.delete(name);
+          ports.forget(name);
           void close(name);
           return;
         }
