@@ -26,9 +26,14 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
   return (
     <>
       {pod.refused ? (
-        <p className="alert alert-error" role="alert">
-          Refused by the isolation filter: {pod.refused}
-        </p>
+        <div className="alert alert-error" role="alert" aria-label="Refused by the isolation filter">
+          <p style={{ margin: 0 }}>
+            <strong>Ring0 will not run this pod on the shared nodes.</strong> {pod.refused}
+          </p>
+          <p style={{ margin: "0.5rem 0 0" }}>
+            A pod's spec cannot be changed in place: fix the manifest, delete this pod and create it again.
+          </p>
+        </div>
       ) : null}
       <section className="card" aria-labelledby="pod-status-heading">
         <h2 id="pod-status-heading">Status</h2>

@@ -99,7 +99,7 @@ export function PodTable({ tenant }: { tenant: string }) {
                 </td>
                 <td>{pod.namespace}</td>
                 <td>
-                  <PodPhase phase={pod.phase} refused={pod.refused} />
+                  <PodPhase phase={pod.phase} refused={pod.refused} showReason />
                 </td>
                 <td>{pod.node ?? "—"}</td>
                 <td>{pod.ready}</td>
