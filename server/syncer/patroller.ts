@@ -29,6 +29,7 @@ import {
   type PlacementPolicy,
   podStatusPatch,
   type SyncedKind,
+  serviceStatusPatch,
   superObject,
   syncedKinds,
   syncHashOf,
@@ -143,6 +144,11 @@ export function createPatroller(ctx: SyncContext, dependencies: PatrollerDepende
         if (malformedReason(kind, object)) continue;
         const desired = withSyncHash(superObject(tenant, kind, object));
         if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
+        else if (
+          kind === "service" &&
+          serviceStatusPatch(object.status as Json | undefined, copy.status as Json | undefined)
+        )
+          flag(tenant, kind, key);
       }
       for (const [key, copy] of belowByKey) {
         if (copy.metadata.deletionTimestamp) continue;

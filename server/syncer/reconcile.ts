@@ -36,6 +36,7 @@ import {
   malformedReason,
   podStatusPatch,
   type SyncedKind,
+  serviceStatusPatch,
   superObject,
   syncHashOf,
   withSyncHash,
@@ -169,8 +170,11 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     }
     await ensureNamespace(session, namespace);
     const desired = withSyncHash(superObject(tenant, kind, object));
-    const current = await readOrNull(ctx.superCluster, ref);
-    if (current && syncHashOf(current) === syncHashOf(desired)) return;
+    const current = await readOrNull<Obj>(ctx.superCluster, ref);
+    if (current && syncHashOf(current) === syncHashOf(desired)) {
+      if (kind === "service") await copyServiceStatus(session, object, current);
+      return;
+    }
     if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
       await warnOnce(
         session,
@@ -182,7 +186,8 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
       return;
     }
     try {
-      await serverSideApply(ctx.superCluster, desired, { force: true });
+      const written = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+      if (kind === "service") await copyServiceStatus(session, object, written);
     } catch (error) {
       if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
         await warnOnce(
@@ -195,6 +200,24 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
         return;
       }
       throw error;
+    }
+  }
+
+  /** Upward: the load balancer the super cluster reports for the service's copy. */
+  async function copyServiceStatus(session: TenantSession, service: Obj, below: Obj): Promise<void> {
+    const patch = serviceStatusPatch(service.status as Json | undefined, below.status as Json | undefined);
+    if (!patch) return;
+    const namespace = service.metadata.namespace ?? "";
+    try {
+      await kubeRequest(session.conn, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(service.metadata.name)}/status`,
+        contentType: "application/merge-patch+json",
+        body: { status: patch },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
     }
   }
 

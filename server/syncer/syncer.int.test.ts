@@ -365,6 +365,41 @@ describe("the syncer", { timeout: 90_000 }, () => {
     expect((await readBelow(tenantA, "Endpoints", "api"))?.metadata.uid).toBe(before.metadata.uid);
   });
 
+  it("copies the load balancer the super cluster reports for a service up to the tenant", async () => {
+    await createObject(connA, {
+      ...ref("Service", "public", namespace),
+      spec: { type: "LoadBalancer", selector: { app: "web" }, ports: [{ port: 443 }] },
+    });
+    await eventually(() => readBelow(tenantA, "Service", "public"));
+    // A load balancer controller in the super cluster (none runs in kwok's) gives it an address.
+    const setBelow = (ingress: unknown[]) =>
+      kubeRequest(superCluster, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${superNs(tenantA)}/services/public/status`,
+        contentType: "application/merge-patch+json",
+        body: { status: { loadBalancer: { ingress } } },
+      });
+    // Addresses only: the API server adds defaults (ipMode) to each entry, on both sides alike.
+    const ingressAbove = async () => {
+      const found = await readOrUndefined(connA, ref("Service", "public", namespace));
+      const ingress = (found?.status?.loadBalancer as { ingress?: { ip?: string; hostname?: string }[] })
+        ?.ingress;
+      return ingress?.map((entry) => entry.ip ?? entry.hostname).join(",") ?? "";
+    };
+    await setBelow([{ ip: "192.0.2.50" }]);
+    await eventually(async () => (await ingressAbove()) === "192.0.2.50");
+    // A change below follows, and a removed load balancer is removed above.
+    await setBelow([{ hostname: "lb.example.com" }]);
+    await eventually(async () => (await ingressAbove()) === "lb.example.com");
+    await setBelow([]);
+    await eventually(async () => (await ingressAbove()) === "");
+    // The tenant's spec was never touched by the copy.
+    const above = await readObject<Obj>(connA, ref("Service", "public", namespace));
+    expect(above.spec?.type).toBe("LoadBalancer");
+    await deleteObject(connA, ref("Service", "public", namespace));
+    await eventually(async () => (await readBelow(tenantA, "Service", "public")) === undefined);
+  });
+
   it("refuses a huge object with a Warning event and keeps syncing the others", async () => {
     await createObject(connA, {
       ...ref("ConfigMap", "huge", namespace),

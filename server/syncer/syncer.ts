@@ -1,10 +1,10 @@
 /**
- * The syncer (issue 5, seed 002): tenant objects down into the super cluster, pod status, events
- * and vNodes up into each tenant control plane.
+ * The syncer (issue 5, seed 002): tenant objects down into the super cluster, pod status, service
+ * load balancers, events and vNodes up into each tenant control plane.
  *
  *   watches       per Ready tenant: namespaces, pods, services, endpoints, configmaps, secrets,
  *                 service accounts and Ring0's vNodes in its control plane; once: the super
- *                 cluster's synced pods and namespaces, its nodes, and its pod events
+ *                 cluster's synced pods, namespaces and services, its nodes, and its pod events
  *   fair queue    every change becomes a key (kind|namespace|name) in the tenant's queue; workers
  *                 take keys by weighted round robin (Tenant spec.syncer.weight)
  *   reconcile     one key, read from the caches, ordered idempotent writes (server-side apply as
@@ -135,6 +135,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
   let superNamespaces: WatchCache<Obj> | undefined;
   let superNodes: WatchCache<Obj> | undefined;
   let superEvents: WatchCache<Obj> | undefined;
+  let superServices: WatchCache<Obj> | undefined;
   let releaseTenants: (() => void) | undefined;
   let workers: Promise<void>[] = [];
   const context: SyncContext = {
@@ -476,6 +477,18 @@ export function createSyncer(options: SyncerOptions): Syncer {
     if (deleted) enqueue(tenant, workKey("namespace", "", tenantNamespace));
   }
 
+  /** A synced service's load balancer changed below (or the copy went): its tenant's key again. */
+  function onSuperService(service: Obj, previous: Obj | undefined, deleted: boolean): void {
+    const tenant = service.metadata.labels?.[syncLabels.tenant];
+    const namespace = service.metadata.annotations?.[syncAnnotations.namespace];
+    const name = service.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || !serves(tenant) || namespace === undefined || !name) return;
+    const loadBalancer = (object: Obj | undefined) =>
+      JSON.stringify((object?.status as Json | undefined)?.loadBalancer ?? null);
+    if (deleted || loadBalancer(service) !== loadBalancer(previous))
+      enqueue(tenant, workKey("service", namespace, name));
+  }
+
   function onSuperNode(node: Obj, previous: Obj | undefined): void {
     const changed =
       !previous ||
@@ -511,6 +524,12 @@ export function createSyncer(options: SyncerOptions): Syncer {
         { path: "/api/v1/nodes" },
         onSuperNode,
         reportSuperError("nodes"),
+      );
+      superServices = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/services", labelSelector: `${syncLabels.managed}=true` },
+        onSuperService,
+        reportSuperError("services"),
       );
       await Promise.all([superNamespaces.synced(), superPods.synced(), superNodes.synced()]);
       if (!running) return;
@@ -548,7 +567,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       for (const cancel of retryTimers.values()) cancel();
       retryTimers.clear();
       for (const tenant of [...sessions.keys()]) stopSession(tenant);
-      for (const cache of [superPods, superNamespaces, superNodes, superEvents]) cache?.stop();
+      for (const cache of [superPods, superNamespaces, superNodes, superEvents, superServices]) cache?.stop();
       queue.shutdown();
       await Promise.allSettled(workers);
       await Promise.allSettled([...evaluating.values()]);

@@ -6,6 +6,7 @@ import {
   malformedReason,
   maxObjectBytes,
   podStatusPatch,
+  serviceStatusPatch,
   superObject,
   superPodSpec,
   syncHashOf,
@@ -246,5 +247,35 @@ describe("upward translation", () => {
       conditions: { lastHeartbeatTime: string }[];
     };
     expect(status.conditions[0]?.lastHeartbeatTime).toBe("2026-02-02T00:00:00Z");
+  });
+});
+
+describe("service status upward", () => {
+  const balanced = { loadBalancer: { ingress: [{ ip: "192.0.2.50", ipMode: "VIP" }] } };
+
+  it("gives the tenant's service the load balancer reported below", () => {
+    expect(serviceStatusPatch({}, balanced)).toEqual(balanced);
+    expect(serviceStatusPatch(undefined, balanced)).toEqual(balanced);
+  });
+
+  it("replaces a different ingress whole", () => {
+    const moved = { loadBalancer: { ingress: [{ hostname: "lb.example.com" }] } };
+    expect(serviceStatusPatch(balanced, moved)).toEqual(moved);
+  });
+
+  it("removes the tenant's ingress when the super cluster reports none", () => {
+    expect(serviceStatusPatch(balanced, { loadBalancer: {} })).toEqual({ loadBalancer: { ingress: null } });
+    expect(serviceStatusPatch(balanced, undefined)).toEqual({ loadBalancer: { ingress: null } });
+  });
+
+  it("writes nothing when both agree, or neither has a load balancer", () => {
+    expect(serviceStatusPatch(balanced, structuredClone(balanced))).toBeNull();
+    expect(serviceStatusPatch({}, {})).toBeNull();
+    expect(serviceStatusPatch({ loadBalancer: { ingress: [] } }, { loadBalancer: {} })).toBeNull();
+  });
+
+  it("copies only the load balancer, never the super cluster's conditions", () => {
+    const below = { ...balanced, conditions: [{ type: "Ready", status: "True" }] };
+    expect(serviceStatusPatch({}, below)).toEqual(balanced);
   });
 });

@@ -345,6 +345,23 @@ export function podStatusPatch(tenantStatus: Json | undefined, superStatus: Json
   return Object.keys(patch).length > 0 ? patch : null;
 }
 
+/**
+ * A JSON merge patch giving the tenant's service the load balancer the super cluster reports for
+ * its copy (ingress replaced whole, removed when none), or null when they already agree. Only
+ * status.loadBalancer goes up: conditions belong to the tenant's own controllers.
+ */
+export function serviceStatusPatch(
+  tenantStatus: Json | undefined,
+  superStatus: Json | undefined,
+): Json | null {
+  const want = (superStatus?.loadBalancer as Json | undefined)?.ingress;
+  const have = (tenantStatus?.loadBalancer as Json | undefined)?.ingress;
+  const empty = (ingress: unknown) => !Array.isArray(ingress) || ingress.length === 0;
+  if (empty(want) && empty(have)) return null;
+  if (JSON.stringify(want ?? null) === JSON.stringify(have ?? null)) return null;
+  return { loadBalancer: { ingress: empty(want) ? null : want } };
+}
+
 export const isolationConditionType = "ring0.dev/Isolation";
 
 /** Node fields the vNode carries from its super node (the parts that change rarely). */
