@@ -140,6 +140,9 @@ async function main() {
   // The syncer: pods to Running through ten tenant control planes against the super cluster
   // directly, the noisy neighbour, memory per pod, the patroller (several minutes).
   await check("bench:syncer", "tsx", ["bench/syncer.ts"]);
+  // Browser streams: log throughput and `seq 1000000` against kubectl, keystroke echo against the
+  // API server's exec, memory with 250 streams held for 5 minutes (~9 min; --expose-gc via npm).
+  await check("bench:streams", "npm", ["run", "bench:streams"]);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
