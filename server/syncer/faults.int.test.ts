@@ -267,13 +267,17 @@ describe("the syncer when the super apiserver dies mid-sync", { timeout: 400_000
       expect(item.status?.podIP).toBe(copy?.status?.podIP);
     }
 
-    // Config maps: the change made while it was down below, the deleted one gone, none extra.
+    // Config maps: the change made while it was down below, the deleted one gone, none extra (in
+    // this namespace: the tenant's kube-system config maps are synced too).
     const configMapsBelow = async () =>
       Object.fromEntries(
-        (await list(superCluster, "/api/v1/configmaps", `${syncLabels.tenant}=${tenant}`)).map((item) => [
-          item.metadata.name,
-          item.data?.value,
-        ]),
+        (
+          await list(
+            superCluster,
+            `/api/v1/namespaces/${superNamespace(tenant, namespace)}/configmaps`,
+            `${syncLabels.tenant}=${tenant}`,
+          )
+        ).map((item) => [item.metadata.name, item.data?.value]),
       );
     const wanted = Object.fromEntries(
       names.filter((name) => name !== "p11").map((name) => [`c-${name}`, name === "p10" ? "two" : "one"]),
