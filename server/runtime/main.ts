@@ -3,6 +3,7 @@ import http from "node:http";
 import path from "node:path";
 import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
+import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
@@ -171,6 +172,11 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     });
     setStreamRegistry(streamRegistry);
     const streamSettings = {
+      // Node shells in the local world run on kwok, which serves exec for pods with this label.
+      superPodLabels:
+        !runtime.SUPER_KUBECONFIG && runtime.RING0_SUPER_CLUSTER === "local"
+          ? { [KWOK_EXEC_LABEL]: "true" }
+          : undefined,
       bufferBytes: runtime.RING0_STREAM_BUFFER_BYTES,
       idleMs: runtime.RING0_STREAM_IDLE_SECONDS * 1000,
       maxSessionMs: runtime.RING0_STREAM_MAX_SECONDS * 1000,

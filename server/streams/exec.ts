@@ -13,11 +13,12 @@ import { getDb } from "@/server/db/client";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import { errorFromResponse } from "@/server/k8s/errors";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import { type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
+import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
 import { createFlow } from "./flow";
 import { closeCodeFor, parseQuery, type StreamSettings, sourceRefusal, streamTenant } from "./logs";
+import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
 import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
-import { podUpstream, streamFailure } from "./sources";
+import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
 
 /** Tries bash and falls back to sh; a fixed script, never built from input. */
 const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];
@@ -136,11 +137,21 @@ async function startRecord(
     actorName: user.name,
     actorTenant: user.tenant,
     tenant,
-    action: query.source === "tenant-pod" ? "pod.exec" : "super-pod.exec",
-    targetKind: "pod",
-    target,
+    action:
+      query.source === "tenant-pod"
+        ? "pod.exec"
+        : query.source === "node-shell"
+          ? "node.shell"
+          : "super-pod.exec",
+    targetKind: query.source === "node-shell" ? "node" : "pod",
+    target: query.source === "node-shell" ? (query.node ?? "") : target,
     result: "success",
-    detail: { sessionId: row.id, shell: query.shell, via: "browser" },
+    detail: {
+      sessionId: row.id,
+      shell: query.shell,
+      via: "browser",
+      ...(query.source === "node-shell" ? { pod: `${query.namespace}/${query.pod}` } : {}),
+    },
   });
   let finished = false;
   return {
@@ -178,13 +189,6 @@ function readBody(response: IncomingMessage): Promise<string> {
     response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     response.on("error", () => resolve(Buffer.concat(chunks).toString("utf8")));
   });
-}
-
-/** Truncates a close reason to the 123 bytes a close frame carries. */
-export function closeReason(text: string): string {
-  let out = text;
-  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
-  return out;
 }
 
 function runShell(
@@ -233,9 +237,21 @@ function runShell(
   }, settings.maxSessionMs);
   maxTimer.unref();
 
+  let shellPod: string | undefined;
+  const abort = new AbortController();
   const finish = () => {
     if (ended) return;
     ended = true;
+    abort.abort();
+    if (shellPod) {
+      const name = shellPod;
+      void deleteNodeShell(requireSuperCluster(), name).catch((error: unknown) =>
+        context.logger.warn("could not delete a node shell pod (it expires on its own)", {
+          pod: name,
+          error,
+        }),
+      );
+    }
     clearTimeout(idleTimer);
     clearTimeout(maxTimer);
     flow.stop();
@@ -260,7 +276,7 @@ function runShell(
   const refuse = (status: number, message: string) => {
     exit ??= { code: null, reason: message };
     sendError(socket, status, message);
-    socket.close(closeCodeFor(status), closeReason(message));
+    socket.close(closeCodeFor(status), closeReasonOf(message));
   };
 
   socket.on("message", (data, isBinary) => {
@@ -313,14 +329,36 @@ function runShell(
   };
 
   (async () => {
-    const target = await podUpstream(query, context.user);
-    record = await startRecord(context, query, command);
+    let target = query;
+    if (query.source === "node-shell") {
+      socket.send(
+        JSON.stringify({
+          type: "status",
+          state: "following",
+          message: `Starting a shell pod on node ${query.node}…`,
+        }),
+      );
+      shellPod = await openNodeShell(requireSuperCluster(), {
+        node: query.node ?? "",
+        openedBy: context.user.subject,
+        maxSeconds: Math.round(settings.maxSessionMs / 1000),
+        extraLabels: settings.superPodLabels,
+        signal: abort.signal,
+      });
+      if (ended) {
+        await deleteNodeShell(requireSuperCluster(), shellPod).catch(() => false);
+        return;
+      }
+      target = { ...query, namespace: nodeShellNamespace, pod: shellPod, container: "shell" };
+    }
+    const api = await podUpstream(target, context.user);
+    record = await startRecord(context, target, command);
     if (ended) {
       finish();
       record.finish({ exitCode: null, reason: endReason, bytesIn, bytesOut });
       return;
     }
-    const ws = target.webSocket(execPath(query, command), ["v5.channel.k8s.io", "v4.channel.k8s.io"]);
+    const ws = api.webSocket(execPath(target, command), ["v5.channel.k8s.io", "v4.channel.k8s.io"]);
     upstream = ws;
     ws.on("unexpected-response", (_request, response) => {
       void readBody(response).then((body) => {

@@ -7,13 +7,21 @@
 import type { WebSocket } from "ws";
 import type { z } from "zod";
 import { canAccessTenant, isOperator } from "@/server/auth/roles";
-import { type StreamContext, type StreamEndpoint, type StreamRefusal, sendError } from "@/server/ws/upgrade";
+import {
+  closeReasonOf,
+  type StreamContext,
+  type StreamEndpoint,
+  type StreamRefusal,
+  sendError,
+} from "@/server/ws/upgrade";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
 import { clientFrame, closeCodes, type LogQuery, logQuery, queryProblem, type ServerFrame } from "./protocol";
 import { openLogSource, streamFailure } from "./sources";
 
 export interface StreamSettings {
+  /** Labels pods Ring0 creates in the super cluster need from its runtime (node shells; the local world's kwok exec label). */
+  superPodLabels?: Record<string, string>;
   /** Bytes queued for one browser before the upstream is paused. */
   bufferBytes: number;
   /** Any stream is closed after this long. */
@@ -174,7 +182,7 @@ function followLog(
       const failure = streamFailure(error);
       context.logger.info("log stream refused", { status: failure.status, error: failure.message });
       sendError(socket, failure.status, failure.message);
-      socket.close(closeCodeFor(failure.status), failure.message.slice(0, 120));
+      socket.close(closeCodeFor(failure.status), closeReasonOf(failure.message));
     },
   );
 }

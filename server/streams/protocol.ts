@@ -66,11 +66,14 @@ export type ExecShell = (typeof execShells)[number];
 
 export const execQuery = z
   .object({
-    source: z.enum(["tenant-pod", "super-pod"], { message: "source must be tenant-pod or super-pod" }),
+    source: z.enum(["tenant-pod", "super-pod", "node-shell"], {
+      message: "source must be tenant-pod, super-pod or node-shell",
+    }),
     tenant: label("tenant").optional(),
     namespace: label("namespace").optional(),
     pod: subdomain("pod").optional(),
     container: label("container").optional(),
+    node: subdomain("node").optional(),
     shell: z.enum(execShells, { message: `shell must be one of ${execShells.join(", ")}` }).default("auto"),
     cols: z.coerce.number().int().min(1).max(1000).default(80),
     rows: z.coerce.number().int().min(1).max(500).default(24),
@@ -81,7 +84,13 @@ export const execQuery = z
 export type ExecQuery = z.infer<typeof execQuery>;
 
 function requireTargets(
-  query: { source: StreamSource; tenant?: string; namespace?: string; pod?: string; node?: string },
+  query: {
+    source: StreamSource | "node-shell";
+    tenant?: string;
+    namespace?: string;
+    pod?: string;
+    node?: string;
+  },
   context: z.RefinementCtx,
 ): void {
   const need = (field: "tenant" | "namespace" | "pod" | "node") => {
@@ -89,7 +98,7 @@ function requireTargets(
   };
   if (query.source === "tenant-pod") for (const field of ["tenant", "namespace", "pod"] as const) need(field);
   if (query.source === "super-pod") for (const field of ["namespace", "pod"] as const) need(field);
-  if (query.source === "vn-agent" || query.source === "kwok") need("node");
+  if (query.source === "vn-agent" || query.source === "kwok" || query.source === "node-shell") need("node");
 }
 
 /** One log line: the container runtime's RFC 3339 (nano) timestamp and the text without it. */

@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
+import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { localClusterLogFile } from "@/server/cluster/local";
 import { createObject } from "@/server/k8s/apply";
 import { eventually } from "@/server/k8s/test-cluster";
@@ -17,12 +18,14 @@ import { createLogger } from "@/server/logger";
 import { superNamespace } from "@/server/syncer/naming";
 import { type Obj, readOrUndefined, ref } from "@/server/syncer/test-world";
 import { createTokenService } from "@/server/tokens/service";
+import { createUserRepository } from "@/server/users/repository";
 import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { authenticateStream } from "./authenticate";
 import { createExecEndpoint } from "./exec";
 import { createLogsEndpoint } from "./logs";
 import { kwokLogProvider, vnAgentLogProvider } from "./node-logs";
+import { nodeShellLabel, nodeShellNamespace } from "./node-shell";
 import { closeCodes, type LogLine, type ServerFrame } from "./protocol";
 import { createStreamRegistry } from "./registry";
 import { registerNodeLogProvider } from "./sources";
@@ -34,14 +37,7 @@ const globex = `globex-${suffix}`;
 const origin = "http://localhost:3000";
 const bufferBytes = 256 * 1024;
 const operatorKey = Math.random().toString(36);
-const operator: SessionUser = {
-  id: "operator",
-  subject: "ring0:operator",
-  name: "Operator",
-  email: null,
-  tenant: "ring0",
-  role: "operator",
-};
+let operator: SessionUser;
 
 let world: DataPlaneWorld;
 let server: http.Server;
@@ -117,7 +113,23 @@ const podShell = (tenant: string, extra = "") =>
 
 beforeAll(async () => {
   world = await startDataPlaneWorld({ tenants: [acme, globex], logger, name: "streams" });
-  const settings = { bufferBytes, idleMs: 60_000, maxSessionMs: 600_000 };
+  const identity = {
+    subject: `system:operator-${suffix}`,
+    tenant: "system",
+    name: "Olivia Operator",
+    role: "operator" as const,
+    email: null,
+  };
+  operator = {
+    ...identity,
+    id: (await createUserRepository(world.db).recordSignIn(identity, new Date())).id,
+  };
+  const settings = {
+    bufferBytes,
+    idleMs: 60_000,
+    maxSessionMs: 600_000,
+    superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+  };
   handler = createUpgradeHandler({
     allowedOrigins: [origin],
     // Operators sign in through the IAM (the e2e suite covers that); here one header stands in for
@@ -246,11 +258,48 @@ describe("browser streams", { timeout: 120_000 }, () => {
     ).toBe(true);
   });
 
+  it("gives an operator a node shell: a pod pinned to the node, audited, and deleted when the shell ends", async () => {
+    const conn = world.admin[acme];
+    if (!conn) throw new Error("no acme control plane");
+    const node = (await readOrUndefined<Obj>(conn, ref("Pod", "web", "default")))?.spec?.nodeName ?? "";
+    const shell = open(`/ws/exec?source=node-shell&node=${node}&shell=sh`, {
+      origin,
+      "x-test-operator": operatorKey,
+    });
+    const started = await eventually(async () => {
+      const error = shell.frames.find((frame) => frame.type === "error");
+      if (error) throw new Error(`the node shell was refused: ${JSON.stringify(error)}`);
+      return shell.frames.find((frame) => frame.type === "started");
+    }, 90_000);
+    const sessionId = started.type === "started" ? started.sessionId : "";
+    const row = await world.db.execSession.findUniqueOrThrow({ where: { id: sessionId } });
+    expect(row).toMatchObject({ source: "node-shell", namespace: nodeShellNamespace, tenant: null });
+    const below = await readOrUndefined<Obj>(world.superCluster, ref("Pod", row.pod, nodeShellNamespace));
+    expect(below?.spec?.nodeName).toBe(node);
+    expect(below?.metadata.labels?.[nodeShellLabel]).toBe("true");
+
+    shell.socket.send(Buffer.from("echo node-$((6*7))\n"), { binary: true });
+    await eventually(async () => (/node-42/.test(shell.output()) ? true : undefined));
+    shell.socket.close();
+    await shell.closed;
+    await eventually(async () =>
+      (await readOrUndefined(world.superCluster, ref("Pod", row.pod, nodeShellNamespace))) ? undefined : true,
+    );
+    const audit = await world.db.auditEvent.findFirst({ where: { action: "node.shell", target: node } });
+    expect(audit?.detail).toMatchObject({ sessionId });
+    expect((await refusedWith(`/ws/exec?source=node-shell&node=${node}`, as(acme))).status).toBe(403);
+  });
+
   it("refuses a foreign Origin (403), no credentials (401) and a revoked token (401)", async () => {
     expect((await refusedWith(podLogs(acme), { ...as(acme), origin: "https://evil.example" })).status).toBe(
       403,
     );
-    expect((await refusedWith(podLogs(acme), { origin })).status).toBe(401);
+    // A browser (no bearer token) cannot read an HTTP status: it gets an error frame and 4401.
+    const anonymous = open(podLogs(acme), { origin });
+    expect((await anonymous.closed).code).toBe(closeCodes.sessionEnded);
+    expect(anonymous.frames).toEqual([
+      { type: "error", status: 401, message: "Sign in to open this stream." },
+    ]);
     const tokens = createTokenService({ db: world.db });
     const user = world.users[acme];
     if (!user) throw new Error("no acme admin");

@@ -5,12 +5,15 @@ import type { Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import type { WebSocket } from "ws";
 import type { SessionUser } from "@/server/auth/roles";
+import type { KubeObject } from "@/server/k8s/apply";
 import { createLogger } from "@/server/logger";
-import { closeReason, execPath, exitFromStatus, shellCommand } from "./exec";
+import { closeReasonOf as closeReason } from "@/server/ws/upgrade";
+import { execPath, exitFromStatus, shellCommand } from "./exec";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
 import { closeCodeFor, sourceRefusal } from "./logs";
 import { createLogRing, kwokLineFor, selectLines, tailFile, teeLogger } from "./node-logs";
+import { nodeShellLabel, nodeShellNamespace, nodeShellPod } from "./node-shell";
 import { closeCodes, execQuery } from "./protocol";
 import { createStreamRegistry } from "./registry";
 
@@ -207,6 +210,29 @@ describe("exec", () => {
   it("keeps close reasons within a close frame's 123 bytes", () => {
     expect(Buffer.byteLength(closeReason("ü".repeat(200)))).toBeLessThanOrEqual(123);
     expect(closeReason("short")).toBe("short");
+  });
+});
+
+describe("node shells", () => {
+  it("pins a pod like kubectl debug node does, labelled, expiring, with a deadline", () => {
+    const pod = nodeShellPod({
+      node: "n1",
+      name: "node-shell-n1-abc",
+      openedBy: "ring0:operator",
+      maxSeconds: 600,
+      now: new Date("2026-01-01T00:00:00Z"),
+      extraLabels: { "ring0.dev/kwok-exec": "true" },
+    }) as KubeObject & { spec: Record<string, unknown> };
+    expect(pod.metadata.namespace).toBe(nodeShellNamespace);
+    expect(pod.metadata.labels).toMatchObject({ [nodeShellLabel]: "true", "ring0.dev/kwok-exec": "true" });
+    expect(pod.metadata.annotations?.["ring0.dev/expires-at"]).toBe("2026-01-01T00:10:00.000Z");
+    expect(pod.spec).toMatchObject({
+      nodeName: "n1",
+      activeDeadlineSeconds: 600,
+      hostPID: true,
+      restartPolicy: "Never",
+    });
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
   });
 });
 

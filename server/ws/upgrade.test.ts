@@ -97,17 +97,38 @@ describe("WebSocket upgrades under /ws/", () => {
     expect((await refusal("/ws/ping", { Cookie: "session=valid" })).status).toBe(403);
   });
 
-  it("refuses a missing or invalid session with 401", async () => {
-    expect((await refusal("/ws/ping", { Origin: origin })).status).toBe(401);
-    expect((await refusal("/ws/ping", { Origin: origin, Cookie: "session=forged" })).status).toBe(401);
+  it("tells a browser (cookie) about a missing or invalid session with an error frame and close 4401", async () => {
+    const attempts: Array<Record<string, string>> = [
+      { Origin: origin },
+      { Origin: origin, Cookie: "session=forged" },
+    ];
+    for (const headers of attempts) {
+      const socket = connect("/ws/ping", headers);
+      const frame = nextMessage(socket);
+      expect(await frame).toEqual({ type: "error", status: 401, message: "Sign in to open this stream." });
+      expect((await closed(socket)).code).toBe(4401);
+    }
   });
 
-  it("answers 404 for unknown streams and 403 when the stream's own check refuses", async () => {
-    expect((await refusal("/ws/nope", { Origin: origin, Cookie: "session=valid" })).status).toBe(404);
-    expect(await refusal("/ws/admins-only", { Origin: origin, Cookie: "session=valid" })).toMatchObject({
+  it("answers a program (bearer token) with plain HTTP statuses it can read", async () => {
+    expect((await refusal("/ws/ping", { Authorization: "Bearer r0_unknown" })).status).toBe(401);
+    expect(
+      (await refusal("/ws/ping", { Authorization: "Bearer r0_unknown", Origin: "https://evil.example" }))
+        .status,
+    ).toBe(403);
+  });
+
+  it("closes with 4404 for unknown streams and 4403 when the stream's own check refuses", async () => {
+    const unknown = connect("/ws/nope", { Origin: origin, Cookie: "session=valid" });
+    expect(await nextMessage(unknown)).toMatchObject({ type: "error", status: 404 });
+    expect((await closed(unknown)).code).toBe(4404);
+    const refused = connect("/ws/admins-only", { Origin: origin, Cookie: "session=valid" });
+    expect(await nextMessage(refused)).toMatchObject({
+      type: "error",
       status: 403,
-      body: expect.stringContaining("Only operators"),
+      message: expect.stringContaining("Only operators"),
     });
+    expect((await closed(refused)).code).toBe(4403);
   });
 
   it("greets with the session's identity and answers pings", async () => {

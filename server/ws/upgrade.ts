@@ -77,6 +77,13 @@ function refuse(socket: Duplex, status: number, message: string): void {
   );
 }
 
+/** A close reason within the 123 bytes a close frame carries. */
+export function closeReasonOf(text: string): string {
+  let out = text;
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
+}
+
 /** An `error` frame (see server/streams/protocol.ts), if the socket is still open. */
 export function sendError(socket: WebSocket, status: number, message: string): void {
   if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: "error", status, message }));
@@ -142,12 +149,23 @@ export function createUpgradeHandler(options: UpgradeOptions) {
       options.logger.warn("websocket refused: origin not allowed", { origin, path: request.url });
       return refuse(socket, 403, "Origin not allowed.");
     }
+    // A program (bearer token) reads refusals as HTTP statuses. A browser cannot: a refused upgrade
+    // is only "1006" to page script. So a browser from an allowed Origin gets the same refusal as
+    // an error frame and a 4000+status close, which the viewer can explain (nothing is streamed).
+    const deny = (status: number, message: string) => {
+      if (bearer) return refuse(socket, status, message);
+      server.handleUpgrade(request, socket, head, (webSocket) => {
+        webSocket.on("error", () => {});
+        sendError(webSocket, status, message);
+        webSocket.close(4000 + status, closeReasonOf(message));
+      });
+    };
     const auth = await options.authenticate(request.headers);
-    if (!auth) return refuse(socket, 401, "Sign in to open this stream.");
+    if (!auth) return deny(401, "Sign in to open this stream.");
     const { user } = auth;
     const url = new URL(request.url ?? "/", "http://localhost");
     const endpoint = options.endpoints[url.pathname];
-    if (!endpoint) return refuse(socket, 404, `No stream at ${url.pathname}.`);
+    if (!endpoint) return deny(404, `No stream at ${url.pathname}.`);
     const context: StreamContext = {
       user,
       auth,
@@ -155,8 +173,8 @@ export function createUpgradeHandler(options: UpgradeOptions) {
       logger: options.logger.child({ stream: url.pathname, user: user.subject }),
     };
     const refusal = (await endpoint.authorize?.(context)) ?? null;
-    if (typeof refusal === "string") return refuse(socket, 403, refusal);
-    if (refusal) return refuse(socket, refusal.status, refusal.message);
+    if (typeof refusal === "string") return deny(403, refusal);
+    if (refusal) return deny(refusal.status, refusal.message);
     server.handleUpgrade(request, socket, head, (webSocket) => {
       alive.set(webSocket, true);
       paths.set(webSocket, url.pathname);

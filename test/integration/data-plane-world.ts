@@ -13,7 +13,7 @@ import type { SessionUser } from "@/server/auth/roles";
 import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { killProcessesMentioning } from "@/server/cluster/kwokctl";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
-import type { ClusterConnection } from "@/server/k8s/cluster";
+import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import type { Logger } from "@/server/logger";
@@ -92,6 +92,9 @@ export async function startDataPlaneWorld(options: {
     cleanups.push(() => agents.stop());
     await agents.ready();
 
+    // Ring0's own super-cluster clients (super pods, node shells) use the process-wide connection.
+    setSuperCluster(superCluster);
+    cleanups.push(() => setSuperCluster(null));
     const provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
     const directory = provisionerDirectory(ours, () => provisioner);
     setControlPlaneDirectory(directory);
