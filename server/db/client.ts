@@ -21,7 +21,9 @@ export function createPrismaClient(databaseUrl: string): PrismaClient {
     { connectionString: databaseUrl },
     { onPoolError: (error) => log.warn("idle database connection failed", { error }) },
   );
-  return new PrismaClient({ adapter });
+  // Prisma's defaults (2 s to get a connection, 5 s per transaction) fail sign-ins on a busy
+  // host; these transactions are short, so waiting longer only trades latency for an error.
+  return new PrismaClient({ adapter, transactionOptions: { maxWait: 10_000, timeout: 20_000 } });
 }
 
 interface DbState {
