@@ -15,7 +15,13 @@
 import { ControlPlaneNotServingError, controlPlaneWatchTransport } from "@/server/gateway/as-user";
 import type { K8sError } from "@/server/k8s/errors";
 import type { V1Pod } from "@/server/k8s/nodes";
-import { type Backoff, createListWatch, type ListWatch, type WatchTransport } from "@/server/k8s/watch";
+import {
+  abortableSleep,
+  type Backoff,
+  createListWatch,
+  type ListWatch,
+  type WatchTransport,
+} from "@/server/k8s/watch";
 import { type Acting, byName, type NotServing, type PodList, podRow } from "./pods";
 
 export interface PodFeedOptions {
@@ -45,19 +51,6 @@ function notServingOf(error: K8sError): NotServing | undefined {
     : undefined;
 }
 
-function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
 const keyOf = (pod: V1Pod) => `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
 
@@ -70,7 +63,7 @@ export async function* watchPods(
 ): AsyncGenerator<PodList> {
   const transport = options.transport ?? controlPlaneWatchTransport(acting.tenant, acting.user);
   const coalesceMs = options.coalesceMs ?? 250;
-  const sleep = options.sleep ?? sleepFor;
+  const sleep = options.sleep ?? abortableSleep;
   const now = options.now ?? Date.now;
   const stopped = new AbortController();
   const stop = () => stopped.abort();
