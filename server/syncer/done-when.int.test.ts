@@ -12,38 +12,24 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
-import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
-import { killProcessesMentioning, processesMentioning } from "@/server/cluster/kwokctl";
+import { KWOK_EXEC_LABEL, kwokDebugPaths } from "@/server/cluster/kwok-debug";
+import { processesMentioning } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
-import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { installCrds } from "@/server/k8s/crds";
-import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import { eventually } from "@/server/k8s/test-cluster";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
-import { createLocalProvisioner } from "@/server/provisioners/local";
-import type { Provisioner } from "@/server/provisioners/types";
-import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { createTokenService } from "@/server/tokens/service";
-import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
-import { signInTenantAdmin } from "@/test/integration/control-plane-access";
-import { testDatabaseUrl } from "@/test/integration/database";
+import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { createKubeGateway, type KubeGateway } from "../gateway/gateway";
 import { type GatewayListener, startGatewayListener } from "../gateway/listener";
 import { ensureGatewayTls } from "../gateway/tls";
 import { syncAnnotations, syncLabels, vnAgentEndpoints } from "./contracts";
 import { superNamespace, tenantPrefix } from "./naming";
-import { createSyncer, type Syncer } from "./syncer";
-import {
-  type Obj,
-  provisionerDirectory,
-  readOrUndefined,
-  ref,
-  removeTenant,
-  startTenants,
-} from "./test-world";
+import type { Syncer } from "./syncer";
+import { type Obj, readOrUndefined, ref } from "./test-world";
 import { vNodeLabel } from "./translate";
 
 const logger = createLogger({ service: "done-when-it" }, "error");
@@ -53,19 +39,14 @@ const acme = `acme-${suffix}`;
 const globex = `globex-${suffix}`;
 const ours = new Set([acme, globex]);
 
+let world: DataPlaneWorld;
 let superCluster: ClusterConnection;
-let db: PrismaClient;
 let stateDir = "";
 let workDir = "";
 let kubectlBinary = "";
-let provisioner: Provisioner | undefined;
-let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
-let agents: VnAgents | undefined;
 let syncer: Syncer | undefined;
 let gateway: KubeGateway | undefined;
 let listener: GatewayListener | undefined;
-const admin: Record<string, ClusterConnection> = {};
-const directory = provisionerDirectory(ours, () => provisioner);
 const kubeconfigs: Record<string, string> = {};
 const tokens: Record<string, string> = {};
 
@@ -86,54 +67,18 @@ async function kubectlWith(kubeconfig: string, args: string[]): Promise<RunResul
 const kubectl = (tenant: string, args: string[]) => kubectlWith(kubeconfigs[tenant] as string, args);
 
 beforeAll(async () => {
-  superCluster = testSuperCluster();
-  await installCrds(superCluster, logger);
-  const url = await testDatabaseUrl();
-  db = createPrismaClient(url);
-  setDatabaseUrl(url); // the kubeconfig service audits through the process-wide client
-  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-done-when-"));
+  // The runtime's data plane: kwok's debug binder, vn-agents sharing the provisioner's state dir, two
+  // tenants with their control planes and defaults, the syncer with the local world's pod labels.
+  world = await startDataPlaneWorld({ tenants: [...ours], logger, name: "done-when" });
+  ({ superCluster, stateDir, syncer } = world);
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-done-when-home-"));
   kubectlBinary = await localSuperCluster({ stateDir: superStateDir, logger }).kubectlPath();
 
-  // The local world's data plane: kwok serves logs/exec of labelled pods; one vn-agent per node.
-  binder = startKwokDebugBinder(superCluster, { stateDir: superStateDir, logger });
-  agents = await startVnAgents({ superCluster, stateDir, logger });
-  await agents.ready();
-
-  // Two tenants, as the tenant controller makes them: a Tenant object, a control plane, its defaults.
-  provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
-  const tenants = [...ours];
-  const conns = await startTenants(superCluster, provisioner, tenants);
-  await Promise.all(
-    tenants.map(async (tenant, index) => {
-      const conn = conns[index] as ClusterConnection;
-      admin[tenant] = conn;
-      await eventually(
-        async () =>
-          (await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined,
-        60_000,
-      );
-      // kubectl run needs the default service account (the controller manager makes it).
-      await eventually(() => readOrUndefined(conn, ref("ServiceAccount", "default", "default")), 60_000);
-    }),
-  );
-
-  syncer = createSyncer({
-    superCluster,
-    directory,
-    logger,
-    heartbeatIntervalMs: 2_000,
-    tenantRecheckMs: 1_000,
-    superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
-    tenantFilter: (tenant) => ours.has(tenant),
-  });
-  await syncer.start();
-
   // The kube gateway on its HTTPS listener, with Ring0's own gateway CA, as the runtime starts it.
-  const tokenService = createTokenService({ db });
+  const tokenService = createTokenService({ db: world.db });
   gateway = createKubeGateway({
     authenticate: (plaintext) => tokenService.verifyToken(plaintext),
-    directory: () => directory,
+    directory: () => world.directory,
     limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
     audit: async () => {},
     logger,
@@ -141,9 +86,9 @@ beforeAll(async () => {
   const tls = await ensureGatewayTls({ stateDir: workDir });
   listener = await startGatewayListener({ gateway, tls, port: 0, logger });
   const endpoint = { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string };
-  const service = createKubeconfigService({ db, gateway: endpoint });
+  const service = createKubeconfigService({ db: world.db, gateway: endpoint });
   for (const tenant of ours) {
-    const user: SessionUser = await signInTenantAdmin(db, tenant);
+    const user = world.users[tenant] as SessionUser;
     const issued = await service.issueKubeconfig({ user, tenant, expiresInDays: 1 });
     const file = path.join(workDir, `${tenant}.kubeconfig`);
     fs.writeFileSync(file, issued.kubeconfig, { mode: 0o600 });
@@ -153,20 +98,10 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await syncer?.stop();
   await listener?.close();
   gateway?.close();
-  await agents?.stop();
-  binder?.stop();
-  for (const tenant of ours) {
-    await removeTenant(superCluster, provisioner, tenant);
-  }
-  // Nothing of the tenants' control planes is left running (the kill is a safety net; asserted in the last test).
-  if (stateDir) await killProcessesMentioning(`${stateDir}/`);
-  if (stateDir) fs.rmSync(stateDir, { recursive: true, force: true });
+  await world?.stop();
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
-  await disconnectDb();
-  await db?.$disconnect();
 }, 180_000);
 
 describe("issue 5, done when", { timeout: 180_000 }, () => {
@@ -293,7 +228,7 @@ describe("issue 5, done when", { timeout: 180_000 }, () => {
 
     await syncer?.stop();
     syncer = undefined;
-    for (const tenant of ours) await provisioner?.destroy(tenant);
+    for (const tenant of ours) await world.provisioner.destroy(tenant);
     expect(processesMentioning(`${stateDir}/`)).toEqual([]);
   });
 });

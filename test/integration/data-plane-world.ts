@@ -27,7 +27,7 @@ import {
   removeTenant,
   startTenants,
 } from "@/server/syncer/test-world";
-import { setControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { type ControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { createTokenService } from "@/server/tokens/service";
 import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
@@ -45,6 +45,10 @@ export interface DataPlaneWorld {
   users: Record<string, SessionUser>;
   tokens: Record<string, string>;
   provisioner: Provisioner;
+  /** The control plane directory of these tenants (also installed process-wide). */
+  directory: ControlPlaneDirectory;
+  /** Where the tenants' control planes (and the vn-agents' PKI) live. */
+  stateDir: string;
   syncer: Syncer;
   agents: VnAgents;
   /** The simulated container log file kwok serves for a super-cluster pod. */
@@ -147,6 +151,8 @@ export async function startDataPlaneWorld(options: {
       users,
       tokens,
       provisioner,
+      directory,
+      stateDir,
       syncer,
       agents,
       kwokLogFile: (namespace, pod) => kwokDebugPaths(superStateDir, namespace, pod).logsFile,
