@@ -64,6 +64,7 @@ describe("applyMigrations", () => {
       "_prisma_migrations",
       "api_tokens",
       "audit_events",
+      "exec_sessions",
       "iam_accounts",
       "memberships",
       "users",

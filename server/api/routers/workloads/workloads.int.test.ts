@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { controlPlaneWatchTransport } from "@/server/gateway/as-user";
-import { createObject, deleteObject } from "@/server/k8s/apply";
+import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { openWatchCount, type WatchTransport } from "@/server/k8s/watch";
@@ -171,7 +171,12 @@ describe("workloads.pods, acting as the user in the tenant's control plane", () 
       expect(log.indexOf("watch")).toBeLessThan(log.indexOf("ADDED web-3"));
     } finally {
       await feed.return(undefined);
-      await deleteObject(conn, { apiVersion: "v1", kind: "Pod", metadata: { name: "web-3", namespace } });
+      // Gone before the next test lists the namespace (a graceful delete lingers as Terminating).
+      const web3 = { apiVersion: "v1", kind: "Pod", metadata: { name: "web-3", namespace } };
+      await deleteObject(conn, web3, { gracePeriodSeconds: 0 });
+      await eventually(async () =>
+        (await readObject(conn, web3).catch(() => undefined)) ? undefined : true,
+      );
     }
   });
 
