@@ -14,6 +14,8 @@ export interface KubeRequest {
   /** Serialised as JSON unless already a string. */
   body?: unknown;
   contentType?: string;
+  /** Extra request headers (e.g. Impersonate-User for a probe), one value each. */
+  headers?: Record<string, string>;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -31,6 +33,7 @@ function requestUrl(conn: ClusterConnection, request: KubeRequest): string {
 async function send(conn: ClusterConnection, request: KubeRequest) {
   const context = new RequestContext(requestUrl(conn, request), HttpMethod[request.method ?? "GET"]);
   context.setHeaderParam("Accept", "application/json");
+  for (const [name, value] of Object.entries(request.headers ?? {})) context.setHeaderParam(name, value);
   if (request.body !== undefined) {
     context.setHeaderParam("Content-Type", request.contentType ?? "application/json");
     context.setBody(typeof request.body === "string" ? request.body : JSON.stringify(request.body));

@@ -20,7 +20,7 @@
  */
 import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { kubeRequest } from "@/server/k8s/transport";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { kubeUserName, roleGroup } from "./kube-identity";
 
 export const protectedLabel = "ring0.dev/protected";
@@ -240,7 +240,35 @@ export async function applyTenantDefaults(
     await serverSideApply(conn, manifest, { force: true });
   }
   const missing = await unaggregatedRoles(conn, signal);
-  return missing.length > 0
-    ? `Waiting for the control plane to aggregate the built-in ${missing.join(" and ")} roles members and viewers are bound to.`
-    : undefined;
+  if (missing.length > 0) {
+    return `Waiting for the control plane to aggregate the built-in ${missing.join(" and ")} roles members and viewers are bound to.`;
+  }
+  if (!(await protectionEnforced(conn, input.tenant, signal))) {
+    return "Waiting for the control plane to enforce the policy protecting Ring0's objects (it takes effect a few seconds after it is created).";
+  }
+  return undefined;
+}
+
+/**
+ * Whether the protection policy is in force yet: a ValidatingAdmissionPolicy takes effect only once
+ * the API server's policy informers have it, a moment after it is created, and until then a tenant
+ * admin could delete Ring0's bindings. Probe with a dry-run delete of the admins' binding as a tenant
+ * admin: refused by the policy means in force. Dry runs pass through admission, and change nothing.
+ */
+async function protectionEnforced(
+  conn: ClusterConnection,
+  tenant: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const probe = await kubeRequestText(conn, {
+    method: "DELETE",
+    path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ring0:tenant-admins",
+    query: { dryRun: "All" },
+    headers: {
+      "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),
+      "Impersonate-Group": roleGroup(tenant, "admin"),
+    },
+    signal,
+  });
+  return probe.status === 403 && probe.text.includes("managed by Ring0");
 }
