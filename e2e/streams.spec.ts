@@ -203,6 +203,30 @@ test.describe("browser streams (issue 6)", () => {
         await expect(agentLines).toContainText(/request.*tenant=acme/, streaming);
       });
 
+      await test.step("operator: a node shell runs on that node, and its pod goes with the shell", async () => {
+        const operator = await loginAs("operator");
+        await operator.goto(`/operator/nodes/${node}`);
+        await operator.getByRole("tab", { name: "Node shell" }).click();
+        const panel = operator.getByRole("tabpanel", { name: "Node shell" });
+        await panel.getByRole("combobox", { name: "Shell" }).selectOption("sh");
+        await panel.getByRole("button", { name: "Connect" }).click();
+        await expect(panel.getByTestId("exec-started")).toContainText("Connected: sh", streaming);
+        const terminal = panel.getByTestId("exec-terminal");
+        await terminal.click();
+        await typeLine(operator, "echo node-$((6*7))");
+        await expect.poll(() => terminalText(terminal), streaming).toMatch(/^node-42$/m);
+        await typeLine(operator, "exit");
+        await expect(panel.getByTestId("exec-exit")).toContainText("exited with code 0", streaming);
+        await operator.goto("/operator/audit");
+        await expect(
+          operator
+            .getByRole("table", { name: "Audit log" })
+            .getByRole("row")
+            .filter({ hasText: "node.shell" })
+            .first(),
+        ).toContainText(node, streaming);
+      });
+
       await test.step("abuse: another tenant, a foreign Origin, no session", async () => {
         const podLogs = `/ws/logs?source=tenant-pod&tenant=acme&namespace=default&pod=${name}`;
 

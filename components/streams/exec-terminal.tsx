@@ -44,7 +44,8 @@ export function ExecTerminal({
   target,
   containers,
 }: {
-  target: Omit<ExecTarget, "container">;
+  /** Its `container` is ignored: the container select decides. */
+  target: ExecTarget;
   /** The pod's containers; the first is chosen by default. */
   containers: readonly string[];
 }) {

@@ -1,6 +1,10 @@
 "use client";
 
-/** A node's own logs for operators: the vn-agent serving it and its kwok (kubelet) process. */
+/**
+ * A node's own logs for operators — the vn-agent serving it and its kwok (kubelet) process — and a
+ * shell on the node.
+ */
+import { ExecTerminal } from "@/components/streams/exec-terminal";
 import { LogViewer } from "@/components/streams/log-viewer";
 import { StreamTabs } from "@/components/streams/stream-tabs";
 
@@ -18,6 +22,21 @@ export function NodeLogs({ node }: { node: string }) {
           id: "kwok",
           title: "kwok log",
           content: <LogViewer target={{ source: "kwok", node }} label={`kwok log of node ${node}`} />,
+        },
+        {
+          id: "shell",
+          title: "Node shell",
+          content: (
+            <>
+              <p className="alert alert-info">
+                Connecting starts a debug pod pinned to this node in <code>ring0-system</code> (host PID,
+                network and IPC; the node&apos;s filesystem at <code>/host</code>), as{" "}
+                <code>kubectl debug node</code> does. The session is recorded and audited, ends at the maximum
+                session length, and the pod is deleted when the shell ends.
+              </p>
+              <ExecTerminal target={{ source: "node-shell", node }} containers={["shell"]} />
+            </>
+          ),
         },
       ]}
     />

@@ -6,13 +6,16 @@ export function streamUrl(path: string, location: { protocol: string; host: stri
   return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}`;
 }
 
-export interface ExecTarget {
-  source: "tenant-pod" | "super-pod";
-  tenant?: string;
-  namespace: string;
-  pod: string;
-  container?: string;
-}
+/** A pod's shell, or (operators) a shell on a node through a debug pod Ring0 pins there. */
+export type ExecTarget =
+  | {
+      source: "tenant-pod" | "super-pod";
+      tenant?: string;
+      namespace: string;
+      pod: string;
+      container?: string;
+    }
+  | { source: "node-shell"; node: string; container?: string };
 
 /** The query string of an exec stream (protocol.ts's execQuery). */
 export function execStreamPath(query: ExecTarget & { shell: ExecShell; cols: number; rows: number }): string {
