@@ -15,7 +15,7 @@ import { errorFromResponse } from "@/server/k8s/errors";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
 import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
 import { createFlow } from "./flow";
-import { closeCodeFor, parseQuery, type StreamSettings, sourceRefusal, streamTenant } from "./logs";
+import { closeCodeFor, queryStreamEndpoint, type StreamSettings } from "./logs";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
 import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
 import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
@@ -75,28 +75,10 @@ function recordsTranscripts(tenant: string | undefined): boolean {
   return streams?.recordTranscripts === true;
 }
 
-const queries = new WeakMap<StreamContext, ExecQuery>();
-
 export function createExecEndpoint(settings: StreamSettings): StreamEndpoint {
-  return {
-    authorize(context) {
-      const parsed = parseQuery(execQuery, context.url);
-      if (!parsed.ok) return parsed.refusal;
-      queries.set(context, parsed.query);
-      return sourceRefusal(parsed.query, context);
-    },
-    countsAgainst(context) {
-      return { tenant: streamTenant(queries.get(context) ?? {}, context), kind: "exec" };
-    },
-    open(socket, context) {
-      const query = queries.get(context);
-      if (!query) {
-        socket.close(closeCodes.badRequest, "no query");
-        return;
-      }
-      runShell(socket, context, query, settings);
-    },
-  };
+  return queryStreamEndpoint(execQuery, "exec", (socket, context, query) =>
+    runShell(socket, context, query, settings),
+  );
 }
 
 interface SessionRecord {

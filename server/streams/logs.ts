@@ -73,18 +73,25 @@ export function streamTenant(query: { tenant?: string }, context: Pick<StreamCon
   return query.tenant ?? context.user.tenant;
 }
 
-const queries = new WeakMap<StreamContext, LogQuery>();
-
-export function createLogsEndpoint(settings: StreamSettings): StreamEndpoint {
+/**
+ * An endpoint whose stream is described by its query string: parsed and checked against
+ * sourceRefusal before the upgrade, counted against the caller's tenant, then `run` owns the socket.
+ */
+export function queryStreamEndpoint<S extends z.ZodType<{ source: string; tenant?: string }>>(
+  schema: S,
+  kind: string,
+  run: (socket: WebSocket, context: StreamContext, query: z.output<S>) => void,
+): StreamEndpoint {
+  const queries = new WeakMap<StreamContext, z.output<S>>();
   return {
     authorize(context) {
-      const parsed = parseQuery(logQuery, context.url);
+      const parsed = parseQuery(schema, context.url);
       if (!parsed.ok) return parsed.refusal;
       queries.set(context, parsed.query);
       return sourceRefusal(parsed.query, context);
     },
     countsAgainst(context) {
-      return { tenant: streamTenant(queries.get(context) ?? {}, context), kind: "logs" };
+      return { tenant: streamTenant(queries.get(context) ?? {}, context), kind };
     },
     open(socket, context) {
       const query = queries.get(context);
@@ -92,9 +99,15 @@ export function createLogsEndpoint(settings: StreamSettings): StreamEndpoint {
         socket.close(closeCodes.badRequest, "no query");
         return;
       }
-      followLog(socket, context, query, settings);
+      run(socket, context, query);
     },
   };
+}
+
+export function createLogsEndpoint(settings: StreamSettings): StreamEndpoint {
+  return queryStreamEndpoint(logQuery, "logs", (socket, context, query) =>
+    followLog(socket, context, query, settings),
+  );
 }
 
 function followLog(
