@@ -2,7 +2,8 @@
 
 import { useSuspenseInfiniteQuery } from "@tanstack/react-query";
 import { Suspense, useState, useTransition } from "react";
-import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { auditDateFormat, auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { OlderPages } from "@/components/audit/older-pages";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 
@@ -11,12 +12,6 @@ const actions = [
   { value: "auth.sign-in", label: "Sign-ins" },
   { value: "auth.sign-out", label: "Sign-outs" },
 ];
-
-const dateFormat = new Intl.DateTimeFormat("en-GB", {
-  dateStyle: "medium",
-  timeStyle: "medium",
-  timeZone: "UTC",
-});
 
 /** The audit log: operators see every tenant's events, tenant admins their tenant's. */
 export function AuditLog({ tenant, showTenant }: { tenant?: string; showTenant: boolean }) {
@@ -84,7 +79,7 @@ function AuditTable({
           {events.map((event) => (
             <tr key={event.id}>
               <td>
-                <time dateTime={event.at.toISOString()}>{dateFormat.format(event.at)}</time>
+                <time dateTime={event.at.toISOString()}>{auditDateFormat.format(event.at)}</time>
               </td>
               <td>
                 {event.actorName}
@@ -102,18 +97,7 @@ function AuditTable({
           ))}
         </tbody>
       </table>
-      {query.hasNextPage ? (
-        <p>
-          <button
-            type="button"
-            className="button"
-            onClick={() => query.fetchNextPage()}
-            disabled={query.isFetchingNextPage}
-          >
-            {query.isFetchingNextPage ? "Loading…" : "Load older events"}
-          </button>
-        </p>
-      ) : null}
+      <OlderPages query={query} noun="events" />
     </>
   );
 }

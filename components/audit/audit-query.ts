@@ -3,3 +3,10 @@ export const auditPagination = {
   getNextPageParam: (page: { nextCursor: string | null }) => page.nextCursor ?? undefined,
 };
 export const auditPageSize = 50;
+
+/** Times in the audit views: UTC, to the second. */
+export const auditDateFormat = new Intl.DateTimeFormat("en-GB", {
+  dateStyle: "medium",
+  timeStyle: "medium",
+  timeZone: "UTC",
+});

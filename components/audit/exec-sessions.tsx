@@ -2,15 +2,10 @@
 
 import { useQuery, useSuspenseInfiniteQuery } from "@tanstack/react-query";
 import { Suspense, useState } from "react";
-import { auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { auditDateFormat, auditPageSize, auditPagination } from "@/components/audit/audit-query";
+import { OlderPages } from "@/components/audit/older-pages";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
-
-const dateFormat = new Intl.DateTimeFormat("en-GB", {
-  dateStyle: "medium",
-  timeStyle: "medium",
-  timeZone: "UTC",
-});
 
 function duration(start: Date, end: Date | null): string {
   if (!end) return "open";
@@ -71,7 +66,9 @@ function SessionsTable({ tenant, showTenant }: { tenant?: string; showTenant: bo
           {sessions.map((session) => (
             <tr key={session.id}>
               <td>
-                <time dateTime={session.startedAt.toISOString()}>{dateFormat.format(session.startedAt)}</time>
+                <time dateTime={session.startedAt.toISOString()}>
+                  {auditDateFormat.format(session.startedAt)}
+                </time>
               </td>
               <td>
                 {session.userName}
@@ -109,18 +106,7 @@ function SessionsTable({ tenant, showTenant }: { tenant?: string; showTenant: bo
         </tbody>
       </table>
       {open ? <Transcript id={open} /> : null}
-      {query.hasNextPage ? (
-        <p>
-          <button
-            type="button"
-            className="button"
-            onClick={() => query.fetchNextPage()}
-            disabled={query.isFetchingNextPage}
-          >
-            {query.isFetchingNextPage ? "Loading…" : "Load older sessions"}
-          </button>
-        </p>
-      ) : null}
+      <OlderPages query={query} noun="sessions" />
     </>
   );
 }
