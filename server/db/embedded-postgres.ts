@@ -236,8 +236,15 @@ async function clearStalePostmasterPid(dataDir: string, log: Logger): Promise<vo
     throw error;
   }
   const pid = Number.parseInt(content.split("\n")[0] ?? "", 10);
-  if (Number.isInteger(pid) && pid > 0 && isPostgresProcess(pid)) {
-    throw new Error(`PostgreSQL data dir ${dataDir} is in use by pid ${pid} (is Ring0 already running?)`);
+  if (Number.isInteger(pid) && pid > 0) {
+    // A postmaster a Ring0 that just stopped asked to shut down may take a moment to exit (it runs
+    // as the postgres user, outliving its launcher briefly): wait for it before calling it in use.
+    for (let waited = 0; waited < 15_000 && isPostgresProcess(pid); waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (isPostgresProcess(pid)) {
+      throw new Error(`PostgreSQL data dir ${dataDir} is in use by pid ${pid} (is Ring0 already running?)`);
+    }
   }
   log.warn("removing stale postmaster.pid", { pid: Number.isNaN(pid) ? null : pid });
   await fs.rm(pidFile, { force: true });
