@@ -14,6 +14,7 @@ import { kubeRequest } from "./transport";
 export const CRD_DIRECTORY = path.join(process.cwd(), "deploy", "crds");
 
 interface CrdStatus {
+  spec?: { group?: string; names?: { kind?: string }; versions?: { name: string; served?: boolean }[] };
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 
@@ -37,6 +38,21 @@ export async function readCrdManifests(directory = CRD_DIRECTORY): Promise<KubeO
   return manifests;
 }
 
+async function discoverable(conn: ClusterConnection, crd: CrdStatus): Promise<boolean> {
+  const group = crd.spec?.group;
+  const kind = crd.spec?.names?.kind;
+  const versions = (crd.spec?.versions ?? []).filter((version) => version.served !== false);
+  if (!group || !kind) return true;
+  for (const version of versions) {
+    const list = await kubeRequest<{ resources?: Array<{ kind?: string }> }>(conn, {
+      path: `/apis/${group}/${version.name}`,
+      timeoutMs: 10_000,
+    }).catch(() => undefined);
+    if (!list?.resources?.some((resource) => resource.kind === kind)) return false;
+  }
+  return true;
+}
+
 async function waitEstablished(conn: ClusterConnection, name: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = "no conditions yet";
@@ -47,7 +63,14 @@ async function waitEstablished(conn: ClusterConnection, name: string, timeoutMs:
     });
     const conditions = crd.status?.conditions ?? [];
     const established = conditions.find((condition) => condition.type === "Established");
-    if (established?.status === "True") return;
+    if (established?.status === "True") {
+      // Established is not yet discoverable: clients that map a kind to its resource through
+      // discovery (client-node's object API) fail until /apis/<group>/<version> lists it.
+      if (await discoverable(conn, crd)) return;
+      last = "Established, not yet in discovery";
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
     const namesAccepted = conditions.find((condition) => condition.type === "NamesAccepted");
     if (namesAccepted?.status === "False") {
       throw new K8sError({
