@@ -412,8 +412,9 @@ async function runSeq(task: SeqTask): Promise<SeqResult> {
   const counter = seqCounter(task.count);
   // A TTY's last output is lost when its session ends while kwok still reads the pty (in every
   // arm, Ring0's or not): the shell waits a second after seq before it exits. Times run to the
-  // last line, not to the exit.
-  const typed = Buffer.from(`seq ${task.count}; sleep 1; exit\n`);
+  // last line, not to the exit. The leading `echo` ends the line the shell's prompt is on: a
+  // prompt printed after the TTY echoed the typed line would otherwise glue itself to the `1`.
+  const typed = Buffer.from(`echo; seq ${task.count}; sleep 1; exit\n`);
   const started = performance.now();
   let problem: string | undefined;
   let exitCode: number | null = null;
@@ -1158,7 +1159,7 @@ async function main() {
       directTtyShell: seqDirect,
       ring0ToKubectlSecondsP50: ratio(seqRing0.seconds.p50, seqKubectl.seconds.p50),
       ring0ToDirectTtySecondsP50: ratio(seqRing0.seconds.p50, seqDirect.seconds.p50),
-      note: "Ring0's shell is a TTY (`seq …; sleep 1; exit` typed into sh, CRLF line ends, all of it through kwok's pty); kubectl exec runs seq without one. direct-tty types the same into the same TTY shell over a WebSocket exec straight to the API server: Ring0's own share is ring0 against direct-tty. Times run from connecting (kubectl: from its start) to the last line; every arm must end with exit code 0.",
+      note: "Ring0's shell is a TTY (`echo; seq …; sleep 1; exit` typed into sh, CRLF line ends, all of it through kwok's pty); kubectl exec runs seq without one. direct-tty types the same into the same TTY shell over a WebSocket exec straight to the API server: Ring0's own share is ring0 against direct-tty. Times run from connecting (kubectl: from its start) to the last line; every arm must end with exit code 0.",
       runs: seqRuns,
     };
 
