@@ -15,6 +15,7 @@ export default async function OperatorLayout({ children }: { children: ReactNode
       nav={[
         { href: "/operator", label: "Overview", exact: true },
         { href: "/operator/nodes", label: "Nodes" },
+        { href: "/operator/pods", label: "Pods" },
         { href: "/operator/tenants", label: "Tenants" },
         { href: "/operator/syncer", label: "Syncer" },
         { href: "/operator/audit", label: "Audit log" },

@@ -1,9 +1,11 @@
 "use client";
 
 import { useSuspenseQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
 import { NodeLogs } from "@/components/streams/node-logs";
+import { superPodHref, superPodsHref } from "@/components/super-pods/pod-filter";
 import { TenantsOnNode } from "@/components/syncer/tenants-on-node";
 import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable } from "@/components/ui/conditions-table";
@@ -72,6 +74,11 @@ export function NodeDetail({ name }: { name: string }) {
       <TenantsOnNode name={node.name} />
 
       <h2 style={{ marginTop: "1.5rem" }}>Pods on this node</h2>
+      <p>
+        <Link href={superPodsHref({ node: node.name })}>
+          All pods on this node, with their logs and shells
+        </Link>
+      </p>
       {pods.length === 0 ? (
         <EmptyState title="No pods on this node" />
       ) : (
@@ -90,7 +97,9 @@ export function NodeDetail({ name }: { name: string }) {
             {pods.map((pod) => (
               <tr key={`${pod.namespace}/${pod.name}`}>
                 <td>{pod.namespace}</td>
-                <td>{pod.name}</td>
+                <td>
+                  <Link href={superPodHref(pod)}>{pod.name}</Link>
+                </td>
                 <td>{pod.phase}</td>
                 <td>{pod.ready}</td>
                 <td>{pod.restarts}</td>
