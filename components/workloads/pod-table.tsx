@@ -3,9 +3,10 @@
 import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { Age } from "@/components/nodes/age";
-import { PodLogsLink, podKey } from "@/components/streams/pod-logs-link";
+import { PodLogsLink, podKey, WorkloadLogsLink } from "@/components/streams/pod-logs-link";
+import { ownerKey, podsByOwner } from "@/components/streams/pod-selection";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
@@ -24,6 +25,7 @@ export function PodTable({ tenant }: { tenant: string }) {
     ),
   );
   const [namespace, setNamespace] = useState("");
+  const byOwner = useMemo(() => (data.state === "serving" ? podsByOwner(data.pods) : new Map()), [data]);
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
   const choose = (key: string, on: boolean) =>
     setChosen((all) => {
@@ -72,6 +74,7 @@ export function PodTable({ tenant }: { tenant: string }) {
               </th>
               <th scope="col">Name</th>
               <th scope="col">Namespace</th>
+              <th scope="col">Workload</th>
               <th scope="col">Phase</th>
               <th scope="col">Node</th>
               <th scope="col">Ready</th>
@@ -98,6 +101,20 @@ export function PodTable({ tenant }: { tenant: string }) {
                   </Link>
                 </td>
                 <td>{pod.namespace}</td>
+                <td>
+                  {pod.owner ? (
+                    <>
+                      <span className="whoami-meta">{pod.owner.kind}</span> {pod.owner.name}{" "}
+                      <WorkloadLogsLink
+                        tenant={tenant}
+                        owner={pod.owner}
+                        pods={byOwner.get(ownerKey(pod.namespace, pod.owner)) ?? []}
+                      />
+                    </>
+                  ) : (
+                    "—"
+                  )}
+                </td>
                 <td>
                   <PodPhase phase={pod.phase} refused={pod.refused} showReason />
                 </td>

@@ -26,6 +26,13 @@ export interface PodRow {
   createdAt: string | null;
   /** Set when the isolation filter refused the pod. */
   refused: string | null;
+  /**
+   * The pod's controlling owner (the ownerReference with `controller: true`), as is: a Deployment's
+   * pods show their ReplicaSet. Resolving that to the Deployment would take a ReplicaSet list and
+   * watch as the user (who may not be allowed either) next to the pod feed, so the Workloads page
+   * groups by the direct owner; during a rollout a Deployment's pods are two groups.
+   */
+  owner: { kind: string; name: string } | null;
 }
 
 export interface NotServing {
@@ -96,6 +103,7 @@ const iso = (value: unknown): string | null => (value ? new Date(String(value)).
 /** A pod as a row of the Workloads page. */
 export function podRow(pod: V1Pod): PodRow {
   const statuses = pod.status?.containerStatuses ?? [];
+  const controller = pod.metadata?.ownerReferences?.find((reference) => reference.controller === true);
   const refusal = pod.status?.conditions?.find(
     (condition) => condition.type === isolationCondition && condition.status !== "True",
   );
@@ -108,6 +116,7 @@ export function podRow(pod: V1Pod): PodRow {
     ready: `${statuses.filter((status) => status.ready).length}/${pod.spec?.containers?.length ?? 0}`,
     createdAt: iso(pod.metadata?.creationTimestamp),
     refused: refusal ? refusal.message || refusal.reason || "Refused by the isolation filter." : null,
+    owner: controller ? { kind: controller.kind, name: controller.name } : null,
   };
 }
 
