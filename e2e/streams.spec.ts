@@ -1,7 +1,8 @@
 /**
  * Issue 6 in the browser: a pod's logs (live lines, search, filter, download, pause / follow), its
- * shell (output, resize, exit code, audited), a node's vn-agent log for the operator, and the
- * refusals a page can provoke. In the local world a pod's container output is the file kwok
+ * shell (output, resize, exit code, audited), a node's vn-agent log for the operator, the refusals
+ * a page can provoke, and the two lists that open logs: a workload's pods by owner (tenant) and the
+ * super cluster's pods (operator). In the local world a pod's container output is the file kwok
  * serves, so appending to it is the container writing a line.
  */
 import fs from "node:fs";
@@ -267,6 +268,89 @@ test.describe("browser streams (issue 6)", () => {
         kubectl?.(["delete", "pod", name, "-n", "default", "--wait=false"]);
       } catch {
         // Best effort: the pod goes with the run's state dir anyway.
+      }
+      fs.rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  test("a tenant admin reads a workload's logs by owner; an operator finds its pod in the super cluster and reads its logs", async ({
+    loginAs,
+  }) => {
+    const name = `owned-${Math.random().toString(36).slice(2, 8)}`;
+    const marker = `ring0-e2e-${name}`;
+    const admin = await loginAs("tenant-admin", "acme");
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-streams-"));
+    let kubectl: ((args: string[]) => string) | null = null;
+    try {
+      kubectl = await kubectlThroughPortal(admin, work);
+      kubectl(["create", "deployment", name, "--image=nginx", "--replicas=2", "-n", "default"]);
+      const logsFileOf = (pod: string) =>
+        kwokDebugPaths(e2eStateDir, superNamespace("acme", "default"), pod).logsFile;
+
+      let podNames: string[] = [];
+      await test.step("the Workloads list shows the pods' owner and opens its logs", async () => {
+        await new AppShell(admin).open("Workloads");
+        const pods = admin.getByRole("table", { name: "Pods" });
+        const rows = pods.getByRole("row").filter({ hasText: `${name}-` });
+        await expect(rows).toHaveCount(2, syncing);
+        await expect(rows.nth(0)).toContainText("Running", syncing);
+        await expect(rows.nth(1)).toContainText("Running", syncing);
+        await expect(rows.nth(0)).toContainText(`ReplicaSet ${name}-`);
+        podNames = (await rows.getByRole("link", { name: new RegExp(`^${name}-`) }).allTextContents()).map(
+          (text) => text.trim(),
+        );
+        expect(podNames).toHaveLength(2);
+        for (const pod of podNames)
+          await expect.poll(() => fs.existsSync(logsFileOf(pod)), syncing).toBe(true);
+
+        const open = rows.nth(0).getByRole("link", { name: new RegExp(`^Logs of ReplicaSet ${name}-`) });
+        await expect(open).toHaveText("Logs (2 pods)");
+        await open.click();
+        await expect(
+          admin.getByRole("heading", { level: 1, name: new RegExp(`^Logs of ReplicaSet ${name}-`) }),
+        ).toBeVisible();
+        await expect(admin.getByRole("status", { name: "Pods left out" })).toHaveCount(0);
+      });
+
+      await test.step("the merged view has lines from both pods as they write them", async () => {
+        const lines = admin.getByRole("log", { name: "Logs of 2 pods" });
+        await expect(lines).toContainText("simulated pod", streaming);
+        const legend = admin.getByRole("list", { name: "Pods" });
+        for (const pod of podNames) await expect(legend).toContainText(pod);
+        for (const pod of podNames) fs.appendFileSync(logsFileOf(pod), criLine(`${marker} from ${pod}`));
+        for (const pod of podNames) await expect(lines).toContainText(`${marker} from ${pod}`, streaming);
+      });
+
+      await test.step("operator: /operator/pods lists the synced pod with its tenant; its page streams its logs", async () => {
+        const pod = podNames[0] ?? "";
+        const operator = await loginAs("operator");
+        await operator.goto("/operator");
+        await new AppShell(operator).open("Pods");
+        await expect(operator.getByRole("heading", { level: 1, name: "Pods" })).toBeVisible();
+        await operator.getByRole("combobox", { name: "Tenant" }).selectOption("acme");
+        await operator.getByRole("searchbox", { name: "Search" }).fill(pod);
+        const table = operator.getByRole("table", { name: "Super-cluster pods" });
+        const row = table.getByRole("row").filter({ hasText: pod });
+        await expect(row).toHaveCount(1);
+        await expect(row).toContainText(superNamespace("acme", "default"));
+        await expect(row).toContainText("acme");
+        await expect(row).toContainText("Running");
+        await row.getByRole("link", { name: pod }).click();
+        await expect(operator.getByRole("heading", { level: 1, name: `Pod ${pod}` })).toBeVisible();
+
+        await operator.getByRole("tab", { name: "Logs" }).click();
+        const logs = operator.getByRole("tabpanel", { name: "Logs" });
+        const lines = logs.getByRole("log", { name: `Logs of pod ${pod}` });
+        await expect(lines).toContainText("simulated pod", streaming);
+        await expect(lines).toContainText(`${marker} from ${pod}`, streaming);
+        fs.appendFileSync(logsFileOf(pod), criLine(`${marker} for the operator`));
+        await expect(lines).toContainText(`${marker} for the operator`, streaming);
+      });
+    } finally {
+      try {
+        kubectl?.(["delete", "deployment", name, "-n", "default", "--wait=false"]);
+      } catch {
+        // Best effort: the pods go with the run's state dir anyway.
       }
       fs.rmSync(work, { recursive: true, force: true });
     }
