@@ -172,6 +172,46 @@ export function vnAgentKubeletArgs(dir: string): Record<string, string> {
   };
 }
 
+/**
+ * The kube-apiserver flag that makes it present its kubelet client certificate to Ring0's
+ * admission webhooks too (the quota webhook verifies it and takes the tenant from it).
+ */
+export function admissionConfigArgs(dir: string): Record<string, string> {
+  return { "admission-control-config-file": path.join(dir, "vn-agent", "admission-config.yaml") };
+}
+
+/**
+ * The AdmissionConfiguration and its kubeconfig: every webhook Ring0 registers gets the tenant
+ * apiserver's client certificate ("*": tenant admins cannot register webhooks of their own).
+ */
+export function admissionConfigFiles(dir: string): Record<string, string> {
+  const base = path.join(dir, "vn-agent");
+  const kubeconfig = path.join(base, "webhook.kubeconfig");
+  return {
+    [path.join(base, "admission-config.yaml")]: [
+      "apiVersion: apiserver.config.k8s.io/v1",
+      "kind: AdmissionConfiguration",
+      "plugins:",
+      "  - name: ValidatingAdmissionWebhook",
+      "    configuration:",
+      "      apiVersion: apiserver.config.k8s.io/v1",
+      "      kind: WebhookAdmissionConfiguration",
+      `      kubeConfigFile: ${JSON.stringify(kubeconfig)}`,
+      "",
+    ].join("\n"),
+    [kubeconfig]: [
+      "apiVersion: v1",
+      "kind: Config",
+      "users:",
+      '  - name: "*"',
+      "    user:",
+      `      client-certificate: ${JSON.stringify(path.join(base, "kubelet-client.crt"))}`,
+      `      client-key: ${JSON.stringify(path.join(base, "kubelet-client.key"))}`,
+      "",
+    ].join("\n"),
+  };
+}
+
 function yamlScalar(value: string): string {
   return /^[A-Za-z0-9_./=:-]+$/.test(value) ? value : JSON.stringify(value);
 }
@@ -381,7 +421,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
   /**
    * The apiserver's kubelet client certificate (CN=<tenant>, O=ring0:tenant-apiserver) and the
    * vn-agent serving CA, written into the tenant's dir; re-issued when missing, expiring or from
-   * another CA. Returns the kube-apiserver flags that use them (none without vn-agents).
+   * another CA, and the admission configuration that presents the same certificate to Ring0's webhooks. Returns the kube-apiserver flags that use them (none without vn-agents).
    */
   const writeKubeletClient = async (tenant: string, paths: TenantPaths): Promise<Record<string, string>> => {
     if (!vnAgentStateDir) return {};
@@ -401,7 +441,10 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       writeAtomically(cert, issued.cert);
     }
     if (readText(ca) !== pki.servingCa.cert) writeAtomically(ca, pki.servingCa.cert);
-    return args;
+    for (const [file, text] of Object.entries(admissionConfigFiles(paths.dir))) {
+      if (readText(file) !== text) writeAtomically(file, text);
+    }
+    return { ...args, ...admissionConfigArgs(paths.dir) };
   };
 
   /** Ports recorded by every tenant: a stopped tenant's ports stay its own. */

@@ -2,6 +2,7 @@
  * Tenants at run time: the provisioners, the control plane directory (every replica: the gateway
  * and route handlers look tenants up through it) and the tenant controller (the Lease holder only).
  */
+import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { createLeaderElector } from "@/server/controllers/leader";
@@ -72,7 +73,7 @@ export async function forgetDeletedTenant(tenant: string, log: Logger): Promise<
 }
 
 /** Tenant objects from the shared informer, held open for the life of the process. */
-function informerTenantSource(superCluster: ClusterConnection) {
+export function informerTenantSource(superCluster: ClusterConnection) {
   const informer = tenantInformer(superCluster);
   const release = informer.subscribe(() => {});
   // Every gateway request looks its tenant up here: once synced, answer from memory without a wait.
@@ -188,6 +189,17 @@ export async function startTenants(
 
   if (options.seedTenants?.length) await createSeedTenants(superCluster, options.seedTenants, log);
 
+  // Admission webhooks (server/admission): tenant quotas enforced where tenants act. Every replica
+  // serves them; the tenant reconciler registers them in each tenant control plane with a quota.
+  let admission: Awaited<ReturnType<typeof startAdmission>> | null = null;
+  try {
+    admission = await startAdmission({ stateDir: config.stateDir, tenants, directory, logger: log });
+  } catch (error) {
+    log.error("starting the admission webhooks failed: tenant quotas are not enforced at admission", {
+      error,
+    });
+  }
+
   const elector = createLeaderElector(superCluster, {
     namespace: controllersNamespace,
     name: "ring0-controllers",
@@ -240,6 +252,7 @@ export async function startTenants(
       registerNodeLogProvider("vn-agent", null);
       await vnAgents?.stop();
       await elector.stop();
+      await admission?.stop();
       tenants.release();
       setControlPlaneDirectory(null);
     },

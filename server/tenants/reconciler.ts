@@ -14,6 +14,7 @@
  * converges.
  */
 import { createHash } from "node:crypto";
+import { syncQuotaWebhook } from "@/server/admission/registration";
 import {
   NotYetError,
   type ReconcileContext,
@@ -372,11 +373,15 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     if (!access) throw new NotYetError("control plane access not available yet", pollMs);
     let pending: string | undefined;
     try {
-      pending = await applyTenantDefaults(
-        connections.connectionFor(name, access),
-        { tenant: name, admins: spec.admins ?? [] },
-        context.signal,
-      );
+      const conn = connections.connectionFor(name, access);
+      pending = await applyTenantDefaults(conn, { tenant: name, admins: spec.admins ?? [] }, context.signal);
+      // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without.
+      const webhook = await syncQuotaWebhook(conn, spec.quota);
+      if (webhook === "no-endpoint") {
+        log.warn(
+          "the tenant has a quota but Ring0's admission webhooks are not serving: only the syncer holds pods back",
+        );
+      }
     } catch (error) {
       await writeStatus(tenant, {
         ...running,

@@ -1,0 +1,292 @@
+/**
+ * Tenant quota admission (issue 7) against the real thing: a tenant control plane from the local
+ * provisioner (whose apiserver presents its client certificate to Ring0's webhooks), a Tenant object
+ * with spec.quota on the run's super cluster, Ring0's webhook server, and the registration the
+ * tenant reconciler applies. Every create here goes through the tenant's kube-apiserver.
+ */
+import fs from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { killProcessesMentioning } from "@/server/cluster/kwokctl";
+import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
+import { createObject, deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import { createLocalProvisioner } from "@/server/provisioners/local";
+import type { Provisioner } from "@/server/provisioners/types";
+import { informerTenantSource } from "@/server/runtime/tenants";
+import {
+  provisionerDirectory,
+  readOrUndefined,
+  ref,
+  removeTenant,
+  startTenants,
+} from "@/server/syncer/test-world";
+import { applyTenantDefaults } from "@/server/tenants/defaults";
+import { tenantApiVersion } from "@/server/tenants/tenant-resources";
+import { ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { testDatabaseUrl } from "@/test/integration/database";
+import { QUOTA_WEBHOOK_CONFIGURATION, syncQuotaWebhook } from "./registration";
+import { startAdmission } from "./start";
+
+const logger = createLogger({ service: "quota-admission-it" }, "error");
+const tenant = `qa-${Date.now().toString(36).slice(-5)}`;
+
+let stateDir = "";
+let superCluster: ClusterConnection;
+let provisioner: Provisioner | undefined;
+let conn: ClusterConnection;
+let db: PrismaClient;
+let admission: Awaited<ReturnType<typeof startAdmission>> | undefined;
+let tenants: ReturnType<typeof informerTenantSource> | undefined;
+
+const pod = (name: string, namespace: string, cpu: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace },
+  spec: {
+    containers: [{ name: "main", image: "nginx", resources: { requests: { cpu }, limits: { cpu } } }],
+    terminationGracePeriodSeconds: 0,
+  },
+});
+
+/** Sets Tenant.spec.quota and brings the webhook registration in line, as the reconciler does. */
+async function setQuota(hard: Record<string, string> | null): Promise<void> {
+  await kubeRequest(superCluster, {
+    method: "PATCH",
+    path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
+    contentType: "application/merge-patch+json",
+    body: { spec: { quota: hard ? { hard } : null } },
+  });
+  // The informer Ring0 reads quotas from sees the change.
+  await eventually(async () => {
+    const found = await tenants?.find(tenant);
+    const current = found && "resource" in found ? found.resource?.spec.quota?.hard : undefined;
+    const sorted = (value: Record<string, string> | null | undefined) =>
+      JSON.stringify(value ? Object.entries(value).sort() : null);
+    return sorted(current) === sorted(hard) ? true : undefined;
+  }, 15_000);
+  expect(await syncQuotaWebhook(conn, hard ? { hard } : undefined)).toBe(hard ? "applied" : "removed");
+}
+
+/** The error message of a create the API server refused, or "admitted". */
+async function tryCreate(object: KubeObject): Promise<string> {
+  try {
+    await createObject(conn, object);
+    return "admitted";
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/** Waits until the webhook is in force (a registration takes a moment to reach the API server's informers). */
+async function webhookInForce(namespace: string): Promise<void> {
+  await eventually(async () => {
+    try {
+      await createObject(conn, pod("probe-too-big", namespace, "1000"));
+      await deleteObject(conn, ref("Pod", "probe-too-big", namespace));
+      return undefined;
+    } catch (error) {
+      return String(error).includes("exceeded tenant quota") ? true : undefined;
+    }
+  }, 30_000);
+}
+
+beforeAll(async () => {
+  superCluster = testSuperCluster();
+  await installCrds(superCluster, logger);
+  const url = await testDatabaseUrl();
+  db = createPrismaClient(url);
+  setDatabaseUrl(url);
+  stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-quota-it-"));
+  provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
+  const current = provisioner;
+  [conn] = (await startTenants(superCluster, current, [tenant])) as [ClusterConnection];
+  await eventually(
+    async () => ((await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined),
+    60_000,
+  );
+  tenants = informerTenantSource(superCluster);
+  admission = await startAdmission({
+    stateDir,
+    tenants,
+    directory: provisionerDirectory(new Set([tenant]), () => current),
+    logger,
+  });
+  for (const namespace of ["team-a", "team-b"]) {
+    await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  }
+}, 240_000);
+
+afterAll(async () => {
+  await admission?.stop();
+  tenants?.release();
+  await removeTenant(superCluster, provisioner, tenant);
+  await killProcessesMentioning(`${stateDir}/`);
+  fs.rmSync(stateDir, { recursive: true, force: true });
+  await db?.$disconnect();
+  await disconnectDb();
+}, 120_000);
+
+describe("tenant quota admission", () => {
+  it("refuses a pod that would take the tenant over its CPU quota across namespaces, with the numbers", async () => {
+    await setQuota({ "requests.cpu": "2", pods: "20" });
+    await webhookInForce("team-a");
+    expect(await tryCreate(pod("a1", "team-a", "1"))).toBe("admitted");
+    expect(await tryCreate(pod("b1", "team-b", "800m"))).toBe("admitted");
+    const refused = await tryCreate(pod("b2", "team-b", "500m"));
+    expect(refused).toContain('admission webhook "quota.ring0.dev" denied the request');
+    expect(refused).toContain(
+      'exceeded tenant quota of "' + tenant + '": requests.cpu: requested 500m, used 1800m, limited 2',
+    );
+    // Room for exactly 200m is left.
+    expect(await tryCreate(pod("b3", "team-b", "200m"))).toBe("admitted");
+  });
+
+  it("lets deleted pods' room be used again", async () => {
+    await deleteObject(conn, ref("Pod", "b3", "team-b"), { gracePeriodSeconds: 0 });
+    await eventually(
+      async () => ((await tryCreate(pod("b4", "team-b", "200m"))) === "admitted" ? true : undefined),
+      15_000,
+    );
+  });
+
+  it("never oversubscribes when concurrent creates race for the last units", async () => {
+    await deleteObject(conn, ref("Pod", "b4", "team-b"), { gracePeriodSeconds: 0 });
+    await deleteObject(conn, ref("Pod", "b1", "team-b"), { gracePeriodSeconds: 0 });
+    // 1 CPU is in use (a1); 1 CPU is left: 20 racers of 100m, exactly 10 may get in.
+    await eventually(async () => {
+      const pods = await kubeRequest<{ items: unknown[] }>(conn, { path: "/api/v1/namespaces/team-b/pods" });
+      return pods.items.length === 0 ? true : undefined;
+    }, 15_000);
+    // The ledger follows deletions through its watch: wait until it shows them.
+    await eventually(async () => {
+      const used = await admission?.admission.usage(tenant);
+      return used?.["requests.cpu"] === 1_000_000_000n ? true : undefined;
+    }, 15_000);
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        tryCreate(pod(`race-${index}`, index % 2 ? "team-a" : "team-b", "100m")),
+      ),
+    );
+    const admitted = outcomes.filter((outcome) => outcome === "admitted").length;
+    expect(admitted).toBe(10);
+    for (const outcome of outcomes.filter((candidate) => candidate !== "admitted")) {
+      expect(outcome).toContain("requests.cpu: requested 100m");
+    }
+    const all = await kubeRequest<{
+      items: Array<{ spec: { containers: Array<{ resources: { requests: { cpu: string } } }> } }>;
+    }>(conn, { path: "/api/v1/pods" });
+    expect(all.items).toHaveLength(11);
+  });
+
+  it("does not count a dry run against the quota", async () => {
+    await setQuota({ "requests.cpu": "2100m", pods: "20" });
+    await eventually(async () => {
+      try {
+        await kubeRequest(conn, {
+          method: "POST",
+          path: "/api/v1/namespaces/team-a/pods",
+          query: { dryRun: "All" },
+          body: pod("dry", "team-a", "100m"),
+        });
+        return true;
+      } catch {
+        return undefined;
+      }
+    }, 15_000);
+    expect(await tryCreate(pod("after-dry", "team-a", "100m"))).toBe("admitted");
+  });
+
+  it("refuses namespace quotas that add up to more than the tenant's quota, naming each share", async () => {
+    const quota = (namespace: string, cpu: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "ResourceQuota",
+      metadata: { name: "share", namespace },
+      spec: { hard: { "requests.cpu": cpu } },
+    });
+    expect(await tryCreate(quota("team-a", "1500m"))).toBe("admitted");
+    expect(await tryCreate(quota("team-b", "600m"))).toBe("admitted");
+    // A second, larger quota in a namespace allocates nothing more: the tightest one is its share.
+    expect(
+      await tryCreate({ ...quota("team-b", "1"), metadata: { name: "share-2", namespace: "team-b" } }),
+    ).toBe("admitted");
+    let refused = "";
+    try {
+      await serverSideApply(conn, quota("team-b", "1"), { force: true });
+    } catch (error) {
+      refused = String(error);
+    }
+    expect(refused).toContain(
+      "namespace quotas exceed the tenant quota: requests.cpu: the namespaces' quotas would add up to 2500m (team-a 1500m, team-b 1) but the tenant's quota is 2100m",
+    );
+    // Lowering a share is always possible.
+    await serverSideApply(conn, quota("team-b", "100m"), { force: true });
+  });
+
+  it("records refusals for the portal, counting repeats instead of storing them again", async () => {
+    const message = await tryCreate(pod("huge", "team-a", "64"));
+    expect(message).toContain("exceeded tenant quota");
+    await tryCreate(pod("huge", "team-a", "64"));
+    const rows = await eventually(async () => {
+      const found = await db.quotaRefusal.findMany({ where: { tenant, name: "huge" } });
+      return found.length === 1 && found[0]?.count === 2 ? found : undefined;
+    }, 10_000);
+    expect(rows[0]).toMatchObject({ kind: "Pod", namespace: "team-a", operation: "CREATE" });
+    expect(rows[0]?.exceeded).toEqual([
+      expect.objectContaining({ resource: "requests.cpu", requested: "64", limit: "2100m" }),
+    ]);
+  });
+
+  it("removes the webhook when the quota goes, so the tenant no longer depends on Ring0 for writes", async () => {
+    await setQuota(null);
+    expect(
+      await readOrUndefined(conn, {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: QUOTA_WEBHOOK_CONFIGURATION },
+      }),
+    ).toBeUndefined();
+    // A new namespace without a ResourceQuota of its own: only the (gone) tenant quota could refuse.
+    await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: "free" } });
+    await eventually(
+      async () => ((await tryCreate(pod("free", "free", "64"))) === "admitted" ? true : undefined),
+      15_000,
+    );
+  });
+
+  it("accepts only a tenant apiserver's client certificate", async () => {
+    const pki = await ensureVnAgentPki(stateDir);
+    const post = (options: https.RequestOptions) =>
+      new Promise<string>((resolve) => {
+        const request = https.request(
+          {
+            host: "127.0.0.1",
+            port: admission?.port,
+            path: "/validate/quota",
+            method: "POST",
+            ca: pki.servingCa.cert,
+            ...options,
+          },
+          (response) => {
+            response.resume();
+            resolve(String(response.statusCode));
+          },
+        );
+        request.on("error", (error) => resolve(`error: ${error.message}`));
+        request.end("{}");
+      });
+    // No client certificate: the TLS handshake is refused.
+    expect(await post({})).toMatch(/^error/);
+    // The serving certificate is not a client certificate of the tenant CA.
+    expect(await post({ cert: pki.serving.cert, key: pki.serving.key })).toMatch(/^error/);
+    // A tenant apiserver's certificate gets an answer (400: the body is not an AdmissionReview).
+    const client = await pki.issueTenantKubeletClient(tenant);
+    expect(await post({ cert: client.cert, key: client.key })).toBe("400");
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * Ring0's admission webhooks at run time: the HTTPS server tenant apiservers call, on a port kept in
+ * `<stateDir>/webhook-port.json` so the registrations in tenant control planes stay valid across
+ * restarts, published through setWebhookEndpoint() for the tenant reconciler to register.
+ */
+
+import path from "node:path";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { Logger } from "@/server/logger";
+import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { createConnectionCache } from "@/server/tenants/reconciler";
+import type { TenantResource } from "@/server/tenants/tenant-resources";
+import { ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { openPortBook } from "@/server/vn-agent/ports";
+import { createQuotaAdmission, type QuotaAdmission } from "./quota";
+import { refusalRecorder } from "./refusals";
+import { QUOTA_WEBHOOK_PATH, setWebhookEndpoint } from "./registration";
+import { startWebhookServer, type WebhookServer } from "./webhook-server";
+
+const admissionKey = Symbol.for("ring0.admission.quota");
+type GlobalWithAdmission = typeof globalThis & { [admissionKey]?: QuotaAdmission | null };
+
+/** The running quota admission (its ledgers answer usage questions for the API), if any. */
+export function getQuotaAdmission(): QuotaAdmission | null {
+  return (globalThis as GlobalWithAdmission)[admissionKey] ?? null;
+}
+
+export function setQuotaAdmission(admission: QuotaAdmission | null): void {
+  (globalThis as GlobalWithAdmission)[admissionKey] = admission;
+}
+
+export interface AdmissionOptions {
+  stateDir: string;
+  tenants: { find(tenant: string): Promise<{ resource: TenantResource | undefined } | { error: string }> };
+  directory: ControlPlaneDirectory;
+  logger: Logger;
+  /** Record refusals in the database (default true). */
+  recordRefusals?: boolean;
+}
+
+export async function startAdmission(
+  options: AdmissionOptions,
+): Promise<{ port: number; admission: QuotaAdmission; stop(): Promise<void> }> {
+  const log = options.logger.child({ component: "admission" });
+  const pki = await ensureVnAgentPki(options.stateDir);
+  const connections = createConnectionCache();
+  const admission = createQuotaAdmission({
+    async tenantQuota(tenant) {
+      const found = await options.tenants.find(tenant);
+      if ("error" in found) throw new Error(found.error);
+      return found.resource?.spec.quota;
+    },
+    async connection(tenant): Promise<ClusterConnection | undefined> {
+      const lookup = await options.directory.lookup(tenant);
+      return lookup.state === "ready" ? connections.connectionFor(tenant, lookup.access) : undefined;
+    },
+    logger: log,
+    onRefusal: options.recordRefusals === false ? undefined : refusalRecorder(log),
+  });
+  const ports = openPortBook(path.join(path.resolve(options.stateDir), "webhook-port.json"));
+  const listen = (port?: number) =>
+    startWebhookServer({
+      tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
+      handlers: { [QUOTA_WEBHOOK_PATH]: (tenant, request) => admission.review(tenant, request) },
+      logger: log,
+      port,
+    });
+  let server: WebhookServer;
+  const previous = ports.get("webhooks");
+  try {
+    server = await listen(previous);
+  } catch (error) {
+    if (previous === undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    log.warn("the webhook port from before is taken; listening on a new one (tenants re-register)", {
+      previous,
+    });
+    server = await listen();
+  }
+  ports.record("webhooks", server.port);
+  setWebhookEndpoint({ baseUrl: `https://127.0.0.1:${server.port}`, caBundle: pki.servingCa.cert });
+  setQuotaAdmission(admission);
+  return {
+    port: server.port,
+    admission,
+    async stop() {
+      setQuotaAdmission(null);
+      setWebhookEndpoint(null);
+      admission.stop();
+      await server.stop();
+    },
+  };
+}
