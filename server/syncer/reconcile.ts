@@ -14,9 +14,11 @@ import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
+import type { PodLike } from "@/server/quotas/usage";
 import { syncAnnotations, syncLabels } from "./contracts";
 import { checkPodIsolation } from "./filter";
 import { superNamespace } from "./naming";
+import { decideHold, quotaConditionType } from "./quota-hold";
 import {
   boundByRing0,
   boundNodeAnnotation,
@@ -293,6 +295,87 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     );
   }
 
+  /** Every tenant pod, and whether it is synced below (same UID). */
+  function* tenantPodsWithPlacement(session: TenantSession) {
+    const superPods = ctx.superPods();
+    for (const pod of session.caches.pod.values()) {
+      const namespace = pod.metadata.namespace ?? "";
+      const below = superPods?.get(superNamespace(session.tenant, namespace), pod.metadata.name);
+      yield {
+        key: `${namespace}/${pod.metadata.name}`,
+        pod: pod as PodLike,
+        below: below !== undefined && below.metadata.annotations?.[syncAnnotations.uid] === pod.metadata.uid,
+      };
+    }
+  }
+
+  function quotaCondition(pod: Obj): Json | undefined {
+    const conditions = ((pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []) as Json[];
+    return conditions.find((condition) => condition.type === quotaConditionType);
+  }
+
+  function quotaHeldBefore(pod: Obj): boolean {
+    return quotaCondition(pod)?.status === "True";
+  }
+
+  /** The QuotaExceeded event (once per message) and condition on a held pod. */
+  async function reportQuotaHold(session: TenantSession, pod: Obj, message: string): Promise<void> {
+    if (quotaCondition(pod)?.message === message) return;
+    const namespace = pod.metadata.namespace ?? "";
+    await recordEvent(
+      session.conn,
+      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
+      { type: "Warning", reason: "QuotaExceeded", message },
+      { component: syncerComponent, logger: log },
+    );
+    await patchPodStatus(
+      session,
+      namespace,
+      pod.metadata.name,
+      {
+        conditions: [
+          {
+            type: quotaConditionType,
+            status: "True",
+            reason: "QuotaExceeded",
+            message,
+            lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
+          },
+        ],
+      },
+      true,
+    );
+  }
+
+  /** A held pod that went down: its condition says so, with a Normal event. */
+  async function releaseQuotaHold(session: TenantSession, pod: Obj): Promise<void> {
+    const namespace = pod.metadata.namespace ?? "";
+    const message = "The tenant quota has room for this pod now; Ring0 started it.";
+    await recordEvent(
+      session.conn,
+      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
+      { type: "Normal", reason: "QuotaAvailable", message },
+      { component: syncerComponent, logger: log },
+    );
+    await patchPodStatus(
+      session,
+      namespace,
+      pod.metadata.name,
+      {
+        conditions: [
+          {
+            type: quotaConditionType,
+            status: "False",
+            reason: "QuotaAvailable",
+            message,
+            lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
+          },
+        ],
+      },
+      true,
+    );
+  }
+
   async function syncPod(session: TenantSession, namespace: string, name: string): Promise<void> {
     const { tenant } = session;
     const pod = session.caches.pod.get(namespace, name);
@@ -360,6 +443,20 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
         await warnOnce(session, "pod", pod, "SyncRefused", malformed);
         return;
       }
+      if (session.quota) {
+        const decision = decideHold(session.quotaHold, {
+          tenant,
+          hard: session.quota,
+          key: `${namespace}/${name}`,
+          pod: pod as PodLike,
+          pods: tenantPodsWithPlacement(session),
+          now: new Date(ctx.clock.now()),
+        });
+        if (decision.hold) {
+          await reportQuotaHold(session, pod, decision.message);
+          return;
+        }
+      }
     }
 
     await ensureNamespace(session, namespace);
@@ -372,6 +469,7 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
       try {
         below = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
       } catch (error) {
+        session.quotaHold.admitting.delete(`${namespace}/${name}`);
         if (
           error instanceof K8sError &&
           (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
@@ -389,6 +487,8 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
         throw error;
       }
     }
+
+    if (quotaHeldBefore(pod)) await releaseQuotaHold(session, pod);
 
     // Upward: the node, then the status exactly as the super cluster reports it.
     const node = nodeNameOf(below);

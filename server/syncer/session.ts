@@ -7,7 +7,9 @@ import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
+import type { QuotaHard } from "@/server/quotas/resources";
 import type { IsolationPolicy } from "./contracts";
+import type { QuotaHoldState } from "./quota-hold";
 import type { PlacementPolicy, SyncedKind, TenantObject } from "./translate";
 import type { CachedObject, WatchCache } from "./watch-cache";
 
@@ -31,6 +33,10 @@ export interface TenantSession {
   stopped: boolean;
   /** Tenant namespaces whose super namespace this session has applied. */
   namespaces: Set<string>;
+  /** Tenant.spec.quota in nano-units (undefined: no quota, nothing is held back). */
+  quota?: QuotaHard;
+  /** The quota backstop's bookkeeping (server/syncer/quota-hold.ts). */
+  quotaHold: QuotaHoldState;
 }
 
 /** The syncer's view of the super cluster and its settings, for the parts beside the engine. */

@@ -17,10 +17,13 @@
  * cluster's watches. One key's reconcile is reconcile.ts, vNodes are vnodes.ts, the patroller is
  * patroller.ts, what gets written is translate.ts (pure).
  */
+
+import { tenantHardOf } from "@/server/admission/hard";
 import { type Clock, systemClock } from "@/server/controllers/clock";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
+import type { QuotaHard } from "@/server/quotas/resources";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
@@ -29,8 +32,10 @@ import { createFairQueue } from "./fair-queue";
 import { defaultIsolationPolicy } from "./filter";
 import { createInFlightKeys, retryDelayMs } from "./in-flight";
 import { createPatroller, type PatrolCounts } from "./patroller";
+import { createQuotaHoldState } from "./quota-hold";
 import { createReconcilers } from "./reconcile";
 import {
+  isTerminal,
   messageOf,
   nodeNameOf,
   type Obj,
@@ -94,6 +99,17 @@ export interface Syncer {
   stats(): SyncerStats;
   /** Run one patrol now (tests and the operator console); resolves when it has queued its repairs. */
   patrol(): Promise<void>;
+}
+
+/** Tenant.spec.quota.hard as the syncer holds pods against it (entries Ring0 does not enforce are left out). */
+function quotaOf(tenant: TenantResource | undefined): QuotaHard | undefined {
+  const { hard } = tenantHardOf(tenant?.spec?.quota?.hard ?? {});
+  return Object.keys(hard).length > 0 ? hard : undefined;
+}
+
+function sameHard(a: QuotaHard | undefined, b: QuotaHard | undefined): boolean {
+  const keys = new Set([...Object.keys(a ?? {}), ...Object.keys(b ?? {})]) as Set<keyof QuotaHard>;
+  return (a === undefined) === (b === undefined) && [...keys].every((key) => a?.[key] === b?.[key]);
 }
 
 function placementOf(tenant: TenantResource | undefined): PlacementPolicy {
@@ -164,6 +180,14 @@ export function createSyncer(options: SyncerOptions): Syncer {
   let running = false;
 
   // ---- queueing -----------------------------------------------------------------------------
+
+  /** Held pods get another look (room may have appeared, or the quota changed). */
+  function requeueHeld(session: TenantSession): void {
+    for (const key of session.quotaHold.held) {
+      const slash = key.indexOf("/");
+      enqueue(session.tenant, workKey("pod", key.slice(0, slash), key.slice(slash + 1)));
+    }
+  }
 
   function enqueue(tenant: string, key: string): void {
     if (!running || !serves(tenant)) return;
@@ -286,6 +310,12 @@ export function createSyncer(options: SyncerOptions): Syncer {
     if (current && current.conn !== conn) stopSession(name);
     const session = sessions.get(name) ?? startSession(name, conn);
     session.placement = { ...placementOf(resource), podLabels: options.superPodLabels };
+    const quota = quotaOf(resource);
+    if (!sameHard(quota, session.quota)) {
+      session.quota = quota;
+      // A raised (or removed) quota may let held pods go.
+      requeueHeld(session);
+    }
     if (session.synced && !session.unreachable) queue.resume(name);
   }
 
@@ -299,6 +329,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       unreachable: false,
       stopped: false,
       namespaces: new Set<string>(),
+      quotaHold: createQuotaHoldState(),
     } as unknown as TenantSession;
     const onError = (error: K8sError) => {
       if (isUnreachable(error)) void noticeUnreachable(tenant);
@@ -309,7 +340,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       caches[kind] = createWatchCache<Obj>(
         conn,
         { path: `/api/v1/${info.resource}` },
-        (object, previous) => {
+        (object, previous, deleted) => {
           if (session.stopped) return;
           const namespace = object.metadata.namespace ?? "";
           enqueue(tenant, workKey(kind, namespace, object.metadata.name));
@@ -318,6 +349,13 @@ export function createSyncer(options: SyncerOptions): Syncer {
           if (kind === "pod") {
             for (const node of new Set([nodeNameOf(object), nodeNameOf(previous)])) {
               if (node) enqueue(tenant, workKey("node", "", node));
+            }
+            // A pod that went away or finished may make room for held ones.
+            if (
+              session.quotaHold.held.size > 0 &&
+              (deleted || object.metadata.deletionTimestamp || isTerminal(object))
+            ) {
+              requeueHeld(session);
             }
           }
         },

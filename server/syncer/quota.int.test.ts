@@ -1,0 +1,116 @@
+/**
+ * The syncer as the quota backstop (issue 7) on real parts: a tenant control plane whose pods got
+ * in without the webhook (none is registered in this world, as for pods created before a quota was
+ * set), the run's super cluster, and the syncer. A pod that would take the tenant over
+ * Tenant.spec.quota is held back with a QuotaExceeded condition and event, never reaches the super
+ * cluster, and goes down on its own once room appears or the quota is raised.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import { listEventsFor } from "@/server/k8s/events";
+import { eventually } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import { tenantApiVersion } from "@/server/tenants/tenant-resources";
+import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { superNamespace } from "./naming";
+import { quotaConditionType } from "./quota-hold";
+import { type Obj, readOrUndefined, ref } from "./test-world";
+
+const logger = createLogger({ service: "syncer-quota-it" }, "error");
+const tenant = `sq-${Math.random().toString(36).slice(2, 7)}`;
+const namespace = "work";
+let world: DataPlaneWorld;
+
+const pod = (name: string, cpu: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name, namespace },
+  spec: {
+    containers: [{ name: "main", image: "nginx", resources: { requests: { cpu }, limits: { cpu } } }],
+    terminationGracePeriodSeconds: 0,
+  },
+});
+
+async function setQuota(hard: Record<string, string> | null): Promise<void> {
+  await kubeRequest(world.superCluster, {
+    method: "PATCH",
+    path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
+    contentType: "application/merge-patch+json",
+    body: { spec: { quota: hard ? { hard } : null } },
+  });
+}
+
+const below = (name: string) =>
+  readOrUndefined<Obj>(world.superCluster, ref("Pod", name, superNamespace(tenant, namespace)));
+
+async function tenantPod(name: string): Promise<Obj> {
+  return (await readOrUndefined<Obj>(world.admin[tenant] as never, ref("Pod", name, namespace))) as Obj;
+}
+
+function quotaCondition(object: Obj): { status?: string; message?: string } | undefined {
+  const conditions = ((object.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions ??
+    []) as Array<{ type: string; status?: string; message?: string }>;
+  return conditions.find((condition) => condition.type === quotaConditionType);
+}
+
+beforeAll(async () => {
+  world = await startDataPlaneWorld({ tenants: [tenant], logger, name: "syncer-quota-it" });
+  const conn = world.admin[tenant];
+  if (!conn) throw new Error("no tenant connection");
+  // The quota before any pod: the syncer's tenant informer has it long before the first pod syncs.
+  await setQuota({ "requests.cpu": "1" });
+  await createObject(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+}, 300_000);
+
+afterAll(async () => {
+  await world?.stop();
+}, 120_000);
+
+describe("syncer quota backstop", () => {
+  it("holds a pod that would exceed the tenant quota, with a QuotaExceeded condition and event", async () => {
+    const conn = world.admin[tenant] as never;
+    await createObject(conn, pod("first", "600m"));
+    await eventually(() => below("first"), 60_000);
+    await createObject(conn, pod("second", "600m"));
+    const held = await eventually(async () => {
+      const current = await tenantPod("second");
+      return quotaCondition(current)?.status === "True" ? current : undefined;
+    }, 60_000);
+    expect(quotaCondition(held)?.message).toContain("requests.cpu: requested 600m, used 600m, limited 1");
+    expect(await below("second")).toBeUndefined();
+    const events = await listEventsFor(conn, { kind: "Pod", name: "second", namespace });
+    expect(events.some((event) => event.reason === "QuotaExceeded")).toBe(true);
+  }, 120_000);
+
+  it("lets the held pod go on its own when the quota is raised", async () => {
+    await setQuota({ "requests.cpu": "2" });
+    await eventually(() => below("second"), 60_000);
+    // The condition goes (the status then comes up from the super cluster as it is there); the
+    // event stays.
+    await eventually(
+      async () => (quotaCondition(await tenantPod("second"))?.status !== "True" ? true : undefined),
+      30_000,
+    );
+    const events = await listEventsFor(world.admin[tenant] as never, {
+      kind: "Pod",
+      name: "second",
+      namespace,
+    });
+    expect(events.find((event) => event.reason === "QuotaAvailable")?.message).toContain(
+      "has room for this pod now",
+    );
+  }, 120_000);
+
+  it("lets a held pod go when another pod's deletion makes room", async () => {
+    const conn = world.admin[tenant] as never;
+    await createObject(conn, pod("third", "900m"));
+    await eventually(
+      async () => (quotaCondition(await tenantPod("third"))?.status === "True" ? true : undefined),
+      60_000,
+    );
+    expect(await below("third")).toBeUndefined();
+    await deleteObject(conn, ref("Pod", "first", namespace), { gracePeriodSeconds: 0 });
+    await eventually(() => below("third"), 60_000);
+  }, 120_000);
+});
