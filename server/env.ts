@@ -126,6 +126,18 @@ const schema = z
       .min(16_384, "expected at least 16384 bytes")
       .max(268_435_456, "expected at most 268435456 bytes")
       .default(1_048_576),
+    RING0_QUOTA_SAMPLE_SECONDS: z.coerce
+      .number({ error: "expected seconds" })
+      .int("expected a whole number of seconds")
+      .min(10, "expected at least 10 seconds")
+      .max(86_400, "expected at most 86400 seconds (a day)")
+      .default(60),
+    RING0_QUOTA_RETENTION_DAYS: z.coerce
+      .number({ error: "expected days" })
+      .int("expected a whole number of days")
+      .min(1, "expected at least 1 day")
+      .max(3_650, "expected at most 3650 days (ten years)")
+      .default(30),
     RING0_DEFAULT_PROVISIONER: z
       .enum(["local", "kubernetes"], {
         error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',

@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { killProcessesMentioning } from "@/server/cluster/kwokctl";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
-import { createObject, deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
@@ -19,6 +19,9 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { formatResourceQuantity } from "@/server/quotas/resources";
+import { startQuotaSampler } from "@/server/quotas/sampler";
+import { readTenantUsage } from "@/server/quotas/tenant-usage";
 import { informerTenantSource } from "@/server/runtime/tenants";
 import {
   provisionerDirectory,
@@ -28,7 +31,7 @@ import {
   startTenants,
 } from "@/server/syncer/test-world";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { tenantApiVersion } from "@/server/tenants/tenant-resources";
+import { type TenantResource, tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { QUOTA_WEBHOOK_CONFIGURATION, syncQuotaWebhook } from "./registration";
@@ -241,6 +244,40 @@ describe("tenant quota admission", () => {
     expect(rows[0]?.exceeded).toEqual([
       expect.objectContaining({ resource: "requests.cpu", requested: "64", limit: "2100m" }),
     ]);
+  });
+
+  it("counts the same as a fresh read of the control plane, and samples it into the history", async () => {
+    const fresh = await readTenantUsage(conn);
+    const ledger = await admission?.admission.usage(tenant);
+    for (const resource of ["requests.cpu", "limits.cpu", "pods"] as const) {
+      expect(ledger?.[resource]).toBe(fresh.total[resource]);
+    }
+    await db.quotaSample.create({
+      data: { tenant, at: new Date(Date.now() - 40 * 86_400_000), used: {}, hard: {} },
+    });
+    const resource = (await readObject(superCluster, {
+      apiVersion: tenantApiVersion,
+      kind: "Tenant",
+      metadata: { name: tenant },
+    })) as TenantResource;
+    const sampler = startQuotaSampler({
+      tenants: () => [resource],
+      intervalMs: 3_600_000,
+      retentionMs: 30 * 86_400_000,
+      logger,
+      usageOf: () => readTenantUsage(conn),
+    });
+    try {
+      expect(await sampler.sampleNow()).toBe(1);
+    } finally {
+      sampler.stop();
+    }
+    const samples = await db.quotaSample.findMany({ where: { tenant } });
+    expect(samples).toHaveLength(1);
+    expect(samples[0]?.hard).toEqual({ "requests.cpu": "2100m", pods: "20" });
+    expect((samples[0]?.used as Record<string, string>)["requests.cpu"]).toBe(
+      formatResourceQuantity("requests.cpu", fresh.total["requests.cpu"] ?? 0n),
+    );
   });
 
   it("removes the webhook when the quota goes, so the tenant no longer depends on Ring0 for writes", async () => {

@@ -15,6 +15,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { startQuotaSampler } from "@/server/quotas/sampler";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
@@ -229,7 +230,15 @@ export async function startTenants(
       });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       setSyncer(syncer);
+      // Quota history for the portal's charts (server/quotas/sampler.ts).
+      const sampler = startQuotaSampler({
+        tenants: () => tenantInformer(superCluster).snapshot(),
+        intervalMs: config.RING0_QUOTA_SAMPLE_SECONDS * 1_000,
+        retentionMs: config.RING0_QUOTA_RETENTION_DAYS * 86_400_000,
+        logger: log,
+      });
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      sampler.stop();
       setSyncer(null);
       await syncer.stop();
       await running.stop();
