@@ -5,6 +5,7 @@ import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { membersRouter } from "@/server/api/routers/members/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
+import { quotasRouter } from "@/server/api/routers/quotas/_router";
 import { superPodsRouter } from "@/server/api/routers/super-pods/_router";
 import { syncerRouter } from "@/server/api/routers/syncer/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
@@ -24,6 +25,7 @@ export const appRouter = createTRPCRouter({
   accounts: accountsRouter,
   workloads: workloadsRouter,
   syncer: syncerRouter,
+  quotas: quotasRouter,
   superPods: superPodsRouter,
 });
 

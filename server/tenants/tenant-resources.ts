@@ -5,7 +5,7 @@
 import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
 import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { isNotFound } from "@/server/k8s/errors";
+import { isConflict, isNotFound } from "@/server/k8s/errors";
 import { listEventsFor, type ObjectEvent } from "@/server/k8s/events";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
@@ -27,13 +27,19 @@ export interface TenantCondition {
   lastTransitionTime?: string;
 }
 
+/** `spec.quota`: the hard limits enforced, and the template they were copied from (if any). */
+export interface TenantQuotaSpec {
+  hard?: Record<string, string>;
+  template?: string;
+}
+
 /** A Tenant object as stored (only the fields Ring0 reads are typed). */
 export interface TenantResource extends KubeObject {
   spec: {
     displayName?: string;
     controlPlane?: { provisioner?: Provisioner; version?: string };
     suspend?: boolean;
-    quota?: { hard?: Record<string, string> };
+    quota?: TenantQuotaSpec;
     syncer?: { weight?: number };
     admins?: string[];
   };
@@ -64,6 +70,8 @@ export interface CreateTenantInput {
   provisioner: Provisioner;
   version: string;
   admins: string[];
+  /** The quota it starts with (the default quota template's, when there is one). */
+  quota?: TenantQuotaSpec;
 }
 
 function isoOrNull(value: string | Date | undefined): string | null {
@@ -140,6 +148,7 @@ export async function createTenantResource(
       displayName: input.displayName,
       controlPlane: { provisioner: input.provisioner, version: input.version },
       admins: input.admins,
+      ...(input.quota ? { quota: input.quota } : {}),
     },
   });
   return summariseTenant(applied);
@@ -339,7 +348,45 @@ export async function setTenantVersion(
   return { tenant: summariseTenant(patched), from: current.spec?.controlPlane?.version ?? "" };
 }
 
-async function readTenant(name: string): Promise<TenantResource> {
+/**
+ * Replaces a Tenant's spec.quota (null removes it) with a JSON merge patch that names every key it
+ * drops, and only if the Tenant is still at `current`'s resourceVersion: a quota changed meanwhile
+ * is a ConflictError rather than silently overwritten.
+ */
+export async function replaceTenantQuota(
+  current: TenantResource,
+  quota: TenantQuotaSpec | null,
+): Promise<TenantResource> {
+  const name = current.metadata.name;
+  let patch: Record<string, unknown> | null = null;
+  if (quota) {
+    const hard: Record<string, string | null> = {};
+    for (const key of Object.keys(current.spec?.quota?.hard ?? {})) hard[key] = null;
+    Object.assign(hard, quota.hard ?? {});
+    patch = { hard, template: quota.template ?? null };
+  }
+  try {
+    return await kubeRequest<TenantResource>(requireSuperCluster(), {
+      method: "PATCH",
+      path: `${tenantsPath}/${encodeURIComponent(name)}`,
+      query: { fieldManager: "ring0" },
+      contentType: "application/merge-patch+json",
+      body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { quota: patch } },
+      timeoutMs: 15_000,
+    });
+  } catch (error) {
+    if (isNotFound(error)) throw notFound(name);
+    if (isConflict(error)) {
+      throw new ConflictError(
+        `Tenant "${name}" changed while its quota was being set; read it again and retry.`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** One Tenant read from the API server (not an informer); NotFoundError when there is none. */
+export async function readTenant(name: string): Promise<TenantResource> {
   try {
     return await readObject<TenantResource>(requireSuperCluster(), tenantRef(name));
   } catch (error) {

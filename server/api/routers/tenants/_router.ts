@@ -1,3 +1,4 @@
+import { createQuotaTemplateRepository } from "@/server/api/routers/quotas/template-repository";
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
 import { canManageMembers } from "@/server/auth/roles";
@@ -47,7 +48,10 @@ export const tenantsRouter = createTRPCRouter({
     const accounts = createAccountService({ db: ctx.db });
     // An account that cannot be made (external IAM, taken username) is refused before the Tenant exists.
     if (firstAdmin) accounts.assertCanCreate(firstAdmin.username);
-    const tenant = await createTenantResource(resource, { name: ctx.user.name });
+    // A new tenant starts with the default quota template's limits, if an operator chose one.
+    const template = await createQuotaTemplateRepository(ctx.db).findDefault();
+    const quota = template ? { hard: template.hard, template: template.name } : undefined;
+    const tenant = await createTenantResource({ ...resource, quota }, { name: ctx.user.name });
     await recordAudit({
       actorId: ctx.user.id,
       actorName: ctx.user.name,
@@ -58,7 +62,12 @@ export const tenantsRouter = createTRPCRouter({
       target: input.name,
       result: "success",
       requestId: ctx.requestId,
-      detail: { version: input.version, provisioner: input.provisioner, admins: input.admins },
+      detail: {
+        version: input.version,
+        provisioner: input.provisioner,
+        admins: input.admins,
+        quota: quota ?? null,
+      },
     });
     if (!firstAdmin) return { ...tenant, firstAdmin: null };
     // The one-time password is in this answer only (the dialog shows it once).
