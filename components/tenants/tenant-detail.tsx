@@ -4,6 +4,7 @@ import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import { useState } from "react";
 import { Age } from "@/components/nodes/age";
+import { QuotaCard } from "@/components/quotas/quota-card";
 import { TenantSyncerSection } from "@/components/syncer/syncer-health";
 import { PhaseBadge, Timestamp, timeToReady } from "@/components/tenants/phase";
 import { buildTimeline, formatDuration } from "@/components/tenants/provisioning-timeline";
@@ -123,6 +124,8 @@ export function TenantDetail({ name }: { name: string }) {
 
         <TenantActions tenant={tenant} />
       </div>
+
+      <QuotaCard tenant={tenant.name} />
 
       <section className={styles.section} aria-labelledby="conditions-heading">
         <h2 id="conditions-heading">Conditions</h2>

@@ -18,6 +18,7 @@ export default async function TenantLayout(props: {
     { href: `/t/${tenant}`, label: "Overview", exact: true },
     { href: `/t/${tenant}/namespaces`, label: "Namespaces" },
     { href: `/t/${tenant}/workloads`, label: "Workloads" },
+    { href: `/t/${tenant}/quota`, label: "Quota" },
     { href: `/t/${tenant}/members`, label: "Members" },
     { href: `/t/${tenant}/tokens`, label: "API tokens" },
     ...(canReadAudit(user, tenant) ? [{ href: `/t/${tenant}/audit`, label: "Audit log" }] : []),

@@ -1,0 +1,25 @@
+import type { Metadata } from "next";
+import { refusalPageSize, refusalPagination } from "@/components/quotas/refusals";
+import { TenantQuota } from "@/components/quotas/tenant-quota";
+import { PageHeader } from "@/components/ui/page-header";
+import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
+import { requireTenant } from "@/server/auth/page-access";
+
+export const metadata: Metadata = { title: "Quota" };
+
+export default async function QuotaPage(props: { params: Promise<{ tenant: string }> }) {
+  const { tenant } = await requireTenant((await props.params).tenant);
+  prefetch(trpc.quotaUsage.tenant.queryOptions({ tenant, workloadsBy: "cpu" }));
+  prefetch(
+    trpc.quotaUsage.refusals.infiniteQueryOptions({ tenant, limit: refusalPageSize }, refusalPagination),
+  );
+  return (
+    <HydrateClient>
+      <PageHeader
+        title="Quota"
+        description={`What tenant ${tenant} may use across all its namespaces, what it uses, and why requests were refused.`}
+      />
+      <TenantQuota tenant={tenant} />
+    </HydrateClient>
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * What a tenant is allowed (Tenant.spec.quota.hard, read from the shared Tenant informer) — the
+ * same source the webhook enforces.
+ */
+import { tenantHardOf } from "@/server/admission/hard";
+import { readSynced, requireSuperCluster } from "@/server/k8s/live";
+import type { QuotaHard } from "@/server/quotas/resources";
+import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
+
+export interface TenantQuota {
+  /** Whether spec.quota.hard names any limit at all. */
+  hasQuota: boolean;
+  hard: QuotaHard;
+  /** Entries Ring0 does not enforce (written with kubectl), left out of `hard`. */
+  ignored: string[];
+}
+
+export function quotaOf(tenant: TenantResource | undefined): TenantQuota {
+  const written = tenant?.spec?.quota?.hard;
+  if (!written || Object.keys(written).length === 0) return { hasQuota: false, hard: {}, ignored: [] };
+  const { hard, ignored } = tenantHardOf(written);
+  return { hasQuota: Object.keys(hard).length > 0, hard, ignored };
+}
+
+/** Every Tenant object in the super cluster. */
+export function tenantResources(): Promise<TenantResource[]> {
+  const informer = tenantInformer(requireSuperCluster());
+  return readSynced([informer], "tenant list", () => informer.snapshot());
+}
+
+export async function tenantQuota(tenant: string): Promise<TenantQuota> {
+  const all = await tenantResources();
+  return quotaOf(all.find((candidate) => candidate.metadata.name === tenant));
+}
