@@ -137,6 +137,9 @@ async function main() {
   // Tenant control planes and the kube gateway (no production build needed; ~2.5 min together).
   await check("bench:provisioning", "tsx", ["bench/provisioning.ts"]);
   await check("bench:gateway", "tsx", ["bench/gateway.ts"]);
+  // Tenant quotas: kubectl apply of 200 pods with and without the webhook, usage computation at
+  // 10 × 1000 pods, the race for the last units (must be exact; ~1.5 min).
+  await check("bench:quotas", "tsx", ["bench/quotas.ts"]);
   // The syncer: pods to Running through ten tenant control planes against the super cluster
   // directly, the noisy neighbour, memory per pod, the patroller (several minutes).
   await check("bench:syncer", "tsx", ["bench/syncer.ts"]);
