@@ -84,4 +84,36 @@ describe("parseCommandLine", () => {
     expect(usageError(["tokens", "revoke", "a", "b"])).toMatch(/unexpected argument "b"/);
     expect(usageError(["tokens", "list", "-o", "yaml"])).toMatch(/-o\/--output: expected one of table, json/);
   });
+
+  it("reads quota set's resource=quantity arguments after the tenant, with its flags", () => {
+    expect(
+      parseCommandLine([
+        "quota",
+        "set",
+        "acme",
+        "requests.cpu=2",
+        "--template",
+        "small",
+        "pods=-1",
+        "--allow-below-usage",
+      ]),
+    ).toEqual({
+      kind: "command",
+      command: "quota set",
+      args: { tenant: "acme" },
+      options: { template: "small", "allow-below-usage": true },
+      global: { output: "table", url: undefined, token: undefined },
+      rest: ["requests.cpu=2", "pods=-1"],
+    });
+    expect(parseCommandLine(["quota", "get", "acme", "-o", "json"])).toMatchObject({
+      command: "quota get",
+      args: { tenant: "acme" },
+    });
+    expect(usageError(["quota", "get", "acme", "pods=1"])).toMatch(/unexpected argument "pods=1"/);
+    expect(usageError(["quota", "get", "acme", "--template", "x"])).toMatch(/does not take --template/);
+    const help = parseCommandLine(["quota", "set", "--help"]);
+    expect(help.kind === "help" && help.text).toMatch(
+      /Usage: ring0 quota set <tenant> \[<resource=quantity> \.\.\.\] \[options\]/,
+    );
+  });
 });

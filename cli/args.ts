@@ -21,6 +21,8 @@ interface CommandSpec {
   summary: string;
   /** Positional arguments, in order; all required. */
   args: string[];
+  /** Any number of further positional arguments, of this form (e.g. resource=quantity). */
+  rest?: string;
   options: Record<string, OptionSpec>;
   /** Replaces the global -o/--output help when the command gives it another meaning. */
   outputHelp?: string;
@@ -71,10 +73,27 @@ export const commands = {
     options: { tenant: { type: "string", value: "tenant", help: "only this tenant's tokens" } },
   },
   "tokens revoke": { summary: "revoke an API token by id", args: ["id"], options: {} },
+  "quota get": { summary: "show a tenant's quota and what it uses", args: ["tenant"], options: {} },
+  "quota set": {
+    summary: "set a tenant's quota from a template and/or resource=quantity limits (operators)",
+    args: ["tenant"],
+    rest: "resource=quantity",
+    options: {
+      template: {
+        type: "string",
+        value: "name",
+        help: "copy a quota template's limits (resource=quantity entries override them)",
+      },
+      "allow-below-usage": {
+        type: "boolean",
+        help: "apply limits below what the tenant uses now (it is then over quota until usage drops)",
+      },
+    },
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof commands;
-const groups = ["tenants", "tokens"] as const;
+const groups = ["tenants", "tokens", "quota"] as const;
 
 export interface GlobalFlags {
   url?: string;
@@ -92,6 +111,8 @@ export type ParsedCommandLine =
       global: GlobalFlags;
       /** `-o <file>` of commands that write a file. */
       outputFile?: string;
+      /** The further positional arguments of commands that take any number (CommandSpec.rest). */
+      rest?: string[];
     };
 
 const commandNames = Object.keys(commands) as CommandName[];
@@ -106,7 +127,12 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
 export function helpText(command?: CommandName, group?: string): string {
   if (command) {
     const spec: CommandSpec = commands[command];
-    const usage = [`ring0 ${command}`, ...spec.args.map((arg) => `<${arg}>`), "[options]"].join(" ");
+    const usage = [
+      `ring0 ${command}`,
+      ...spec.args.map((arg) => `<${arg}>`),
+      ...(spec.rest ? [`[<${spec.rest}> ...]`] : []),
+      "[options]",
+    ].join(" ");
     const globals = { ...globalOptions, output: { ...globalOptions.output } } as Record<string, OptionSpec>;
     if (spec.outputHelp)
       globals.output = { type: "string", short: "o", value: "file", help: spec.outputHelp };
@@ -130,7 +156,11 @@ export function helpText(command?: CommandName, group?: string): string {
     "",
     "Commands:",
     ...listed.map((name) => {
-      const args = commands[name].args.map((arg) => `<${arg}>`).join(" ");
+      const spec: CommandSpec = commands[name];
+      const args = [
+        ...spec.args.map((arg) => `<${arg}>`),
+        ...(spec.rest ? [`[<${spec.rest}> ...]`] : []),
+      ].join(" ");
       return `  ${`${name} ${args}`.trimEnd().padEnd(28)} ${commands[name].summary}`;
     }),
     "",
@@ -201,7 +231,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       `${spec.args[words.length]}: required (usage: ring0 ${command} ${spec.args.map((a) => `<${a}>`).join(" ")})`,
     );
   }
-  if (words.length > spec.args.length) {
+  if (words.length > spec.args.length && !spec.rest) {
     throw new UsageError(`unexpected argument "${words[spec.args.length]}" (see ring0 ${command} --help)`);
   }
   const args = Object.fromEntries(spec.args.map((name, index) => [name, words[index]!]));
@@ -230,6 +260,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       token: typeof values.token === "string" ? values.token : undefined,
     },
     ...(outputFile !== undefined ? { outputFile } : {}),
+    ...(spec.rest ? { rest: words.slice(spec.args.length) } : {}),
   };
 }
 

@@ -21,14 +21,18 @@ import { setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
+import { setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { deleteTenantResource } from "@/server/tenants/tenant-resources";
 import { generateToken } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
+import { superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers } from "@/test/integration/trpc";
 
 const bin = path.resolve(__dirname, "bin.mjs");
 const tenantName = `cli-${Date.now().toString(36)}`;
+/** The quota commands' tenant; the super cluster stands in for its control plane (usage is real). */
+const quotaTenant = `cliq-${Date.now().toString(36)}`;
 let server: http.Server;
 let url: string;
 let home: string;
@@ -107,6 +111,13 @@ beforeAll(async () => {
   const conn = testSuperCluster();
   await installCrds(conn, createLogger({}, "error"));
   setSuperCluster(conn);
+  setControlPlaneDirectory({
+    async lookup(tenant) {
+      return tenant === quotaTenant
+        ? { state: "ready", access: superClusterAccess(conn), version: "1.36" }
+        : { state: "absent" };
+    },
+  });
   server = http.createServer((req, res) => {
     serveTrpc(req, res).catch((error: unknown) => {
       res.writeHead(500).end(String(error));
@@ -128,6 +139,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await deleteTenantResource(tenantName).catch(() => undefined);
+  await deleteTenantResource(quotaTenant).catch(() => undefined);
+  setControlPlaneDirectory(null);
   setSuperCluster(null);
   await new Promise((resolve) => server?.close(resolve));
   if (previousPublicUrl === undefined) delete process.env.NEXTAUTH_URL;
@@ -293,5 +306,70 @@ describe("ring0 kubeconfig", () => {
     expect(foreign).toMatchObject({ code: 1, stderr: 'ring0: Tenant "globex" was not found.\n' });
     const bad = await ring0(["kubeconfig", "acme", "--expires-in-days", "0"], "acme-admin");
     expect(bad).toMatchObject({ code: 2, stderr: "ring0: --expires-in-days: expected at least 1 day\n" });
+  });
+});
+
+describe("ring0 quota", () => {
+  it("sets and shows a tenant's quota as an operator, with the server's refusals verbatim", async () => {
+    const created = await ring0(
+      ["tenants", "create", quotaTenant, "--display-name", "CLI quota"],
+      "operator",
+    );
+    expect(created.code).toBe(0);
+
+    const bad = await ring0(
+      ["quota", "set", quotaTenant, "pods=-1", "requests.cpu=1.5.3", "requests.memory=12Xi", "gpus=1"],
+      "operator",
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^ring0: Invalid quota — .*Nothing was changed\.\n$/);
+    for (const part of [
+      "pods: '-1' is negative",
+      "'1.5.3' is not a quantity",
+      "'12Xi' is not a quantity",
+      "unknown resource 'gpus'",
+    ])
+      expect(bad.stderr).toContain(part);
+
+    const below = await ring0(["quota", "set", quotaTenant, "namespaces=1", "pods=100"], "operator");
+    expect(below.code).toBe(1);
+    expect(below.stderr).toMatch(/namespaces: used \d+, limit 1\..*--allow-below-usage/);
+    const none = await ring0(["quota", "get", quotaTenant], "operator");
+    expect(none.stdout).toBe(`Tenant ${quotaTenant} has no quota.\n`);
+
+    const forced = await ring0(
+      ["quota", "set", quotaTenant, "namespaces=1", "pods=100", "--allow-below-usage"],
+      "operator",
+    );
+    expect(forced.stderr).toBe("");
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(new RegExp(`^tenant/${quotaTenant} quota set\n`));
+    expect(forced.stdout).toMatch(/\nnamespaces +\d+ +1 +over\n/);
+    expect(forced.stdout).toMatch(/Warning: over quota: namespaces: used \d+, limit 1\n$/);
+
+    const json = await ring0(["quota", "get", quotaTenant, "-o", "json"], "operator");
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      tenant: quotaTenant,
+      hard: { pods: "100", namespaces: "1" },
+      template: null,
+      over: [{ resource: "namespaces", limit: "1" }],
+    });
+
+    const unknownTemplate = await ring0(["quota", "set", quotaTenant, "--template", "no-such"], "operator");
+    expect(unknownTemplate.code).toBe(1);
+    expect(unknownTemplate.stderr).toMatch(/quota template "no-such" was not found/);
+    const nothing = await ring0(["quota", "set", quotaTenant], "operator");
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/expected --template <name> and\/or resource=quantity/);
+    const notPair = await ring0(["quota", "set", quotaTenant, "pods"], "operator");
+    expect(notPair).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/"pods": expected resource=quantity/),
+    });
+  });
+
+  it("refuses tenant admins setting quotas", async () => {
+    const result = await ring0(["quota", "set", quotaTenant, "pods=1000"], "acme-admin");
+    expect(result).toMatchObject({ code: 1, stderr: "ring0: Only cluster operators can do this.\n" });
   });
 });

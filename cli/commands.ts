@@ -12,7 +12,7 @@ import type { CommandName, GlobalFlags } from "./args";
 import { type Connection, createRing0Client, describeClientError, type Ring0Client } from "./client";
 import { configPath, readConfig, writeConfig } from "./config";
 import { CommandError, UsageError } from "./errors";
-import { age, type Column, render, renderJson } from "./output";
+import { age, type Column, render, renderJson, renderTable } from "./output";
 
 export interface CommandIo {
   env: Record<string, string | undefined>;
@@ -28,6 +28,7 @@ export interface Invocation {
   options: Record<string, string | boolean | string[] | undefined>;
   global: GlobalFlags;
   outputFile?: string;
+  rest?: string[];
 }
 
 /** What a command leaves for main to print, and the connection it used (for error messages). */
@@ -55,6 +56,10 @@ const expiresInDays = z.coerce
   .int("--expires-in-days: expected a whole number of days")
   .min(1, "--expires-in-days: expected at least 1 day")
   .max(maxTokenLifetimeDays, `--expires-in-days: expected at most ${maxTokenLifetimeDays} days`);
+const templateName = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "--template: expected a quota template name")
+  .max(63, "--template: expected at most 63 characters");
 const tokenId = z.string().min(1, "<id>: expected a token id").max(64, "<id>: expected a token id");
 
 function valid<T>(schema: z.ZodType<T>, value: unknown): T {
@@ -149,6 +154,49 @@ function tokenColumns(now: Date): Column<TokenRow>[] {
   ];
 }
 
+type QuotaView = Awaited<ReturnType<Ring0Client["quotas"]["get"]["query"]>>;
+type QuotaRow = { resource: string; used: string | null; limit: string; over: boolean };
+
+const quotaColumns: Column<QuotaRow>[] = [
+  { header: "RESOURCE", value: (row) => row.resource },
+  { header: "USED", value: (row) => row.used },
+  { header: "LIMIT", value: (row) => row.limit },
+  { header: "STATUS", value: (row) => (row.used === null ? null : row.over ? "over" : "ok") },
+];
+
+/** A quota as people read it: the template, then a line per limited resource with its usage. */
+export function renderQuota(view: Omit<QuotaView, "tenant"> & { tenant: string }): string {
+  const resources = Object.keys(view.hard);
+  if (resources.length === 0) return `Tenant ${view.tenant} has no quota.\n`;
+  const over = new Set(view.over.map((entry) => entry.resource as string));
+  const rows = resources.map((resource) => ({
+    resource,
+    used: view.used ? (view.used[resource] ?? "0") : null,
+    limit: view.hard[resource]!,
+    over: over.has(resource),
+  }));
+  const lines = [`Tenant:    ${view.tenant}`, `Template:  ${view.template ?? "-"}`, ""];
+  const note =
+    view.used === null ? "Usage unknown: the tenant's control plane is not serving right now.\n" : "";
+  return `${lines.join("\n")}\n${renderTable(rows, quotaColumns)}${note}`;
+}
+
+/** `resource=quantity` arguments as the hard map; the server judges names and quantities. */
+export function parseLimits(words: readonly string[]): Record<string, string> {
+  const hard: Record<string, string> = {};
+  for (const word of words) {
+    const at = word.indexOf("=");
+    if (at <= 0) {
+      throw new UsageError(`"${word}": expected resource=quantity, e.g. requests.cpu=2 or pods=20`);
+    }
+    const resource = word.slice(0, at).trim();
+    if (Object.hasOwn(hard, resource))
+      throw new UsageError(`${resource}: given twice; give each resource once`);
+    hard[resource] = word.slice(at + 1).trim();
+  }
+  return hard;
+}
+
 /** createTenantSchema's fields as the flags a person typed. */
 const tenantFlags: Record<string, string> = {
   name: "<name>",
@@ -224,6 +272,34 @@ const handlers: Record<Exclude<CommandName, "login">, Handler> = {
     const rows = await client.tokens.list.query(filter ? { tenant: filter } : {});
     if (global.output === "table" && rows.length === 0) return { stdout: "No API tokens.\n" };
     return { stdout: render(global.output, rows, tokenColumns(io.now?.() ?? new Date())) };
+  },
+
+  async "quota get"(client, { args, global }) {
+    const name = valid(tenant("<tenant>"), args.tenant);
+    const view = await client.quotas.get.query({ tenant: name });
+    return { stdout: global.output === "json" ? renderJson(view) : renderQuota(view) };
+  },
+
+  async "quota set"(client, { args, options, rest, global }) {
+    const name = valid(tenant("<tenant>"), args.tenant);
+    const template = options.template === undefined ? undefined : valid(templateName, options.template);
+    const hard = parseLimits(rest ?? []);
+    if (template === undefined && Object.keys(hard).length === 0) {
+      throw new UsageError(
+        "expected --template <name> and/or resource=quantity limits, e.g. requests.cpu=2 pods=20",
+      );
+    }
+    const result = await client.quotas.set.mutate({
+      tenant: name,
+      ...(Object.keys(hard).length > 0 ? { hard } : {}),
+      ...(template !== undefined ? { template } : {}),
+      allowBelowUsage: options["allow-below-usage"] === true,
+    });
+    if (global.output === "json") return { stdout: renderJson(result) };
+    const warnings = result.warnings.map((warning) => `Warning: ${warning}\n`).join("");
+    return {
+      stdout: `tenant/${name} quota set${result.template ? ` from template ${result.template}` : ""}\n\n${renderQuota(result)}${warnings}`,
+    };
   },
 
   async "tokens revoke"(client, { args, global }) {
