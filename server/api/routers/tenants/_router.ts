@@ -2,6 +2,7 @@ import { createQuotaTemplateRepository } from "@/server/api/routers/quotas/templ
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
 import { canManageMembers } from "@/server/auth/roles";
+import { getDb } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
 import { createAccountService } from "@/server/iam/account-service";
 import {
@@ -48,8 +49,9 @@ export const tenantsRouter = createTRPCRouter({
     const accounts = createAccountService({ db: ctx.db });
     // An account that cannot be made (external IAM, taken username) is refused before the Tenant exists.
     if (firstAdmin) accounts.assertCanCreate(firstAdmin.username);
-    // A new tenant starts with the default quota template's limits, if an operator chose one.
-    const template = await createQuotaTemplateRepository(ctx.db).findDefault();
+    // A new tenant starts with the default quota template's limits, if an operator chose one. (Test
+    // callers of this procedure may come without a database in the context, as recordAudit allows.)
+    const template = await createQuotaTemplateRepository(ctx.db ?? getDb()).findDefault();
     const quota = template ? { hard: template.hard, template: template.name } : undefined;
     const tenant = await createTenantResource({ ...resource, quota }, { name: ctx.user.name });
     await recordAudit({
