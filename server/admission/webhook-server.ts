@@ -8,10 +8,9 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import https from "node:https";
-import type net from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "@/server/logger";
+import { createMtlsServer } from "@/server/pki/mtls-server";
 import { tenantFromCertificate } from "@/server/vn-agent/identity";
 
 /** The parts of an admission.k8s.io/v1 AdmissionRequest Ring0 reads. */
@@ -111,7 +110,6 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
 export function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.logger.child({ component: "admission-webhooks" });
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
-  const sockets = new Set<net.Socket>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as TLSSocket;
@@ -165,43 +163,9 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
     });
   };
 
-  const server = https.createServer(
-    {
-      cert: options.tls.cert,
-      key: options.tls.key,
-      ca: options.tls.clientCa,
-      requestCert: true,
-      rejectUnauthorized: true,
-      minVersion: "TLSv1.2",
-    },
-    (req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        log.error("request failed", { error });
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
-      });
-    },
-  );
-  server.on("secureConnection", (socket: TLSSocket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  server.on("tlsClientError", (error) => log.info("TLS handshake refused", { error: error.message }));
-
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: options.port ?? 0, exclusive: true }, () => {
-      server.off("error", reject);
-      const port = (server.address() as net.AddressInfo).port;
-      log.info("admission webhooks listening", { port, paths: Object.keys(options.handlers) });
-      resolve({
-        port,
-        stop: () =>
-          new Promise<void>((done) => {
-            for (const socket of sockets) socket.destroy();
-            server.close(() => done());
-          }),
-      });
-    });
+  const mtls = createMtlsServer(options.tls, log, handle);
+  return mtls.listen(options.port).then((port) => {
+    log.info("admission webhooks listening", { port, paths: Object.keys(options.handlers) });
+    return { port, stop: () => mtls.close() };
   });
 }

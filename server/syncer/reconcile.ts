@@ -318,14 +318,14 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     return quotaCondition(pod)?.status === "True";
   }
 
-  /** The QuotaExceeded event (once per message) and condition on a held pod. */
-  async function reportQuotaHold(session: TenantSession, pod: Obj, message: string): Promise<void> {
-    if (quotaCondition(pod)?.message === message) return;
+  /** The quota condition on a tenant pod, with an event saying the same. */
+  async function markQuota(session: TenantSession, pod: Obj, held: boolean, message: string): Promise<void> {
     const namespace = pod.metadata.namespace ?? "";
+    const reason = held ? "QuotaExceeded" : "QuotaAvailable";
     await recordEvent(
       session.conn,
       { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
-      { type: "Warning", reason: "QuotaExceeded", message },
+      { type: held ? "Warning" : "Normal", reason, message },
       { component: syncerComponent, logger: log },
     );
     await patchPodStatus(
@@ -336,8 +336,8 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
         conditions: [
           {
             type: quotaConditionType,
-            status: "True",
-            reason: "QuotaExceeded",
+            status: held ? "True" : "False",
+            reason,
             message,
             lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
           },
@@ -347,33 +347,15 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     );
   }
 
-  /** A held pod that went down: its condition says so, with a Normal event. */
-  async function releaseQuotaHold(session: TenantSession, pod: Obj): Promise<void> {
-    const namespace = pod.metadata.namespace ?? "";
-    const message = "The tenant quota has room for this pod now; Ring0 started it.";
-    await recordEvent(
-      session.conn,
-      { apiVersion: "v1", kind: "Pod", name: pod.metadata.name, namespace, uid: pod.metadata.uid },
-      { type: "Normal", reason: "QuotaAvailable", message },
-      { component: syncerComponent, logger: log },
-    );
-    await patchPodStatus(
-      session,
-      namespace,
-      pod.metadata.name,
-      {
-        conditions: [
-          {
-            type: quotaConditionType,
-            status: "False",
-            reason: "QuotaAvailable",
-            message,
-            lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
-          },
-        ],
-      },
-      true,
-    );
+  /** A held pod: the QuotaExceeded event and condition, once per message. */
+  async function reportQuotaHold(session: TenantSession, pod: Obj, message: string): Promise<void> {
+    if (quotaCondition(pod)?.message === message) return;
+    await markQuota(session, pod, true, message);
+  }
+
+  /** A held pod that went down: its condition and a Normal event say so. */
+  function releaseQuotaHold(session: TenantSession, pod: Obj): Promise<void> {
+    return markQuota(session, pod, false, "The tenant quota has room for this pod now; Ring0 started it.");
   }
 
   async function syncPod(session: TenantSession, namespace: string, name: string): Promise<void> {

@@ -11,6 +11,7 @@
  * cluster's CA from its kubeconfig) for the name "localhost". It presents no client certificate:
  * kwok asks for none, and the super cluster's admin credentials are not the agent's to hand out.
  */
+
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
 import type net from "node:net";
@@ -20,6 +21,7 @@ import { isNotFound } from "@/server/k8s/errors";
 import type { V1Node, V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import { createMtlsServer } from "@/server/pki/mtls-server";
 import { syncAnnotations, syncLabels } from "@/server/syncer/contracts";
 import { tenantFromCertificate } from "./identity";
 import {
@@ -361,52 +363,25 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     outgoing.end();
   };
 
-  const server = https.createServer(
-    {
-      cert: options.tls.cert,
-      key: options.tls.key,
-      ca: options.tls.clientCa,
-      requestCert: true,
-      rejectUnauthorized: true,
-      minVersion: "TLSv1.2",
-    },
-    (req, res) => {
-      handle(req, res).catch((error: unknown) => {
-        log.error("request failed", { error });
-        if (!res.headersSent) res.writeHead(500).end();
-        else res.destroy();
-      });
-    },
-  );
-  server.on("upgrade", (req: IncomingMessage, socket: net.Socket, head: Buffer) => {
+  const mtls = createMtlsServer(options.tls, log, handle);
+  mtls.server.on("upgrade", (req: IncomingMessage, socket: net.Socket, head: Buffer) => {
     handleUpgrade(req, socket, head).catch((error: unknown) => {
       log.error("upgrade failed", { error });
       socket.destroy();
     });
   });
-  server.on("secureConnection", (socket: TLSSocket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  server.on("tlsClientError", (error) => log.info("TLS handshake refused", { error: error.message }));
 
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ host: "127.0.0.1", port: options.port ?? 0, exclusive: true }, () => {
-      server.off("error", reject);
-      const port = (server.address() as net.AddressInfo).port;
-      log.info("vn-agent listening", { port });
-      resolve({
-        node: options.node,
-        port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            for (const socket of sockets) socket.destroy();
-            sockets.clear();
-            server.closeAllConnections();
-          }),
-      });
-    });
+  return mtls.listen(options.port).then((port) => {
+    log.info("vn-agent listening", { port });
+    return {
+      node: options.node,
+      port,
+      close: async () => {
+        // Upgraded streams (and their kubelet sides) end with the agent.
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+        await mtls.close();
+      },
+    };
   });
 }

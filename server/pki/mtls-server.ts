@@ -1,0 +1,71 @@
+/**
+ * An HTTPS listener on 127.0.0.1 that requires a client certificate from one CA (the vn-agents and
+ * the admission webhooks): it tracks its sockets so closing it ends every connection at once.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import https from "node:https";
+import type net from "node:net";
+import type { TLSSocket } from "node:tls";
+import type { Logger } from "@/server/logger";
+
+export interface MtlsOptions {
+  cert: string;
+  key: string;
+  /** The only CA client certificates may chain to. */
+  clientCa: string;
+}
+
+export interface MtlsServer {
+  server: https.Server;
+  /** Listen on 127.0.0.1 (`port` or a free one); resolves with the port. */
+  listen(port?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function createMtlsServer(
+  tls: MtlsOptions,
+  log: Logger,
+  handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
+): MtlsServer {
+  const sockets = new Set<net.Socket>();
+  const server = https.createServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      ca: tls.clientCa,
+      requestCert: true,
+      rejectUnauthorized: true,
+      minVersion: "TLSv1.2",
+    },
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        log.error("request failed", { error });
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    },
+  );
+  server.on("secureConnection", (socket: TLSSocket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  server.on("tlsClientError", (error) => log.info("TLS handshake refused", { error: error.message }));
+  return {
+    server,
+    listen: (port) =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen({ host: "127.0.0.1", port: port ?? 0, exclusive: true }, () => {
+          server.off("error", reject);
+          resolve((server.address() as net.AddressInfo).port);
+        });
+      }),
+    close: () =>
+      new Promise<void>((done) => {
+        server.close(() => done());
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+        server.closeAllConnections();
+      }),
+  };
+}
