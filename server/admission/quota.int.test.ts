@@ -145,7 +145,7 @@ describe("tenant quota admission", () => {
     const refused = await tryCreate(pod("b2", "team-b", "500m"));
     expect(refused).toContain('admission webhook "quota.ring0.dev" denied the request');
     expect(refused).toContain(
-      'exceeded tenant quota of "' + tenant + '": requests.cpu: requested 500m, used 1800m, limited 2',
+      `exceeded tenant quota of "${tenant}": requests.cpu: requested 500m, used 1800m, limited 2`,
     );
     // Room for exactly 200m is left.
     expect(await tryCreate(pod("b3", "team-b", "200m"))).toBe("admitted");
@@ -275,7 +275,8 @@ describe("tenant quota admission", () => {
     const samples = await db.quotaSample.findMany({ where: { tenant } });
     expect(samples).toHaveLength(1);
     expect(samples[0]?.hard).toEqual({ "requests.cpu": "2100m", pods: "20" });
-    expect((samples[0]?.used as Record<string, string>)["requests.cpu"]).toBe(
+    const used = (samples[0]?.used ?? {}) as Record<string, string>;
+    expect(used["requests.cpu"]).toBe(
       formatResourceQuantity("requests.cpu", fresh.total["requests.cpu"] ?? 0n),
     );
   });
