@@ -5,6 +5,7 @@ import Link from "next/link";
 import { Age } from "@/components/nodes/age";
 import { PodStreams } from "@/components/streams/pod-streams";
 import { useTRPC } from "@/components/trpc/client";
+import { ContainersSection } from "@/components/workloads/containers-table";
 import { PodPhase } from "@/components/workloads/pod-phase";
 
 /** A super-cluster pod for operators: status, containers, and its logs and shell (`super-pod` source). */
@@ -55,33 +56,7 @@ export function SuperPodDetail({ namespace, name }: { namespace: string; name: s
         </dl>
       </section>
 
-      <section aria-labelledby="super-pod-containers-heading" style={{ marginTop: "1.5rem" }}>
-        <h2 id="super-pod-containers-heading">Containers</h2>
-        <table className="data" aria-label="Containers">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Image</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pod.containers.map((container) => (
-              <tr key={container.name}>
-                <td>{container.name}</td>
-                <td>
-                  <code>{container.image}</code>
-                </td>
-                <td>{container.ready ? "Yes" : "No"}</td>
-                <td>{container.restarts}</td>
-                <td>{container.state}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
+      <ContainersSection id="super-pod-containers-heading" containers={pod.containers} />
 
       <section aria-labelledby="super-pod-streams-heading" style={{ marginTop: "1.5rem" }}>
         <h2 id="super-pod-streams-heading">Logs and shell</h2>

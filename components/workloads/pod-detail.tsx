@@ -9,6 +9,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { EventsTable } from "@/components/ui/events-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
 import { PodPhase } from "@/components/workloads/pod-phase";
+import { ContainersSection } from "./containers-table";
 
 const isolationCondition = "ring0.dev/Isolation";
 
@@ -76,36 +77,7 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
         )}
       </section>
 
-      <section aria-labelledby="pod-containers-heading" style={{ marginTop: "1.5rem" }}>
-        <h2 id="pod-containers-heading">Containers</h2>
-        <table className="data" aria-label="Containers">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Image</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pod.containers.map((container) => (
-              <tr key={container.name}>
-                <td>{container.name}</td>
-                <td>
-                  <code>{container.image}</code>
-                </td>
-                <td>{container.ready ? "Yes" : "No"}</td>
-                <td>{container.restarts}</td>
-                <td>
-                  {container.state}
-                  {container.detail ? <span className="whoami-meta"> ({container.detail})</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
+      <ContainersSection id="pod-containers-heading" containers={pod.containers} />
 
       <section aria-labelledby="pod-events-heading" style={{ marginTop: "1.5rem" }}>
         <h2 id="pod-events-heading">Events</h2>
