@@ -3,13 +3,9 @@
 import { useSuspenseInfiniteQuery } from "@tanstack/react-query";
 import { OlderPages } from "@/components/audit/older-pages";
 import styles from "@/components/quotas/quotas.module.css";
+import { refusalPageSize, refusalPagination } from "@/components/quotas/refusal-query";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
-
-export const refusalPageSize = 20;
-export const refusalPagination = {
-  getNextPageParam: (page: { nextCursor: string | null }) => page.nextCursor ?? undefined,
-};
 
 const timeFormat = new Intl.DateTimeFormat("en-GB", {
   dateStyle: "medium",

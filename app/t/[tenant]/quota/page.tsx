@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { refusalPageSize, refusalPagination } from "@/components/quotas/refusals";
+import { refusalPageSize, refusalPagination } from "@/components/quotas/refusal-query";
 import { TenantQuota } from "@/components/quotas/tenant-quota";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
