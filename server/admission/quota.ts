@@ -5,11 +5,14 @@
  * request, the usage and the limit; one that fits is reserved in the tenant's ledger in the same
  * synchronous step, so concurrent requests cannot oversubscribe. ResourceQuota objects (tenant
  * admins' per-namespace shares) are refused when the namespaces' shares would add up to more than
- * the tenant's quota.
+ * the tenant's quota, and a namespace create when the tenant's default share for new namespaces
+ * would not fit in what the namespaces' shares leave (never a silent zero: the share is given, or
+ * the namespace is refused saying why).
  */
 import { createHash } from "node:crypto";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { defaultShareMisfit } from "@/server/quotas/default-share";
 import {
   checkAgainst,
   type Exceeded,
@@ -19,7 +22,7 @@ import {
   refusalMessage,
   subtractUsage,
 } from "@/server/quotas/usage";
-import { type CheckedHard, namespaceShare, tenantHardOf } from "./hard";
+import { type CheckedHard, namespaceShare, namespaceShares, tenantHardOf } from "./hard";
 import { createLedger, type Ledger, type LedgerKind, type Usage } from "./ledger";
 import type { AdmissionRequest, AdmissionVerdict } from "./webhook-server";
 
@@ -100,6 +103,11 @@ export interface QuotaAdmissionOptions {
   syncTimeoutMs?: number;
   now?: () => Date;
   onRefusal?(refusal: QuotaRefusal): void;
+  /**
+   * The tenant's default namespace share (issue 7), if it has one: a namespace create is refused
+   * when that share would not fit in what the namespaces' ResourceQuotas leave of the tenant quota.
+   */
+  namespaceDefaultShare?(tenant: string): Promise<Record<string, string> | undefined>;
   /** Test seam for the ledgers' list-watches. */
   startWatch?: Parameters<typeof createLedger>[0]["startWatch"];
 }
@@ -188,6 +196,15 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
     return problem ? { verdict: { allowed: false, message: problem } } : { usage: {} };
   };
 
+  /** The default share in nano-units (entries that are not namespace-level quantities left out). */
+  const defaultShareOf = async (tenant: string): Promise<CheckedHard | undefined> => {
+    const stored = await options.namespaceDefaultShare?.(tenant);
+    if (!stored) return undefined;
+    const { hard } = tenantHardOf(stored);
+    delete hard.namespaces;
+    return Object.keys(hard).length > 0 ? hard : undefined;
+  };
+
   return {
     async review(tenant, request) {
       const hard = await hardOf(tenant);
@@ -200,10 +217,21 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
           message: `the control plane of ${tenant} is not reachable from Ring0; retry in a moment`,
         };
       }
+      const creatingNamespace =
+        request.kind.kind === "Namespace" && request.operation === "CREATE" && !request.subResource;
+      const share = creatingNamespace ? await defaultShareOf(tenant) : undefined;
       const ledger = ledgerFor(tenant, conn, hard);
       await ledger.synced(syncTimeoutMs);
       // From here to the reservation nothing awaits: the check and the reservation are one step.
-      const outcome = deltaOf(ledger, hard, request);
+      const misfit = share
+        ? defaultShareMisfit(share, hard, namespaceShares(ledger.objects("ResourceQuota")))
+        : undefined;
+      // Namespaces are checked for the default share even when the quota does not count them.
+      const outcome: Delta = misfit
+        ? { verdict: { allowed: false, message: misfit } }
+        : creatingNamespace && hard.namespaces === undefined
+          ? { usage: {} }
+          : deltaOf(ledger, hard, request);
       if ("verdict" in outcome) {
         if (!outcome.verdict.allowed) {
           options.onRefusal?.({

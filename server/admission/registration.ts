@@ -1,7 +1,8 @@
 /**
  * Registering Ring0's quota webhook in a tenant control plane. Only tenants with a quota get it, and
- * only for the kinds their quota limits: a tenant without a quota never depends on Ring0 being up
- * to write to its own control plane.
+ * only for the kinds their quota limits, plus ResourceQuotas and namespace creates (a new namespace
+ * must have room for the tenant's default share): a tenant without a quota never depends on Ring0
+ * being up to write to its own control plane.
  *
  * Failure policy Fail, timeout 5 s — deliberately: a quota is a promise to every other tenant, and
  * an Ignore policy would let a tenant oversubscribe whenever Ring0 restarts. The cost is that
@@ -60,7 +61,9 @@ export function quotaWebhookManifest(hard: CheckedHard, endpoint: WebhookEndpoin
       : []),
     ...(has("configmaps") ? [rule(["configmaps"], ["CREATE"])] : []),
     ...(has("secrets") ? [rule(["secrets"], ["CREATE"])] : []),
-    ...(has("namespaces") ? [rule(["namespaces"], ["CREATE"])] : []),
+    // Always: a new namespace must have room for the tenant's default share, whether or not
+    // namespaces themselves are limited.
+    rule(["namespaces"], ["CREATE"]),
     rule(["resourcequotas"], ["CREATE", "UPDATE"]),
   ];
   return {

@@ -7,6 +7,7 @@
 import path from "node:path";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
@@ -36,6 +37,8 @@ export interface AdmissionOptions {
   logger: Logger;
   /** Record refusals in the database (default true). */
   recordRefusals?: boolean;
+  /** The tenant's default namespace share (default: the database's, cached 10 s per tenant). */
+  namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
 }
 
 export async function startAdmission(
@@ -54,6 +57,7 @@ export async function startAdmission(
       const lookup = await options.directory.lookup(tenant);
       return lookup.state === "ready" ? connections.connectionFor(tenant, lookup.access) : undefined;
     },
+    namespaceDefaultShare: options.namespaceDefaultShare ?? cachedDefaultShares(),
     logger: log,
     onRefusal: options.recordRefusals === false ? undefined : refusalRecorder(log),
   });

@@ -5,6 +5,7 @@ import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { membersRouter } from "@/server/api/routers/members/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
+import { quotaDefaultsRouter } from "@/server/api/routers/quota-defaults/_router";
 import { quotaUsageRouter } from "@/server/api/routers/quota-usage/_router";
 import { quotasRouter } from "@/server/api/routers/quotas/_router";
 import { superPodsRouter } from "@/server/api/routers/super-pods/_router";
@@ -29,6 +30,7 @@ export const appRouter = createTRPCRouter({
   quotas: quotasRouter,
   superPods: superPodsRouter,
   quotaUsage: quotaUsageRouter,
+  quotaDefaults: quotaDefaultsRouter,
 });
 
 export type AppRouter = typeof appRouter;

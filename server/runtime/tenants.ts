@@ -15,6 +15,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import { startQuotaSampler } from "@/server/quotas/sampler";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
@@ -193,8 +194,16 @@ export async function startTenants(
   // Admission webhooks (server/admission): tenant quotas enforced where tenants act. Every replica
   // serves them; the tenant reconciler registers them in each tenant control plane with a quota.
   let admission: Awaited<ReturnType<typeof startAdmission>> | null = null;
+  // Tenants' default namespace shares (issue 7), read from the database at most every 10 s per tenant.
+  const namespaceDefaultShare = cachedDefaultShares({ ttlMs: 10_000 });
   try {
-    admission = await startAdmission({ stateDir: config.stateDir, tenants, directory, logger: log });
+    admission = await startAdmission({
+      stateDir: config.stateDir,
+      tenants,
+      directory,
+      logger: log,
+      namespaceDefaultShare,
+    });
   } catch (error) {
     log.error("starting the admission webhooks failed: tenant quotas are not enforced at admission", {
       error,
@@ -223,6 +232,8 @@ export async function startTenants(
         directory,
         logger: log,
         superPodLabels: localWorld ? { [KWOK_EXEC_LABEL]: "true" } : undefined,
+        // A new namespace without a ResourceQuota gets the tenant's default share.
+        namespaceDefaultShare,
         // Validated at start-up (server/env.ts); absent: every rule, NET_BIND_SERVICE only.
         isolationPolicy: config.RING0_ISOLATION_POLICY
           ? parseIsolationPolicy(config.RING0_ISOLATION_POLICY)

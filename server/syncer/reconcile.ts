@@ -14,6 +14,7 @@ import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
+import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import type { PodLike } from "@/server/quotas/usage";
 import { syncAnnotations, syncLabels } from "./contracts";
 import { checkPodIsolation } from "./filter";
@@ -144,6 +145,32 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     session.namespaces.add(namespace);
   }
 
+  /**
+   * A new tenant namespace without a ResourceQuota gets the tenant's default share (once per
+   * namespace per session). A refusal by the quota webhook (the share no longer fits) is warned
+   * about on the namespace, not retried: the namespace is then bounded by the tenant quota alone.
+   */
+  async function giveDefaultShare(session: TenantSession, namespace: Obj): Promise<void> {
+    const name = namespace.metadata.name;
+    if (!ctx.namespaceDefaultShare || session.defaultShares.has(name)) return;
+    if (!isNewNamespace(namespace.metadata.creationTimestamp, ctx.clock.now())) {
+      session.defaultShares.add(name);
+      return;
+    }
+    const hard = await ctx.namespaceDefaultShare(session.tenant);
+    if (hard) {
+      try {
+        if (await ensureDefaultShare(session.conn, name, hard)) {
+          log.info("gave a new namespace the default share", { tenant: session.tenant, namespace: name });
+        }
+      } catch (error) {
+        if (!(error instanceof K8sError && [400, 403, 422].includes(error.status))) throw error;
+        await warnOnce(session, "namespace", namespace, "DefaultShareRefused", error.message);
+      }
+    }
+    session.defaultShares.add(name);
+  }
+
   /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
   async function syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string) {
     const { tenant } = session;
@@ -168,6 +195,7 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     if (kind === "namespace") {
       session.namespaces.delete(name);
       await ensureNamespace(session, name);
+      await giveDefaultShare(session, object);
       return;
     }
     await ensureNamespace(session, namespace);

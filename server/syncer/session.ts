@@ -37,6 +37,8 @@ export interface TenantSession {
   quota?: QuotaHard;
   /** The quota backstop's bookkeeping (server/syncer/quota-hold.ts). */
   quotaHold: QuotaHoldState;
+  /** Tenant namespaces whose default share this session has seen to (once each per session). */
+  defaultShares: Set<string>;
 }
 
 /** The syncer's view of the super cluster and its settings, for the parts beside the engine. */
@@ -49,6 +51,8 @@ export interface SyncContext {
   superNodes(): WatchCache<Obj> | undefined;
   superNamespaces(): WatchCache<Obj> | undefined;
   superEvents(): WatchCache<Obj> | undefined;
+  /** The tenant's default namespace share (SyncerOptions.namespaceDefaultShare), if it has one. */
+  namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
 }
 
 export function workKey(kind: WorkKind, namespace: string, name: string): string {

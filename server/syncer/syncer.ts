@@ -91,6 +91,11 @@ export interface SyncerOptions {
    * integration test to its own tenants in a super cluster other suites share.
    */
   tenantFilter?: (tenant: string) => boolean;
+  /**
+   * The tenant's default namespace share (issue 7): a new namespace without a ResourceQuota gets a
+   * `default-share` one with these limits. Absent, or resolving undefined: nothing is created.
+   */
+  namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
 }
 
 export interface Syncer {
@@ -163,6 +168,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     superNodes: () => superNodes,
     superNamespaces: () => superNamespaces,
     superEvents: () => superEvents,
+    namespaceDefaultShare: options.namespaceDefaultShare,
   };
   const vNodes = createVNodes(context, (tenant) => void noticeUnreachable(tenant));
   const reconcilers = createReconcilers(context, vNodes);
@@ -330,6 +336,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       stopped: false,
       namespaces: new Set<string>(),
       quotaHold: createQuotaHoldState(),
+      defaultShares: new Set<string>(),
     } as unknown as TenantSession;
     const onError = (error: K8sError) => {
       if (isUnreachable(error)) void noticeUnreachable(tenant);
@@ -346,6 +353,8 @@ export function createSyncer(options: SyncerOptions): Syncer {
           enqueue(tenant, workKey(kind, namespace, object.metadata.name));
           if (kind === "service") enqueue(tenant, workKey("endpoints", namespace, object.metadata.name));
           if (kind === "namespace") session.namespaces.delete(object.metadata.name);
+          // A namespace made again under the same name is new again.
+          if (kind === "namespace" && deleted) session.defaultShares.delete(object.metadata.name);
           if (kind === "pod") {
             for (const node of new Set([nodeNameOf(object), nodeNameOf(previous)])) {
               if (node) enqueue(tenant, workKey("node", "", node));
