@@ -21,12 +21,10 @@ import https from "node:https";
 import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { createLocalProvisioner } from "@/server/provisioners/local";
-import { type ControlPlaneAccess, kubeconfigFromAccess } from "@/server/provisioners/types";
+import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
 import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import {
@@ -43,10 +41,10 @@ import {
   ratio,
   say,
   startBenchGateway,
+  startBenchTenant,
   startDatabase,
   summary,
   tenantAdminToken,
-  waitFor,
   writeResults,
   writeTokenKubeconfig,
 } from "./lib/harness";
@@ -115,22 +113,7 @@ async function main() {
     // The tenant control plane, as the tenant reconciler would bring it up (defaults included).
     const provisioner = createLocalProvisioner({ stateDir: path.join(root, "ring0"), logger, binDir });
     cleanup.push("tenant control plane destroy", () => provisioner.destroy(tenant));
-    const version = availableVersions()[0] as string;
-    await provisioner.ensure({ tenant, version, suspended: false });
-    await waitFor(
-      "control plane running",
-      async () => (await provisioner.observe(tenant)).phase === "Running",
-      {
-        everyMs: 250,
-      },
-    );
-    const access = (await provisioner.access(tenant)) as ControlPlaneAccess;
-    const admin = createConnectionCache().connectionFor(tenant, access);
-    await waitFor(
-      "tenant defaults effective",
-      async () => (await applyTenantDefaults(admin, { tenant, admins: [] })) === undefined,
-      { timeoutMs: 120_000, everyMs: 500 },
-    );
+    const { access } = await startBenchTenant(provisioner, tenant);
 
     const database = await startDatabase(path.join(root, "pg"));
     cleanup.push("postgres stop", () => database.stop());
@@ -330,7 +313,7 @@ async function main() {
     results.getNamespacesKeepAliveMs = { ...httpResult, breakdown };
     results.kubectlGetNsMs = kubectlResult;
     results.watchEventLatencyMs = watchResult;
-    results.config = { httpN, kubectlN, watchN, version };
+    results.config = { httpN, kubectlN, watchN, version: availableVersions()[0] };
   } catch (error) {
     failed = error;
   } finally {

@@ -25,12 +25,10 @@ import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply"
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLocalProvisioner } from "@/server/provisioners/local";
-import { type ControlPlaneAccess, kubeconfigFromAccess } from "@/server/provisioners/types";
+import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
 import { tenantUsageFrom } from "@/server/quotas/tenant-usage";
 import { podUsage } from "@/server/quotas/usage";
-import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import {
   benchDir,
@@ -43,6 +41,7 @@ import {
   ratio,
   round,
   say,
+  startBenchTenant,
   summary,
   waitFor,
   writeResults,
@@ -168,22 +167,7 @@ async function main() {
     const stateDir = path.join(root, "ring0");
     const provisioner = createLocalProvisioner({ stateDir, logger, binDir, vnAgentStateDir: stateDir });
     cleanup.push("tenant control plane destroy", () => provisioner.destroy(tenant));
-    const version = availableVersions()[0] as string;
-    await provisioner.ensure({ tenant, version, suspended: false });
-    await waitFor(
-      "control plane running",
-      async () => (await provisioner.observe(tenant)).phase === "Running",
-      {
-        everyMs: 250,
-      },
-    );
-    const access = (await provisioner.access(tenant)) as ControlPlaneAccess;
-    const conn = createConnectionCache().connectionFor(tenant, access);
-    await waitFor(
-      "tenant defaults effective",
-      async () => (await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined,
-      { timeoutMs: 120_000, everyMs: 500 },
-    );
+    const { access, conn } = await startBenchTenant(provisioner, tenant);
     const kubeconfig = path.join(root, "admin.kubeconfig");
     fs.writeFileSync(kubeconfig, kubeconfigFromAccess(access, tenant), { mode: 0o600 });
     const cacheDir = path.join(root, "kubectl", "cache");
@@ -322,7 +306,7 @@ async function main() {
       neverOversubscribed: races.every((race) => race.admitted <= race.room),
       allExact: races.every((race) => race.exact),
     };
-    results.config = { rounds: ROUNDS, raceRounds: RACE_ROUNDS, version };
+    results.config = { rounds: ROUNDS, raceRounds: RACE_ROUNDS, version: availableVersions()[0] };
     results.baselines = {
       admissionOverhead:
         "the same `kubectl apply -f` of the same 200 pods into the same control plane with Ring0's webhook not registered",

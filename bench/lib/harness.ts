@@ -18,8 +18,13 @@ import { createKubeGateway } from "@/server/gateway/gateway";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { ensureGatewayTls } from "@/server/gateway/tls";
 import { cachingVerifier } from "@/server/gateway/token-cache";
+import type { ClusterConnection } from "@/server/k8s/cluster";
 import { createLogger } from "@/server/logger";
+import type { ControlPlaneAccess, Provisioner } from "@/server/provisioners/types";
+import { availableVersions } from "@/server/provisioners/versions";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { applyTenantDefaults } from "@/server/tenants/defaults";
+import { createConnectionCache } from "@/server/tenants/reconciler";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 
@@ -418,4 +423,37 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`${what}: timed out`);
     await sleep(options.everyMs ?? 100);
   }
+}
+
+/**
+ * One tenant control plane of `provisioner`, serving with the tenant defaults in force: resolves
+ * with its admin access and a connection. `check` runs on every poll (e.g. to stop when the run is
+ * being stopped).
+ */
+export async function startBenchTenant(
+  provisioner: Provisioner,
+  tenant: string,
+  options: { timeoutMs?: number; check?: () => void } = {},
+): Promise<{ access: ControlPlaneAccess; conn: ClusterConnection }> {
+  const version = availableVersions()[0] as string;
+  await provisioner.ensure({ tenant, version, suspended: false });
+  let access: ControlPlaneAccess | undefined;
+  await waitFor(
+    `${tenant}'s control plane running`,
+    async () => {
+      options.check?.();
+      if ((await provisioner.observe(tenant)).phase !== "Running") return false;
+      access = await provisioner.access(tenant);
+      return access !== undefined;
+    },
+    { timeoutMs: options.timeoutMs ?? 240_000, everyMs: 250 },
+  );
+  const served = access as ControlPlaneAccess;
+  const conn = createConnectionCache().connectionFor(tenant, served);
+  await waitFor(
+    "tenant defaults effective",
+    async () => (await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined,
+    { timeoutMs: 120_000, everyMs: 500 },
+  );
+  return { access: served, conn };
 }
