@@ -47,6 +47,8 @@ let conn: ClusterConnection;
 let db: PrismaClient;
 let admission: Awaited<ReturnType<typeof startAdmission>> | undefined;
 let tenants: ReturnType<typeof informerTenantSource> | undefined;
+/** The tenant's default namespace share as the webhook reads it (the database's in Ring0). */
+let defaultShare: Record<string, string> | undefined;
 
 const pod = (name: string, namespace: string, cpu: string): KubeObject => ({
   apiVersion: "v1",
@@ -120,6 +122,7 @@ beforeAll(async () => {
     tenants,
     directory: provisionerDirectory(new Set([tenant]), () => current),
     logger,
+    namespaceDefaultShare: async (name) => (name === tenant ? defaultShare : undefined),
   });
   for (const namespace of ["team-a", "team-b"]) {
     await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
@@ -230,6 +233,29 @@ describe("tenant quota admission", () => {
     );
     // Lowering a share is always possible.
     await serverSideApply(conn, quota("team-b", "100m"), { force: true });
+  });
+
+  it("refuses a namespace whose default share would not fit in what the namespaces' quotas leave", async () => {
+    const namespace = (name: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+    });
+    // The shares now: team-a 1500m, team-b 100m (its tightest quota) of 2100m; 500m is left.
+    defaultShare = { "requests.cpu": "600m", pods: "5" };
+    try {
+      const refused = await tryCreate(namespace("too-big-share"));
+      expect(refused).toContain('admission webhook "quota.ring0.dev" denied the request');
+      expect(refused).toContain(
+        "the default share for new namespaces (requests.cpu 600m) does not fit: the namespaces' quotas already give 1600m of the tenant's 2100m (team-a 1500m, team-b 100m); lower the default share or a namespace's quota",
+      );
+      defaultShare = { "requests.cpu": "500m", pods: "5" };
+      expect(await tryCreate(namespace("fitting-share"))).toBe("admitted");
+    } finally {
+      defaultShare = undefined;
+    }
+    // Without a default share a namespace is never refused for it (namespaces are not limited here).
+    expect(await tryCreate(namespace("no-share"))).toBe("admitted");
   });
 
   it("records refusals for the portal, counting repeats instead of storing them again", async () => {
