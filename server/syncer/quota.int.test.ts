@@ -6,6 +6,7 @@
  * cluster, and goes down on its own once room appears or the quota is raised.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { listEventsFor } from "@/server/k8s/events";
 import { eventually } from "@/server/k8s/test-cluster";
@@ -15,12 +16,15 @@ import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { superNamespace } from "./naming";
 import { quotaConditionType } from "./quota-hold";
+import { createSyncer, type Syncer } from "./syncer";
 import { type Obj, readOrUndefined, ref } from "./test-world";
 
 const logger = createLogger({ service: "syncer-quota-it" }, "error");
 const tenant = `sq-${Math.random().toString(36).slice(2, 7)}`;
 const namespace = "work";
 let world: DataPlaneWorld;
+/** The syncer of the default share tests (the world's, plus namespaceDefaultShare). */
+let defaultShareSyncer: Syncer | undefined;
 
 const pod = (name: string, cpu: string): KubeObject => ({
   apiVersion: "v1",
@@ -64,6 +68,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
+  await defaultShareSyncer?.stop();
   await world?.stop();
 }, 120_000);
 
@@ -112,5 +117,67 @@ describe("syncer quota backstop", () => {
     expect(await below("third")).toBeUndefined();
     await deleteObject(conn, ref("Pod", "first", namespace), { gracePeriodSeconds: 0 });
     await eventually(() => below("third"), 60_000);
+  }, 120_000);
+});
+
+describe("default namespace share", () => {
+  const fresh = "fresh";
+  const resourceQuotas = async (ns: string) =>
+    (
+      await kubeRequest<{ items: Obj[] }>(world.admin[tenant] as never, {
+        path: `/api/v1/namespaces/${ns}/resourcequotas`,
+      })
+    ).items;
+
+  beforeAll(async () => {
+    // The world's syncer again, now with the tenant's default share (Ring0 reads it from the database).
+    await world.syncer.stop();
+    defaultShareSyncer = createSyncer({
+      superCluster: world.superCluster,
+      directory: world.directory,
+      logger,
+      heartbeatIntervalMs: 2_000,
+      tenantRecheckMs: 1_000,
+      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      tenantFilter: (name) => name === tenant,
+      namespaceDefaultShare: async (name) =>
+        name === tenant ? { "requests.cpu": "500m", pods: "5" } : undefined,
+    });
+    await defaultShareSyncer.start();
+  }, 120_000);
+
+  it("gives a new namespace without a ResourceQuota a default-share one, unprotected", async () => {
+    const conn = world.admin[tenant] as never;
+    await createObject(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: fresh } });
+    const [quota] = await eventually(async () => {
+      const items = await resourceQuotas(fresh);
+      return items.length > 0 ? items : undefined;
+    }, 60_000);
+    expect(quota?.metadata.name).toBe("default-share");
+    expect(quota?.metadata.labels).toEqual({
+      "app.kubernetes.io/managed-by": "ring0",
+      "ring0.dev/default-share": "true",
+    });
+    expect((quota as { spec?: unknown }).spec).toEqual({ hard: { "requests.cpu": "500m", pods: "5" } });
+  }, 120_000);
+
+  it("leaves it to the tenant admin: a deleted default-share is not brought back", async () => {
+    const conn = world.admin[tenant] as never;
+    await deleteObject(conn, ref("ResourceQuota", "default-share", fresh));
+    // A change of the namespace is reconciled (its copy below gets the label) without a new quota.
+    await kubeRequest(conn, {
+      method: "PATCH",
+      path: `/api/v1/namespaces/${fresh}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { labels: { touched: "yes" } } },
+    });
+    await eventually(async () => {
+      const below = await readOrUndefined<Obj>(
+        world.superCluster,
+        ref("Namespace", superNamespace(tenant, fresh)),
+      );
+      return below?.metadata.labels?.touched === "yes" ? true : undefined;
+    }, 60_000);
+    expect(await resourceQuotas(fresh)).toEqual([]);
   }, 120_000);
 });
