@@ -45,6 +45,14 @@ describe("parseCommandLine", () => {
       args: { name: "acme" },
       options: { yes: true },
     });
+    expect(parseCommandLine(["quota", "default-share", "acme", "cpu=500m", "pods=5"])).toMatchObject({
+      command: "quota default-share",
+      args: { tenant: "acme" },
+      rest: ["cpu=500m", "pods=5"],
+    });
+    expect(parseCommandLine(["quota", "default-share", "acme", "--clear"])).toMatchObject({
+      options: { clear: true },
+    });
   });
 
   it("gives kubeconfig's -o the meaning of an output file", () => {

@@ -90,6 +90,17 @@ export const commands = {
       },
     },
   },
+  "quota default-share": {
+    summary: "show or set the quota each new namespace of a tenant gets (setting: its admins and operators)",
+    args: ["tenant"],
+    rest: "resource=quantity",
+    options: {
+      clear: {
+        type: "boolean",
+        help: "remove the default share (new namespaces are then bounded by the tenant quota alone)",
+      },
+    },
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof commands;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseLimits, renderQuota } from "./commands";
+import { parseLimits, renderDefaultShare, renderQuota, runCommand } from "./commands";
 import { UsageError } from "./errors";
 
 describe("parseLimits", () => {
@@ -49,5 +49,59 @@ describe("renderQuota", () => {
     expect(
       renderQuota({ tenant: "acme", template: null, hard: { pods: "1" }, used: null, over: [] }),
     ).toMatch(/\npods +- +1 +-\nUsage unknown/);
+  });
+});
+
+describe("renderDefaultShare", () => {
+  it("shows each limit a new namespace gets, and who set it", () => {
+    expect(
+      renderDefaultShare({
+        tenant: "acme",
+        hard: { "requests.cpu": "500m", pods: "5" },
+        updatedBy: "Ada",
+        updatedAt: "2026-11-21T12:00:00.000Z",
+      }),
+    ).toBe(
+      [
+        "Tenant:      acme",
+        "Updated by:  Ada at 2026-11-21T12:00:00.000Z",
+        "",
+        "Each new namespace without a ResourceQuota gets a default-share ResourceQuota with:",
+        "RESOURCE       LIMIT",
+        "requests.cpu   500m",
+        "pods           5",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("says when there is none", () => {
+    expect(renderDefaultShare({ tenant: "acme", hard: null, updatedBy: null, updatedAt: null })).toBe(
+      "Tenant acme has no default share: a new namespace is bounded by the tenant quota alone.\n",
+    );
+  });
+});
+
+describe("quota default-share", () => {
+  it("refuses --clear together with limits before calling Ring0", async () => {
+    const io = {
+      env: { RING0_URL: "http://ring0.test", RING0_TOKEN: `r0_${"a".repeat(43)}`, HOME: "/nonexistent" },
+      readStdin: async () => null,
+      fetch: (() => {
+        throw new Error("no call expected");
+      }) as unknown as typeof fetch,
+    };
+    await expect(
+      runCommand(
+        {
+          command: "quota default-share",
+          args: { tenant: "acme" },
+          options: { clear: true },
+          rest: ["pods=1"],
+          global: { output: "table" },
+        },
+        io,
+      ),
+    ).rejects.toThrow(/--clear: give either --clear or resource=quantity limits, not both/);
   });
 });

@@ -181,6 +181,26 @@ export function renderQuota(view: Omit<QuotaView, "tenant"> & { tenant: string }
   return `${lines.join("\n")}\n${renderTable(rows, quotaColumns)}${note}`;
 }
 
+type DefaultShareView = Awaited<ReturnType<Ring0Client["quotaDefaults"]["get"]["query"]>>;
+
+/** A tenant's default namespace share as people read it: a line per resource, or that there is none. */
+export function renderDefaultShare(view: DefaultShareView): string {
+  if (!view.hard || Object.keys(view.hard).length === 0) {
+    return `Tenant ${view.tenant} has no default share: a new namespace is bounded by the tenant quota alone.\n`;
+  }
+  const rows = Object.entries(view.hard).map(([resource, limit]) => ({ resource, limit }));
+  const header = [
+    `Tenant:      ${view.tenant}`,
+    `Updated by:  ${view.updatedBy ?? "-"}${view.updatedAt ? ` at ${view.updatedAt}` : ""}`,
+    "",
+    "Each new namespace without a ResourceQuota gets a default-share ResourceQuota with:",
+  ];
+  return `${header.join("\n")}\n${renderTable(rows, [
+    { header: "RESOURCE", value: (row) => row.resource },
+    { header: "LIMIT", value: (row) => row.limit },
+  ])}`;
+}
+
 /** `resource=quantity` arguments as the hard map; the server judges names and quantities. */
 export function parseLimits(words: readonly string[]): Record<string, string> {
   const hard: Record<string, string> = {};
@@ -299,6 +319,24 @@ const handlers: Record<Exclude<CommandName, "login">, Handler> = {
     const warnings = result.warnings.map((warning) => `Warning: ${warning}\n`).join("");
     return {
       stdout: `tenant/${name} quota set${result.template ? ` from template ${result.template}` : ""}\n\n${renderQuota(result)}${warnings}`,
+    };
+  },
+
+  async "quota default-share"(client, { args, options, rest, global }) {
+    const name = valid(tenant("<tenant>"), args.tenant);
+    const hard = parseLimits(rest ?? []);
+    const clear = options.clear === true;
+    if (clear && Object.keys(hard).length > 0) {
+      throw new UsageError("--clear: give either --clear or resource=quantity limits, not both");
+    }
+    if (!clear && Object.keys(hard).length === 0) {
+      const view = await client.quotaDefaults.get.query({ tenant: name });
+      return { stdout: global.output === "json" ? renderJson(view) : renderDefaultShare(view) };
+    }
+    const result = await client.quotaDefaults.set.mutate({ tenant: name, hard: clear ? null : hard });
+    if (global.output === "json") return { stdout: renderJson(result) };
+    return {
+      stdout: `tenant/${name} default share ${clear ? "cleared" : "set"}\n\n${renderDefaultShare(result)}`,
     };
   },
 
