@@ -67,6 +67,10 @@ describe("applyMigrations", () => {
       "exec_sessions",
       "iam_accounts",
       "memberships",
+      "namespace_quota_defaults",
+      "quota_refusals",
+      "quota_samples",
+      "quota_templates",
       "users",
     ]);
   });
