@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { DefaultShare } from "@/components/quotas/default-share";
 import { refusalPageSize, refusalPagination } from "@/components/quotas/refusal-query";
 import { TenantQuota } from "@/components/quotas/tenant-quota";
 import { PageHeader } from "@/components/ui/page-header";
@@ -20,6 +21,7 @@ export default async function QuotaPage(props: { params: Promise<{ tenant: strin
         description={`What tenant ${tenant} may use across all its namespaces, what it uses, and why requests were refused.`}
       />
       <TenantQuota tenant={tenant} />
+      <DefaultShare tenant={tenant} />
     </HydrateClient>
   );
 }
