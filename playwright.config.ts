@@ -40,6 +40,10 @@ export default defineConfig({
     timeout: 180_000,
     stdout: "ignore",
     stderr: "pipe",
-    env: instanceEnvironment({ port: e2ePort, stateDir: e2eStateDir }),
+    // Quota usage samples every 10 s (the minimum) so the quota spec sees its changes in the history chart.
+    env: {
+      ...instanceEnvironment({ port: e2ePort, stateDir: e2eStateDir }),
+      RING0_QUOTA_SAMPLE_SECONDS: "10",
+    },
   },
 });

@@ -54,10 +54,21 @@ export function LineChart({
   if (last && last.limit !== null) limitPoints.push({ x: x(to.getTime()), y: y(last.limit) });
   const limit = stepPath(limitPoints);
   const timeTicks = [from, new Date((from.getTime() + to.getTime()) / 2), to];
+  // The limits in force over the period, oldest first, one entry per change (for tests and tooling).
+  const limitSteps = points
+    .map((point) => (point.limit === null ? "none" : formatAmount(point.limit, kind)))
+    .filter((step, index, steps) => index === 0 || step !== steps[index - 1]);
 
   return (
     <figure style={{ margin: 0 }}>
-      <svg className={styles.chart} viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={label}>
+      <svg
+        className={styles.chart}
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        role="img"
+        aria-label={label}
+        data-limit-steps={limitSteps.join(" ")}
+        data-limit={last?.limit == null ? "none" : formatAmount(last.limit, kind)}
+      >
         <title>{label}</title>
         {axis.ticks.map((tick) => (
           <g key={tick}>
