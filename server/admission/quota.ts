@@ -155,6 +155,12 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
     return ledger;
   };
 
+  /** A tenant without a quota (or a control plane) needs no ledger: its watches end. */
+  const forget = (tenant: string) => {
+    ledgers.get(tenant)?.ledger.stop();
+    ledgers.delete(tenant);
+  };
+
   const hardOf = async (tenant: string): Promise<CheckedHard | undefined> => {
     const quota = await options.tenantQuota(tenant);
     if (!quota?.hard) return undefined;
@@ -208,9 +214,13 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
   return {
     async review(tenant, request) {
       const hard = await hardOf(tenant);
-      if (!hard) return { allowed: true };
+      if (!hard) {
+        forget(tenant);
+        return { allowed: true };
+      }
       const conn = await options.connection(tenant);
       if (!conn) {
+        forget(tenant);
         return {
           allowed: false,
           code: 503,
@@ -272,8 +282,11 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
     },
     async usage(tenant) {
       const hard = await hardOf(tenant);
-      const conn = await options.connection(tenant);
-      if (!hard || !conn) return undefined;
+      const conn = hard ? await options.connection(tenant) : undefined;
+      if (!hard || !conn) {
+        forget(tenant);
+        return undefined;
+      }
       const ledger = ledgerFor(tenant, conn, hard);
       await ledger.synced(syncTimeoutMs);
       return ledger.total();
