@@ -7,6 +7,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { toast } from "@/components/ui/toast";
 import { canManageMembers } from "@/server/auth/roles";
 import { QUOTA_RESOURCES } from "@/server/quotas/resources";
+import { LimitFields } from "./limit-fields";
 
 /** What a namespace's ResourceQuota can give: every tenant quota resource but `namespaces`. */
 const SHARE_RESOURCES = QUOTA_RESOURCES.filter((resource) => resource.name !== "namespaces");
@@ -115,16 +116,7 @@ export function DefaultShare({ tenant }: { tenant: string }) {
       {canEdit && editing ? (
         <form onSubmit={submit} aria-label="Edit the default share">
           <div className={styles.formGrid}>
-            {SHARE_RESOURCES.map((resource) => (
-              <label key={resource.name} className="field">
-                {resource.name}
-                <input
-                  value={fields[resource.name] ?? ""}
-                  placeholder="no limit"
-                  onChange={(event) => setFields({ ...fields, [resource.name]: event.target.value })}
-                />
-              </label>
-            ))}
+            <LimitFields resources={SHARE_RESOURCES} values={fields} onChange={setFields} />
           </div>
           <p className="toolbar">
             <button type="submit" className="button button-primary" disabled={set.isPending}>

@@ -6,6 +6,7 @@ import styles from "@/components/quotas/quotas.module.css";
 import { useTRPC } from "@/components/trpc/client";
 import { toast } from "@/components/ui/toast";
 import { QUOTA_RESOURCES } from "@/server/quotas/resources";
+import { LimitFields } from "./limit-fields";
 
 type Fields = Record<string, string>;
 
@@ -179,16 +180,7 @@ export function QuotaCard({ tenant }: { tenant: string }) {
           </select>
         </label>
         <div className={styles.formGrid}>
-          {QUOTA_RESOURCES.map((resource) => (
-            <label key={resource.name} className="field">
-              {resource.name}
-              <input
-                value={shown[resource.name] ?? ""}
-                placeholder="no limit"
-                onChange={(event) => edit({ ...shown, [resource.name]: event.target.value })}
-              />
-            </label>
-          ))}
+          <LimitFields resources={QUOTA_RESOURCES} values={shown} onChange={edit} />
         </div>
         <label>
           <input

@@ -7,6 +7,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
 import { QUOTA_RESOURCES } from "@/server/quotas/resources";
+import { LimitFields } from "./limit-fields";
 
 type Fields = Record<string, string>;
 
@@ -211,16 +212,7 @@ function TemplateForm({
           Description
           <input value={description} onChange={(event) => setDescription(event.target.value)} />
         </label>
-        {QUOTA_RESOURCES.map((resource) => (
-          <label key={resource.name} className="field">
-            {resource.name}
-            <input
-              value={fields[resource.name] ?? ""}
-              placeholder="no limit"
-              onChange={(event) => setFields({ ...fields, [resource.name]: event.target.value })}
-            />
-          </label>
-        ))}
+        <LimitFields resources={QUOTA_RESOURCES} values={fields} onChange={setFields} />
       </div>
       {mode === "create" ? (
         <label>
