@@ -101,6 +101,8 @@ export interface QuotaAdmissionOptions {
   logger: Logger;
   /** How long a first request waits for the tenant's objects to be listed. Default 20 s. */
   syncTimeoutMs?: number;
+  /** A ledger unused this long is dropped (its watches end). Default 10 min. */
+  ledgerIdleMs?: number;
   now?: () => Date;
   onRefusal?(refusal: QuotaRefusal): void;
   /**
@@ -134,7 +136,11 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
   const log = options.logger.child({ component: "quota-admission" });
   const now = options.now ?? (() => new Date());
   const syncTimeoutMs = options.syncTimeoutMs ?? 20_000;
-  const ledgers = new Map<string, { fingerprint: string; conn: ClusterConnection; ledger: Ledger }>();
+  const ledgers = new Map<
+    string,
+    { fingerprint: string; conn: ClusterConnection; ledger: Ledger; usedAt: number }
+  >();
+  const idleMs = options.ledgerIdleMs ?? 10 * 60_000;
 
   const ledgerFor = (tenant: string, conn: ClusterConnection, hard: CheckedHard): Ledger => {
     const kinds = ledgerKindsFor(hard);
@@ -142,7 +148,10 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
       .update(kinds.map((kind) => kind.kind).join(","))
       .digest("hex");
     const current = ledgers.get(tenant);
-    if (current && current.conn === conn && current.fingerprint === fingerprint) return current.ledger;
+    if (current && current.conn === conn && current.fingerprint === fingerprint) {
+      current.usedAt = now().getTime();
+      return current.ledger;
+    }
     current?.ledger.stop();
     const ledger = createLedger({
       conn,
@@ -151,7 +160,7 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
       now,
       startWatch: options.startWatch,
     });
-    ledgers.set(tenant, { fingerprint, conn, ledger });
+    ledgers.set(tenant, { fingerprint, conn, ledger, usedAt: now().getTime() });
     return ledger;
   };
 
@@ -160,6 +169,17 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
     ledgers.get(tenant)?.ledger.stop();
     ledgers.delete(tenant);
   };
+
+  // A ledger nobody asked for in a while goes (its quota was cleared and the webhook with it, or the
+  // tenant was deleted); the next request builds it again from a fresh list.
+  const sweep = setInterval(
+    () => {
+      const at = now().getTime();
+      for (const [tenant, entry] of ledgers) if (at - entry.usedAt > idleMs) forget(tenant);
+    },
+    Math.min(idleMs, 60_000),
+  );
+  sweep.unref();
 
   const hardOf = async (tenant: string): Promise<CheckedHard | undefined> => {
     const quota = await options.tenantQuota(tenant);
@@ -292,6 +312,7 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
       return ledger.total();
     },
     stop() {
+      clearInterval(sweep);
       for (const { ledger } of ledgers.values()) ledger.stop();
       ledgers.clear();
     },
