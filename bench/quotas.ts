@@ -230,12 +230,16 @@ async function main() {
       ).join("\n---\n"),
     );
     const apply = { webhook: [] as number[], none: [] as number[] };
+    /** TLS connections the API server opened to the webhook per apply of 200 pods. */
+    const handshakes: number[] = [];
     for (let r = 0; r < ROUNDS + 1; r++) {
       for (const arm of r % 2 === 0 ? (["webhook", "none"] as const) : (["none", "webhook"] as const)) {
         await webhook(arm === "webhook");
+        const handshakesBefore = admission.handshakes();
         const at = performance.now();
         const result = await kubectl(kubectlBinary, kubeconfig, cacheDir, ["apply", "-f", manifest]);
         const seconds = (performance.now() - at) / 1000;
+        if (arm === "webhook") handshakes.push(admission.handshakes() - handshakesBefore);
         if (result.code !== 0) throw new Error(`kubectl apply (${arm}) failed: ${result.stderr}`);
         const count = await podCount(conn);
         if (count !== APPLY_PODS)
@@ -250,6 +254,7 @@ async function main() {
       webhookSeconds: summary(apply.webhook, 2),
       noWebhookSeconds: summary(apply.none, 2),
       ratioP50: ratio(summary(apply.webhook, 2).p50, summary(apply.none, 2).p50),
+      webhookTlsHandshakesPerApply: handshakes,
       addedMsPerPodP50: round(
         ((summary(apply.webhook, 2).p50 - summary(apply.none, 2).p50) * 1000) / APPLY_PODS,
         2,

@@ -43,7 +43,7 @@ export interface AdmissionOptions {
 
 export async function startAdmission(
   options: AdmissionOptions,
-): Promise<{ port: number; admission: QuotaAdmission; stop(): Promise<void> }> {
+): Promise<{ port: number; admission: QuotaAdmission; handshakes(): number; stop(): Promise<void> }> {
   const log = options.logger.child({ component: "admission" });
   const pki = await ensureVnAgentPki(options.stateDir);
   const connections = createConnectionCache();
@@ -86,6 +86,7 @@ export async function startAdmission(
   return {
     port: server.port,
     admission,
+    handshakes: () => server.handshakes(),
     async stop() {
       setQuotaAdmission(null);
       setWebhookEndpoint(null);

@@ -51,6 +51,8 @@ export interface WebhookServerOptions {
 
 export interface WebhookServer {
   port: number;
+  /** TLS connections accepted so far. */
+  handshakes(): number;
   stop(): Promise<void>;
 }
 
@@ -166,6 +168,6 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
   const mtls = createMtlsServer(options.tls, log, handle);
   return mtls.listen(options.port).then((port) => {
     log.info("admission webhooks listening", { port, paths: Object.keys(options.handlers) });
-    return { port, stop: () => mtls.close() };
+    return { port, handshakes: () => mtls.handshakes(), stop: () => mtls.close() };
   });
 }

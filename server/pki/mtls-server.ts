@@ -20,6 +20,8 @@ export interface MtlsServer {
   /** Listen on 127.0.0.1 (`port` or a free one); resolves with the port. */
   listen(port?: number): Promise<number>;
   close(): Promise<void>;
+  /** TLS connections accepted so far (clients that keep theirs alive add one, not one per request). */
+  handshakes(): number;
 }
 
 export function createMtlsServer(
@@ -28,6 +30,7 @@ export function createMtlsServer(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
 ): MtlsServer {
   const sockets = new Set<net.Socket>();
+  let handshakes = 0;
   const server = https.createServer(
     {
       cert: tls.cert,
@@ -46,12 +49,14 @@ export function createMtlsServer(
     },
   );
   server.on("secureConnection", (socket: TLSSocket) => {
+    handshakes += 1;
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
   server.on("tlsClientError", (error) => log.info("TLS handshake refused", { error: error.message }));
   return {
     server,
+    handshakes: () => handshakes,
     listen: (port) =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
