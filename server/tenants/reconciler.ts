@@ -375,9 +375,15 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     try {
       const conn = connections.connectionFor(name, access);
       pending = await applyTenantDefaults(conn, { tenant: name, admins: spec.admins ?? [] }, context.signal);
-      // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without.
-      const webhook = await syncQuotaWebhook(conn, spec.quota);
-      if (webhook === "no-endpoint") {
+      // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without. Only
+      // local control planes can reach Ring0's webhook (127.0.0.1, their client certificate); one
+      // in the super cluster would fail every create it covers, so there the syncer alone enforces.
+      const webhook = await syncQuotaWebhook(conn, providerName === "local" ? spec.quota : undefined);
+      if (providerName !== "local" && spec.quota?.hard && Object.keys(spec.quota.hard).length > 0) {
+        log.info(
+          "quota enforced by the syncer only: this provisioner's control planes cannot reach Ring0's webhook",
+        );
+      } else if (webhook === "no-endpoint") {
         log.warn(
           "the tenant has a quota but Ring0's admission webhooks are not serving: only the syncer holds pods back",
         );
