@@ -12,7 +12,7 @@ const synced: V1Pod = {
   spec: { nodeName: "kwok-1", containers: [{ name: "web", image: "nginx" }, { name: "side" }] },
   status: {
     phase: "Running",
-    podIP: "10.0.0.7",
+    podIP: "127.0.0.7",
     containerStatuses: [
       {
         name: "web",
@@ -61,7 +61,7 @@ describe("superPodRow", () => {
 describe("superPodDetail", () => {
   it("lists the containers with their state for the Logs and Shell tabs", () => {
     const detail = superPodDetail(synced);
-    expect(detail.podIP).toBe("10.0.0.7");
+    expect(detail.podIP).toBe("127.0.0.7");
     expect(detail.hostIP).toBeNull();
     expect(detail.containers).toEqual([
       { name: "web", image: "docker.io/library/nginx:latest", ready: true, restarts: 2, state: "running" },
