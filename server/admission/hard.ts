@@ -9,8 +9,9 @@ import {
   type QuotaHard,
   type QuotaResource,
   quotaResourceNames,
-  validateHard,
+  validateHardKeepingGood,
 } from "@/server/quotas/resources";
+import type { TenantResource } from "@/server/tenants/tenant-resources";
 
 export type CheckedHard = QuotaHard;
 
@@ -20,12 +21,13 @@ export type CheckedHard = QuotaHard;
  * (and named in `ignored`) rather than disabling the whole quota.
  */
 export function tenantHardOf(input: Record<string, string>): { hard: CheckedHard; ignored: string[] } {
-  const result = validateHard(input);
-  if (result.ok) return { hard: result.hard, ignored: [] };
-  const bad = new Set(result.errors.map((error) => error.key));
-  const kept = Object.fromEntries(Object.entries(input).filter(([key]) => !bad.has(key)));
-  const retry = validateHard(kept);
-  return { hard: retry.ok ? retry.hard : {}, ignored: [...bad] };
+  const { hard, errors } = validateHardKeepingGood(input);
+  return { hard, ignored: errors.map((error) => error.key) };
+}
+
+/** A Tenant's quota as enforced (`tenantHardOf` of its spec.quota.hard; {} without one). */
+export function hardOfTenant(tenant: TenantResource | undefined): CheckedHard {
+  return tenantHardOf(tenant?.spec?.quota?.hard ?? {}).hard;
 }
 
 interface ResourceQuotaLike {

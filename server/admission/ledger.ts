@@ -13,8 +13,8 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { K8sError } from "@/server/k8s/errors";
 import { type ListWatch, listAndWatch } from "@/server/k8s/watch";
 import type { Logger } from "@/server/logger";
-
-export type Usage = Record<string, bigint>;
+import type { QuotaResource } from "@/server/quotas/resources";
+import type { Usage } from "@/server/quotas/usage";
 
 /** A kind the ledger follows: its collection path and how much one object uses (undefined: nothing). */
 export interface LedgerKind {
@@ -64,7 +64,7 @@ function objectKey(object: unknown): string {
 
 export function addUsageInto(target: Usage, usage: Usage | undefined, sign: 1n | -1n = 1n): void {
   if (!usage) return;
-  for (const [resource, amount] of Object.entries(usage)) {
+  for (const [resource, amount] of Object.entries(usage) as [QuotaResource, bigint][]) {
     const next = (target[resource] ?? 0n) + sign * amount;
     if (next === 0n) delete target[resource];
     else target[resource] = next;

@@ -9,7 +9,6 @@
  * would not fit in what the namespaces' shares leave (never a silent zero: the share is given, or
  * the namespace is refused saying why).
  */
-import { createHash } from "node:crypto";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
 import { defaultShareMisfit } from "@/server/quotas/default-share";
@@ -17,54 +16,30 @@ import {
   checkAgainst,
   type Exceeded,
   objectUsage,
-  podCounts,
-  podUsage,
   refusalMessage,
   subtractUsage,
+  type Usage,
 } from "@/server/quotas/usage";
 import { type CheckedHard, namespaceShare, namespaceShares, tenantHardOf } from "./hard";
-import { createLedger, type Ledger, type LedgerKind, type Usage } from "./ledger";
+import { createLedger, type Ledger, type LedgerKind } from "./ledger";
 import type { AdmissionRequest, AdmissionVerdict } from "./webhook-server";
 
-/** The kinds a quota resource needs followed, and how one object of each counts. */
-const KINDS: Array<LedgerKind & { resources: string[] }> = [
-  {
-    kind: "Pod",
-    path: "/api/v1/pods",
-    resources: ["requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "pods"],
-    usageOf: (object, now) => (podCounts(object as never, now) ? podUsage(object as never) : undefined),
-  },
-  {
-    kind: "Service",
-    path: "/api/v1/services",
-    resources: ["services"],
-    usageOf: (object) => objectUsage("Service", object as never),
-  },
-  {
-    kind: "PersistentVolumeClaim",
-    path: "/api/v1/persistentvolumeclaims",
-    resources: ["persistentvolumeclaims", "requests.storage"],
-    usageOf: (object) => objectUsage("PersistentVolumeClaim", object as never),
-  },
-  {
-    kind: "ConfigMap",
-    path: "/api/v1/configmaps",
-    resources: ["configmaps"],
-    usageOf: (object) => objectUsage("ConfigMap", object as never),
-  },
-  {
-    kind: "Secret",
-    path: "/api/v1/secrets",
-    resources: ["secrets"],
-    usageOf: (object) => objectUsage("Secret", object as never),
-  },
-  {
-    kind: "Namespace",
-    path: "/api/v1/namespaces",
-    resources: ["namespaces"],
-    usageOf: (object) => objectUsage("Namespace", object as never),
-  },
-];
+/** The kinds a quota resource needs followed, and the resources each one charges. */
+const KINDS: Array<LedgerKind & { resources: string[] }> = (
+  [
+    ["Pod", "pods", ["requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "pods"]],
+    ["Service", "services", ["services"]],
+    ["PersistentVolumeClaim", "persistentvolumeclaims", ["persistentvolumeclaims", "requests.storage"]],
+    ["ConfigMap", "configmaps", ["configmaps"]],
+    ["Secret", "secrets", ["secrets"]],
+    ["Namespace", "namespaces", ["namespaces"]],
+  ] as const
+).map(([kind, plural, resources]) => ({
+  kind,
+  path: `/api/v1/${plural}`,
+  resources: [...resources],
+  usageOf: (object: unknown, now: Date) => objectUsage(kind, object, now),
+}));
 
 /** ResourceQuotas are followed whenever the tenant has a quota: their shares must fit in it. */
 const RESOURCE_QUOTAS: LedgerKind = {
@@ -144,9 +119,7 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
 
   const ledgerFor = (tenant: string, conn: ClusterConnection, hard: CheckedHard): Ledger => {
     const kinds = ledgerKindsFor(hard);
-    const fingerprint = createHash("sha256")
-      .update(kinds.map((kind) => kind.kind).join(","))
-      .digest("hex");
+    const fingerprint = kinds.map((kind) => kind.kind).join(",");
     const current = ledgers.get(tenant);
     if (current && current.conn === conn && current.fingerprint === fingerprint) {
       current.usedAt = now().getTime();
@@ -206,7 +179,7 @@ export function createQuotaAdmission(options: QuotaAdmissionOptions): QuotaAdmis
     if (request.operation === "CREATE" && sub === "") return { usage: definition.usageOf(object, at) ?? {} };
     if (request.operation === "UPDATE" && (sub === "" || sub === "resize")) {
       const before = oldObject ? (definition.usageOf(oldObject, at) ?? {}) : {};
-      return { usage: positivePart(subtractUsage(definition.usageOf(object, at) ?? {}, before) as Usage) };
+      return { usage: positivePart(subtractUsage(definition.usageOf(object, at) ?? {}, before)) };
     }
     return { usage: {} };
   };

@@ -12,7 +12,7 @@
  */
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { protectedLabel } from "@/server/tenants/defaults";
+import { managedLabels } from "@/server/tenants/defaults";
 import { type CheckedHard, tenantHardOf } from "./hard";
 
 export const QUOTA_WEBHOOK_CONFIGURATION = "ring0-quota";
@@ -71,7 +71,7 @@ export function quotaWebhookManifest(hard: CheckedHard, endpoint: WebhookEndpoin
     kind: "ValidatingWebhookConfiguration",
     metadata: {
       name: QUOTA_WEBHOOK_CONFIGURATION,
-      labels: { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" },
+      labels: managedLabels,
       annotations: {
         "ring0.dev/description":
           "Ring0 enforces the tenant's quota across all its namespaces (Tenant.spec.quota on the super cluster).",

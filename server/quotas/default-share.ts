@@ -17,6 +17,7 @@ import {
   type QuotaResource,
   quotaResourceNames,
   validateHard,
+  validateHardKeepingGood,
 } from "./resources";
 
 export const DEFAULT_SHARE_QUOTA_NAME = "default-share";
@@ -46,12 +47,10 @@ export function validateDefaultShare(
   input: Record<string, unknown>,
   tenantHard: QuotaHard,
 ): DefaultShareResult {
-  const checked = validateHard(input);
-  const errors = checked.ok ? [] : checked.errors.map((error) => error.message);
-  // The entries that are quantities of known resources, checked further even when others are bad.
-  const bad = new Set(checked.ok ? [] : checked.errors.map((error) => error.key));
-  const good = validateHard(Object.fromEntries(Object.entries(input).filter(([key]) => !bad.has(key))));
-  const hard = good.ok ? good.hard : {};
+  // The entries that are quantities of known resources are checked further even when others are bad.
+  const checked = validateHardKeepingGood(input);
+  const errors = checked.errors.map((error) => error.message);
+  const { hard } = checked;
   for (const [resource, amount] of Object.entries(hard) as [QuotaResource, bigint][]) {
     if (!namespaceShareResources.includes(resource)) {
       errors.push(

@@ -156,6 +156,21 @@ export function validateHard(input: Record<string, unknown>): ValidateHardResult
   return errors.length > 0 ? { ok: false, errors } : { ok: true, hard };
 }
 
+/**
+ * Like validateHard, but the good entries are kept beside the errors: what a quota written with
+ * kubectl still enforces, or what a form can check further while reporting the bad entries.
+ */
+export function validateHardKeepingGood(input: Record<string, unknown>): {
+  hard: QuotaHard;
+  errors: HardError[];
+} {
+  const checked = validateHard(input);
+  if (checked.ok) return { hard: checked.hard, errors: [] };
+  const bad = new Set(checked.errors.map((error) => error.key));
+  const good = validateHard(Object.fromEntries(Object.entries(input).filter(([key]) => !bad.has(key))));
+  return { hard: good.ok ? good.hard : {}, errors: checked.errors };
+}
+
 /** A resource's amount as people read it ("2", "1536Mi", "10"). */
 export function formatResourceQuantity(resource: QuotaResource, nano: bigint): string {
   return formatQuantity(nano, quotaResourceInfo(resource).kind);

@@ -4,7 +4,7 @@
  * quota at that moment into QuotaSample, and drops samples older than the retention window
  * (RING0_QUOTA_RETENTION_DAYS). The portal's charts read them.
  */
-import { tenantHardOf } from "@/server/admission/hard";
+import { hardOfTenant } from "@/server/admission/hard";
 import { getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
@@ -46,7 +46,7 @@ export function startQuotaSampler(options: QuotaSamplerOptions): QuotaSampler {
       try {
         const usage = await usageOf(name);
         if (!usage) continue;
-        const { hard } = tenantHardOf(tenant.spec?.quota?.hard ?? {});
+        const hard = hardOfTenant(tenant);
         await db.quotaSample.create({
           data: { tenant: name, at, used: formatHard(usage.total), hard: formatHard(hard) },
         });

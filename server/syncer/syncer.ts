@@ -18,7 +18,7 @@
  * patroller.ts, what gets written is translate.ts (pure).
  */
 
-import { tenantHardOf } from "@/server/admission/hard";
+import { hardOfTenant } from "@/server/admission/hard";
 import { type Clock, systemClock } from "@/server/controllers/clock";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
@@ -108,7 +108,7 @@ export interface Syncer {
 
 /** Tenant.spec.quota.hard as the syncer holds pods against it (entries Ring0 does not enforce are left out). */
 function quotaOf(tenant: TenantResource | undefined): QuotaHard | undefined {
-  const { hard } = tenantHardOf(tenant?.spec?.quota?.hard ?? {});
+  const hard = hardOfTenant(tenant);
   return Object.keys(hard).length > 0 ? hard : undefined;
 }
 

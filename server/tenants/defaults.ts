@@ -27,7 +27,8 @@ export const protectedLabel = "ring0.dev/protected";
 export const tenantAdminClusterRole = "ring0:tenant-admin";
 const policyName = "ring0-protect-managed";
 
-const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
+/** Labels of the objects Ring0 owns in a tenant control plane (the protection policy guards them). */
+export const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
 
 const allVerbs = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 const readVerbs = ["get", "list", "watch"];

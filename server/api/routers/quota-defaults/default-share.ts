@@ -2,7 +2,7 @@
  * A tenant's default namespace share as the API reads and writes it: stored in the database, checked
  * against the tenant's quota (Tenant.spec.quota in the super cluster) when it is set.
  */
-import { tenantHardOf } from "@/server/admission/hard";
+import { hardOfTenant } from "@/server/admission/hard";
 import { InvalidInputError } from "@/server/errors";
 import { invalidDefaultShareMessage, validateDefaultShare } from "@/server/quotas/default-share";
 import type { DefaultShareRepository, DefaultShareRow } from "@/server/quotas/default-share-repository";
@@ -46,7 +46,7 @@ export async function setDefaultShare(
     return { before: before?.hard ?? null, after: null, view: defaultShareView(tenant, null) };
   }
   const resource = await readTenant(tenant);
-  const tenantHard = tenantHardOf(resource.spec?.quota?.hard ?? {}).hard;
+  const tenantHard = hardOfTenant(resource);
   const checked = validateDefaultShare(request.hard, tenantHard);
   if (!checked.ok) throw new InvalidInputError(invalidDefaultShareMessage(checked.errors));
   const { before, after } = await repository.set(tenant, formatHard(checked.hard), request.actor);

@@ -4,13 +4,13 @@
  * control plane; the webhook's ledger when that cannot be read).
  */
 
-import { tenantHardOf } from "@/server/admission/hard";
+import { hardOfTenant } from "@/server/admission/hard";
 import { getQuotaAdmission } from "@/server/admission/start";
 import { ConflictError, InvalidInputError, NotFoundError, QuotaExceededError } from "@/server/errors";
 import { requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { logger } from "@/server/logger";
-import { formatHard, type QuotaHard } from "@/server/quotas/resources";
+import { formatHard } from "@/server/quotas/resources";
 import { type TenantUsage, tenantUsageOf } from "@/server/quotas/tenant-usage";
 import { compareHardToUsage } from "@/server/quotas/usage";
 import {
@@ -57,14 +57,9 @@ export async function currentUsage(tenant: string): Promise<TenantUsage | null> 
   return ledger ? { at: new Date(), total: ledger, namespaces: [], workloads: [] } : null;
 }
 
-/** The quota as stored, in nano-units; entries Ring0 does not enforce are left out. */
-function storedHard(resource: TenantResource): QuotaHard {
-  return tenantHardOf(resource.spec?.quota?.hard ?? {}).hard;
-}
-
 export async function tenantQuota(tenant: string): Promise<TenantQuotaView> {
   const [resource, usage] = await Promise.all([readTenant(tenant), currentUsage(tenant)]);
-  const hard = storedHard(resource);
+  const hard = hardOfTenant(resource);
   return {
     tenant,
     hard: formatHard(hard),
@@ -120,7 +115,7 @@ export async function setTenantQuota(
   const warnings: string[] = [];
   let over: OverageText[] = [];
   if (usage) {
-    const { refused, alreadyOver } = overagesOf(storedHard(resource), desired.hard, usage.total);
+    const { refused, alreadyOver } = overagesOf(hardOfTenant(resource), desired.hard, usage.total);
     if (refused.length > 0 && !request.allowBelowUsage) {
       throw new QuotaExceededError(belowUsageMessage(request.tenant, refused));
     }
@@ -160,7 +155,7 @@ export async function previewTenantQuota(
   const desired = desiredHard(null, hard);
   if (!desired.ok) throw new InvalidInputError(invalidQuotaMessage(desired.errors));
   const [resource, usage] = await Promise.all([readTenant(tenant), currentUsage(tenant)]);
-  return { tenant, current: formatHard(storedHard(resource)), ...previewQuota(desired.hard, usage) };
+  return { tenant, current: formatHard(hardOfTenant(resource)), ...previewQuota(desired.hard, usage) };
 }
 
 /** Template name → the Tenants whose quota was copied from it, read fresh from the super cluster. */
