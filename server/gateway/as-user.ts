@@ -17,7 +17,7 @@ import {
   type ControlPlaneLookup,
   getControlPlaneDirectory,
 } from "@/server/tenants/control-planes";
-import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
+import { granteeIdentity, kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import { type Impersonation, upstreamRequestHeaders } from "./headers";
 import { createUpstreamPool, type Upstream, UpstreamConfigError, type UpstreamPool } from "./upstream";
 
@@ -32,10 +32,18 @@ function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): vo
   }
 }
 
-/** Who `user` is inside `tenant`'s control plane: what the gateway impersonates for their token. */
-export function impersonationOf(tenant: string, user: Pick<SessionUser, "subject" | "role">): Impersonation {
+/**
+ * Who `user` is inside `tenant`'s control plane: what the gateway impersonates for their token. A
+ * user of another tenant (reaching it through a sharing grant, checked before this is asked) is
+ * their grantee identity, which only the grant's RoleBindings name.
+ */
+export function impersonationOf(tenant: string, user: KubeActor): Impersonation {
+  if (user.role !== "operator" && user.tenant !== tenant) return granteeIdentity(user);
   return { user: kubeUserName(tenant, user.subject), groups: kubeGroupsFor(tenant, user.role) };
 }
+
+/** What the control plane needs to know of a Ring0 user to act as them. */
+export type KubeActor = Pick<SessionUser, "subject" | "role" | "tenant">;
 
 /** Why a tenant's control plane cannot take requests now; thrown instead of a request. */
 export class ControlPlaneNotServingError extends UnavailableError {
@@ -124,11 +132,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
 
   return {
     /** The parsed JSON answer; a non-2xx answer is a K8sError with the control plane's Status. */
-    async request<T>(
-      tenant: string,
-      user: Pick<SessionUser, "subject" | "role">,
-      request: ControlPlaneRequest,
-    ): Promise<T> {
+    async request<T>(tenant: string, user: KubeActor, request: ControlPlaneRequest): Promise<T> {
       const upstream = await upstreamOf(tenant, pool);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
       const headers = upstreamRequestHeaders(
@@ -195,7 +199,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
      */
     async watch(
       tenant: string,
-      user: Pick<SessionUser, "subject" | "role">,
+      user: KubeActor,
       path: string,
       onEvent: (event: ControlPlaneWatchEvent) => void,
       signal: AbortSignal,
@@ -273,7 +277,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
      * returned object opens requests with the impersonation set; the admin TLS identity stays in
      * its closures (and the watch agents), never in what it returns.
      */
-    async streaming(tenant: string, user: Pick<SessionUser, "subject" | "role">): Promise<StreamUpstream> {
+    async streaming(tenant: string, user: KubeActor): Promise<StreamUpstream> {
       const upstream = await upstreamOf(tenant, watchPool);
       const { access } = await serving(tenant);
       const impersonate = impersonationOf(tenant, user);
@@ -344,7 +348,7 @@ function withQuery(path: string, query: Record<string, string | undefined>): str
  */
 export function controlPlaneWatchTransport(
   tenant: string,
-  user: Pick<SessionUser, "subject" | "role">,
+  user: KubeActor,
   client: ControlPlaneClient = controlPlaneClient(),
 ): WatchTransport {
   return {

@@ -79,7 +79,7 @@ export function requireSuperCluster(): ClusterConnection {
 /** The upstream a pod stream goes through for this user. */
 export async function podUpstream(
   query: { source: string; tenant?: string },
-  user: Pick<SessionUser, "subject" | "role">,
+  user: Pick<SessionUser, "subject" | "role" | "tenant">,
 ): Promise<StreamUpstream> {
   if (query.source === "tenant-pod") return controlPlaneClient().streaming(query.tenant ?? "", user);
   return superStreaming(requireSuperCluster());
@@ -121,7 +121,7 @@ export function registerNodeLogProvider(kind: "vn-agent" | "kwok", provider: Nod
 /** The byte stream of log lines for a query. */
 export async function openLogSource(
   query: LogQuery,
-  user: Pick<SessionUser, "subject" | "role">,
+  user: Pick<SessionUser, "subject" | "role" | "tenant">,
   signal: AbortSignal,
 ): Promise<Readable | IncomingMessage> {
   if (query.source === "tenant-pod" || query.source === "super-pod") {

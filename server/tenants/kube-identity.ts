@@ -41,3 +41,21 @@ export function kubeGroupsFor(tenant: string, role: Ring0Role): string[] {
   if (role === "operator") groups.push(operatorsGroup);
   return groups;
 }
+
+/** Every user acting in another tenant's control plane through a sharing grant carries this group. */
+export const granteesGroup = "ring0:grantees";
+
+/**
+ * Who a user of another tenant is inside an owner's control plane, acting under a sharing grant:
+ * their own name and groups from their home tenant (what the grant's RoleBindings name), plus
+ * `ring0:grantees`. Never the owner's groups, so none of the owner's own RBAC applies to them.
+ */
+export function granteeIdentity(user: { tenant: string; subject: string; role: Ring0Role }): {
+  user: string;
+  groups: string[];
+} {
+  return {
+    user: kubeUserName(user.tenant, user.subject),
+    groups: [granteesGroup, tenantGroup(user.tenant), roleGroup(user.tenant, kubeRoleFor(user.role))],
+  };
+}

@@ -11,7 +11,7 @@ import type { V1Pod } from "@/server/k8s/nodes";
 export const isolationCondition = "ring0.dev/Isolation";
 
 export interface Acting {
-  user: Pick<SessionUser, "subject" | "role">;
+  user: Pick<SessionUser, "subject" | "role" | "tenant">;
   tenant: string;
 }
 

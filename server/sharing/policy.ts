@@ -1,0 +1,271 @@
+/**
+ * The operators' sharing policy: who may grant, who may receive, the largest rule set a grant may
+ * hold, the longest it may last, and whether grants need an operator's approval. Beneath it sits a
+ * floor no configuration lowers (RBAC objects, Ring0's own API, control-plane configuration,
+ * cluster-scoped resources, minting service-account tokens). `checkGrant` reports every rule a
+ * grant breaks, each message naming the rule.
+ */
+import { z } from "zod";
+import { tenantNamePattern } from "@/server/auth/roles";
+import { granteeRoleGroups, grantVerbs, type SharingSpec } from "./types";
+
+export const sharingPolicySchema = z
+  .object({
+    /** Tenants that may grant ("*": every tenant). */
+    grantors: z.array(z.string().min(1)).default(["*"]),
+    /** Tenants that may receive ("*": every tenant). */
+    grantees: z.array(z.string().min(1)).default(["*"]),
+    /** Grants stay PendingApproval until an operator approves them (again after every edit). */
+    requireApproval: z.boolean().default(false),
+    /** Longest a grant may last; grants must then carry an expiry. null: no limit, no expiry needed. */
+    maxExpiryDays: z.number().int().min(1).max(3650).nullable().default(90),
+    /** "*" in API groups, resources or verbs. */
+    allowWildcards: z.boolean().default(false),
+    /** Resources (`secrets`, `pods/exec`) no grant may name. */
+    deniedResources: z.array(z.string().min(1)).default(["secrets"]),
+    /** API groups no grant may name ("" is the core group). */
+    deniedApiGroups: z.array(z.string()).default([]),
+    /** Verbs a grant may name. */
+    allowedVerbs: z
+      .array(z.enum(grantVerbs))
+      .default(["get", "list", "watch", "create", "update", "patch", "delete"]),
+  })
+  .strict();
+
+export type SharingPolicyConfig = z.infer<typeof sharingPolicySchema>;
+
+export const defaultSharingPolicy: SharingPolicyConfig = sharingPolicySchema.parse({});
+
+/** Parses RING0_SHARING_POLICY (JSON); throws with every problem named. */
+export function parseSharingPolicy(text: string | undefined): SharingPolicyConfig {
+  if (!text?.trim()) return defaultSharingPolicy;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`RING0_SHARING_POLICY is not JSON: ${(error as Error).message}`);
+  }
+  const parsed = sharingPolicySchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(
+      `RING0_SHARING_POLICY: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** API groups no grant reaches, whatever the policy: they configure the tenant's control plane or RBAC. */
+export const floorApiGroups = [
+  "rbac.authorization.k8s.io",
+  "ring0.dev",
+  "admissionregistration.k8s.io",
+  "apiregistration.k8s.io",
+  "apiextensions.k8s.io",
+  "certificates.k8s.io",
+  "authentication.k8s.io",
+  "authorization.k8s.io",
+  "flowcontrol.apiserver.k8s.io",
+  "internal.apiserver.k8s.io",
+  "storagemigration.k8s.io",
+];
+
+/** Cluster-scoped resources (a grant is namespaced: these could only leak through a wildcard). */
+export const clusterScopedResources = [
+  "namespaces",
+  "nodes",
+  "persistentvolumes",
+  "componentstatuses",
+  "clusterroles",
+  "clusterrolebindings",
+  "customresourcedefinitions",
+  "storageclasses",
+  "csidrivers",
+  "csinodes",
+  "volumeattachments",
+  "priorityclasses",
+  "runtimeclasses",
+  "ingressclasses",
+  "certificatesigningrequests",
+  "apiservices",
+  "mutatingwebhookconfigurations",
+  "validatingwebhookconfigurations",
+  "validatingadmissionpolicies",
+  "validatingadmissionpolicybindings",
+];
+
+/** Resources that would hand over more than the grant says: a service account's token acts as it. */
+const floorResources = ["serviceaccounts/token", "pods/ephemeralcontainers", "bindings", "tokenreviews"];
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export interface GrantViolation {
+  /** Where in the spec: `rules[0].resources`. */
+  path: string;
+  /** The policy setting or floor it breaks: `deniedResources`, `floor:rbac`. */
+  rule: string;
+  message: string;
+}
+
+const listed = (list: readonly string[], name: string) => list.includes("*") || list.includes(name);
+
+/**
+ * Everything wrong with a grant under `policy` at `now`, each message naming the rule it breaks.
+ * Empty means the grant may be created (or approved) as it is.
+ */
+export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: Date): GrantViolation[] {
+  const violations: GrantViolation[] = [];
+  const add = (path: string, rule: string, message: string) => violations.push({ path, rule, message });
+  const owner = spec.ownerTenant;
+  if (!tenantNamePattern.test(owner)) add("ownerTenant", "format", `"${owner}" is not a tenant name`);
+  if (!listed(policy.grantors, owner)) {
+    add(
+      "ownerTenant",
+      "grantors",
+      `tenant "${owner}" may not share: it is not among the operator policy's grantors`,
+    );
+  }
+  if (spec.grantees.length === 0) add("grantees", "format", "name at least one grantee");
+  const seen = new Set<string>();
+  spec.grantees.forEach((grantee, index) => {
+    const path = `grantees[${index}]`;
+    if (grantee.tenant === owner) add(`${path}.tenant`, "floor:self", "a tenant cannot share with itself");
+    else if (!listed(policy.grantees, grantee.tenant)) {
+      add(
+        `${path}.tenant`,
+        "grantees",
+        `tenant "${grantee.tenant}" may not receive grants under the operator policy`,
+      );
+    }
+    if (seen.has(grantee.tenant))
+      add(`${path}.tenant`, "format", `tenant "${grantee.tenant}" is named twice`);
+    seen.add(grantee.tenant);
+    for (const group of grantee.groups ?? []) {
+      if (!(granteeRoleGroups as readonly string[]).includes(group)) {
+        add(
+          `${path}.groups`,
+          "format",
+          `"${group}" is not a role group; use ${granteeRoleGroups.join(", ")}`,
+        );
+      }
+    }
+    for (const user of grantee.users ?? []) {
+      if (!/^[^\s:*]{1,253}$/.test(user)) add(`${path}.users`, "format", `"${user}" is not a user name`);
+    }
+  });
+  if (spec.rules.length === 0) add("rules", "format", "name at least one rule");
+  spec.rules.forEach((rule, index) => {
+    const path = `rules[${index}]`;
+    const label = `rule ${index + 1}`;
+    for (const namespace of rule.namespaces) {
+      if (namespace === "*") {
+        add(
+          `${path}.namespaces`,
+          "floor:named-namespaces",
+          `${label}: name the namespaces; "*" would share every namespace, present and future`,
+        );
+      } else if (!dnsLabel.test(namespace)) {
+        add(`${path}.namespaces`, "format", `${label}: "${namespace}" is not a namespace name`);
+      }
+    }
+    for (const group of rule.apiGroups) {
+      if (group === "*") {
+        if (!policy.allowWildcards)
+          add(
+            `${path}.apiGroups`,
+            "allowWildcards",
+            `${label}: "*" API groups are not allowed by the operator policy (allowWildcards)`,
+          );
+      } else if (floorApiGroups.includes(group)) {
+        add(
+          `${path}.apiGroups`,
+          "floor:control-plane",
+          `${label}: API group "${group}" is never shareable (RBAC, Ring0 and control-plane configuration)`,
+        );
+      } else if (policy.deniedApiGroups.includes(group)) {
+        add(
+          `${path}.apiGroups`,
+          "deniedApiGroups",
+          `${label}: API group "${group || "core"}" is not shareable under the operator policy (deniedApiGroups)`,
+        );
+      }
+    }
+    for (const resource of rule.resources) {
+      const base = resource.split("/")[0] ?? resource;
+      if (resource === "*" || base === "*") {
+        if (!policy.allowWildcards)
+          add(
+            `${path}.resources`,
+            "allowWildcards",
+            `${label}: "*" resources are not allowed by the operator policy (allowWildcards)`,
+          );
+      } else if (clusterScopedResources.includes(base)) {
+        add(
+          `${path}.resources`,
+          "floor:cluster-scoped",
+          `${label}: "${resource}" is cluster-scoped; grants cover namespaced resources only`,
+        );
+      } else if (floorResources.includes(resource)) {
+        add(
+          `${path}.resources`,
+          "floor:identity",
+          `${label}: "${resource}" is never shareable (it would hand over more than the grant says)`,
+        );
+      } else if (policy.deniedResources.includes(resource) || policy.deniedResources.includes(base)) {
+        add(
+          `${path}.resources`,
+          "deniedResources",
+          `${label}: "${resource}" is not shareable under the operator policy (deniedResources)`,
+        );
+      }
+    }
+    for (const verb of rule.verbs) {
+      if (!(grantVerbs as readonly string[]).includes(verb)) {
+        add(`${path}.verbs`, "format", `${label}: "${verb}" is not a verb a grant can name`);
+      } else if (verb === "*" && !policy.allowWildcards) {
+        add(
+          `${path}.verbs`,
+          "allowWildcards",
+          `${label}: "*" verbs are not allowed by the operator policy (allowWildcards)`,
+        );
+      } else if (verb !== "*" && !(policy.allowedVerbs as string[]).includes(verb)) {
+        add(
+          `${path}.verbs`,
+          "allowedVerbs",
+          `${label}: verb "${verb}" is not allowed by the operator policy (allowedVerbs: ${policy.allowedVerbs.join(", ")})`,
+        );
+      }
+    }
+    for (const name of rule.resourceNames ?? []) {
+      if (name === "*" || !name.trim())
+        add(`${path}.resourceNames`, "format", `${label}: "${name}" is not a resource name`);
+    }
+  });
+  if (spec.expiresAt) {
+    const at = new Date(spec.expiresAt);
+    if (Number.isNaN(at.getTime())) add("expiresAt", "format", `"${spec.expiresAt}" is not a date and time`);
+    else if (at.getTime() <= now.getTime()) add("expiresAt", "format", "the expiry is in the past");
+    else if (
+      policy.maxExpiryDays !== null &&
+      at.getTime() - now.getTime() > policy.maxExpiryDays * 86_400_000
+    ) {
+      add(
+        "expiresAt",
+        "maxExpiryDays",
+        `grants may last at most ${policy.maxExpiryDays} days under the operator policy (maxExpiryDays)`,
+      );
+    }
+  } else if (policy.maxExpiryDays !== null) {
+    add(
+      "expiresAt",
+      "maxExpiryDays",
+      `set an expiry: grants may last at most ${policy.maxExpiryDays} days under the operator policy (maxExpiryDays)`,
+    );
+  }
+  if (!spec.purpose?.trim()) add("purpose", "format", "say what the access is for (purpose)");
+  return violations;
+}
+
+/** One message for a refusal: every violation, in spec order. */
+export function violationsMessage(violations: readonly GrantViolation[]): string {
+  return `The grant breaks the sharing policy: ${violations.map((violation) => violation.message).join("; ")}.`;
+}
