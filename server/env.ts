@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseSharingPolicy } from "@/server/sharing/policy";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
 
 /**
@@ -148,6 +149,11 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined)),
+    RING0_SHARING_POLICY: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
     RING0_SEED_TENANTS: z
       .enum(["on", "off"], {
         error: 'expected "on" (create the embedded IAM\'s demo tenants at start) or "off"',
@@ -183,6 +189,17 @@ const schema = z
         ctx.addIssue({
           code: "custom",
           path: ["RING0_ISOLATION_POLICY"],
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    if (env.RING0_SHARING_POLICY) {
+      try {
+        parseSharingPolicy(env.RING0_SHARING_POLICY);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["RING0_SHARING_POLICY"],
           message: error instanceof Error ? error.message : String(error),
         });
       }

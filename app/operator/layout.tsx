@@ -18,6 +18,7 @@ export default async function OperatorLayout({ children }: { children: ReactNode
         { href: "/operator/pods", label: "Pods" },
         { href: "/operator/tenants", label: "Tenants" },
         { href: "/operator/quotas", label: "Quotas" },
+        { href: "/operator/sharing", label: "Sharing" },
         { href: "/operator/syncer", label: "Syncer" },
         { href: "/operator/audit", label: "Audit log" },
       ]}

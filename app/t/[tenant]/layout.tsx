@@ -19,6 +19,8 @@ export default async function TenantLayout(props: {
     { href: `/t/${tenant}/namespaces`, label: "Namespaces" },
     { href: `/t/${tenant}/workloads`, label: "Workloads" },
     { href: `/t/${tenant}/quota`, label: "Quota" },
+    { href: `/t/${tenant}/sharing`, label: "Sharing" },
+    { href: `/t/${tenant}/shared`, label: "Shared with me" },
     { href: `/t/${tenant}/members`, label: "Members" },
     { href: `/t/${tenant}/tokens`, label: "API tokens" },
     ...(canReadAudit(user, tenant) ? [{ href: `/t/${tenant}/audit`, label: "Audit log" }] : []),
