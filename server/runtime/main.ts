@@ -13,6 +13,7 @@ import { startGatewayListener } from "@/server/gateway/listener";
 import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
 import { startEmbeddedIam } from "@/server/iam/provider";
 import { type Logger, logger as rootLogger } from "@/server/logger";
+import { startSharing } from "@/server/runtime/sharing";
 import {
   AlreadyRunningError,
   acquireInstanceLock,
@@ -161,6 +162,9 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       },
     );
     cleanups.push(() => tenants.stop());
+    // Cross-tenant grants: a warm informer on every replica, their RBAC reconciled by the Lease holder.
+    const sharing = startSharing(superCluster.connection, log.child({ component: "sharing" }));
+    cleanups.push(() => sharing.stop());
 
     const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
     const handle = app.getRequestHandler();
