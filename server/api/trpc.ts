@@ -13,6 +13,9 @@ import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";
 import { K8sError } from "@/server/k8s/errors";
 import { type Logger, logger as rootLogger } from "@/server/logger";
+import { actsAsGrantee, granteeVerdict } from "@/server/sharing/access";
+import type { RequestAttributes } from "@/server/sharing/request-info";
+import { grantUsage } from "@/server/sharing/usage";
 import { tenantForUser } from "@/server/tenants/access";
 import { tokenMarker } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
@@ -269,3 +272,60 @@ export const tenantProcedure = protectedProcedure.input(tenantInput).use(async (
   if (!tenant) throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
   return next({ ctx: { ...ctx, tenant } });
 });
+
+/**
+ * Like tenantProcedure, and also open to users of other tenants acting under sharing grants
+ * (`ctx.grantee`). Such procedures must decide each call with `requireGrant` before they act; the
+ * grantee acts as their grantee identity inside the tenant (server/gateway/as-user.ts).
+ */
+export const tenantOrGranteeProcedure = protectedProcedure
+  .input(tenantInput)
+  .use(async ({ ctx, input, next }) => {
+    const confinedTo = tokenConfinement(ctx);
+    if (actsAsGrantee(ctx.user, input.tenant)) {
+      // A token reaches another tenant only as a token of the user's own tenant.
+      if (confinedTo !== null && confinedTo !== ctx.user.tenant) {
+        throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
+      }
+      return next({ ctx: { ...ctx, tenant: input.tenant, grantee: true } });
+    }
+    const tenant =
+      confinedTo === null || confinedTo === input.tenant
+        ? await tenantForUser(ctx.user, input.tenant, ctx.db)
+        : null;
+    if (!tenant)
+      throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
+    return next({ ctx: { ...ctx, tenant, grantee: false } });
+  });
+
+/**
+ * A grantee's call, decided by the live grants: no grant at all is NOT_FOUND (the tenant might as
+ * well not exist), outside them FORBIDDEN with what was asked. Members pass through. Returns the
+ * grant that allowed it (null for members).
+ */
+export async function requireGrant(
+  ctx: { user: SessionUser; tenant: string; grantee: boolean },
+  attributes: RequestAttributes,
+): Promise<string | null> {
+  if (!ctx.grantee) return null;
+  const verdict = await granteeVerdict(ctx.user, ctx.tenant, attributes);
+  if (verdict.kind === "no-grant") {
+    throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${ctx.tenant}" was not found.` });
+  }
+  if (verdict.kind === "outside") throw new TRPCError({ code: "FORBIDDEN", message: verdict.message });
+  if (verdict.grant && attributes.kind === "resource") {
+    grantUsage().record({
+      user: ctx.user,
+      owner: ctx.tenant,
+      grant: verdict.grant,
+      verb: attributes.verb,
+      resource: attributes.subresource
+        ? `${attributes.resource}/${attributes.subresource}`
+        : attributes.resource,
+      namespace: attributes.namespace,
+      name: attributes.name || undefined,
+      via: "portal",
+    });
+  }
+  return verdict.grant;
+}

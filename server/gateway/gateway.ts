@@ -18,6 +18,10 @@ import { pipeline } from "node:stream";
 import type { AuditEventInput } from "@/server/audit/repository";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
+import { actsAsGrantee, type GranteeVerdict } from "@/server/sharing/access";
+import type { GranteeUser } from "@/server/sharing/grants";
+import { type RequestAttributes, requestAttributes, resourceKey } from "@/server/sharing/request-info";
+import type { GrantUse } from "@/server/sharing/usage";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { VerifiedToken } from "@/server/tokens/service";
 import { impersonationOf } from "./as-user";
@@ -37,6 +41,14 @@ export interface KubeGatewayLimits {
   maxLongRunning: number;
 }
 
+/** Sharing grants: how a token of one tenant reaches another (server/sharing/access.ts). */
+export interface GatewaySharing {
+  verdict(user: GranteeUser, owner: string, attributes: RequestAttributes): Promise<GranteeVerdict>;
+  /** Calls `revoke` once the grants stop allowing the request; returns the function that stops watching. */
+  watch(user: GranteeUser, owner: string, attributes: RequestAttributes, revoke: () => void): () => void;
+  recordUse(use: GrantUse): void;
+}
+
 export interface KubeGatewayOptions {
   /** Verifies a Ring0 API token (createTokenService(...).verifyToken). */
   authenticate(plaintext: string): Promise<VerifiedToken | null>;
@@ -53,6 +65,8 @@ export interface KubeGatewayOptions {
   streamIdleTimeoutMs?: number;
   /** Window in which repeated gateway denials of one token produce one audit event. */
   deniedAuditWindowMs?: number;
+  /** Without it, a token reaches its own tenant only. */
+  sharing?: GatewaySharing;
 }
 
 export interface KubeGateway {
@@ -75,6 +89,10 @@ interface Admitted {
 
 interface RequestRecord {
   requestId: string;
+  /** The grant a grantee's request was admitted under (null: discovery), undefined for members. */
+  grant?: string | null;
+  /** A grantee's request in RBAC's terms. */
+  attributes?: RequestAttributes;
   method: string;
   apiPath: string;
   /** The tenant once the request is known to be for the token's own tenant. */
@@ -148,9 +166,40 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     if (!verified) return deny(401, "Unauthorized: the Ring0 API token is invalid, expired or revoked.");
     record.verified = verified;
 
-    // A token reaches its own tenant only; any other tenant reads exactly like a missing one.
+    // A token reaches its own tenant, and another only within a live sharing grant; without one,
+    // any other tenant reads exactly like a missing one.
     const notFound = deny(404, `tenant "${parsed.tenant}" not found`);
-    if (verified.token.tenant !== parsed.tenant) return notFound;
+    if (verified.token.tenant !== parsed.tenant) {
+      const sharing = options.sharing;
+      const user = verified.user;
+      if (!sharing || !actsAsGrantee(user, parsed.tenant) || user.tenant !== verified.token.tenant)
+        return notFound;
+      const attributes = requestAttributes(record.method, parsed.apiPath, parsed.query, record.upgrade);
+      let verdict: GranteeVerdict;
+      try {
+        verdict = await sharing.verdict(user, parsed.tenant, attributes);
+      } catch (error) {
+        log.error("kube gateway could not read sharing grants", { error });
+        return deny(503, "Ring0 cannot check sharing grants right now; try again shortly.");
+      }
+      if (verdict.kind === "no-grant") return notFound;
+      record.tenant = parsed.tenant;
+      record.attributes = attributes;
+      if (verdict.kind === "outside") return deny(403, verdict.message);
+      record.grant = verdict.grant;
+      if (verdict.grant && attributes.kind === "resource") {
+        sharing.recordUse({
+          user,
+          owner: parsed.tenant,
+          grant: verdict.grant,
+          verb: attributes.verb,
+          resource: resourceKey(attributes),
+          namespace: attributes.namespace,
+          name: attributes.name || undefined,
+          via: "kubectl",
+        });
+      }
+    }
     record.tenant = parsed.tenant;
 
     const decision = rate.take(verified.token.id);
@@ -213,6 +262,26 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     };
   }
 
+  /**
+   * A grantee's long-running request (watch, followed log, exec) ends the moment its grant stops
+   * covering it. Returns the function that stops watching (a no-op for members).
+   */
+  function endWhenUngranted(record: RequestRecord, end: () => void): () => void {
+    const sharing = options.sharing;
+    if (!sharing || record.grant === undefined || !record.attributes || !record.verified || !record.tenant) {
+      return () => {};
+    }
+    const tenant = record.tenant;
+    return sharing.watch(record.verified.user, tenant, record.attributes, () => {
+      log.info("kube gateway closed a stream: its sharing grant no longer covers it", {
+        requestId: record.requestId,
+        tenant,
+        path: record.apiPath,
+      });
+      end();
+    });
+  }
+
   function newRecord(request: IncomingMessage, upgrade: boolean): RequestRecord {
     const agent = request.headers["user-agent"];
     return {
@@ -251,6 +320,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
         tokenPrefix: verified.token.prefix,
         userAgent: record.userAgent ?? null,
         ...(record.dryRun ? { dryRun: true } : {}),
+        ...(record.grant ? { grant: record.grant } : {}),
         ...extra,
       },
     };
@@ -293,18 +363,30 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
   function finishDenied(record: RequestRecord, denial: Denial) {
     finish(record, denial.code, {}, false);
     const verified = record.verified;
-    if (!verified || ![404, 429].includes(denial.code)) return;
+    // A grantee refused outside their grants: the owner's audit log shows what was tried.
+    const outsideGrant =
+      denial.code === 403 && record.attributes !== undefined && record.tenant !== undefined;
+    if (!verified || !([404, 429].includes(denial.code) || outsideGrant)) return;
     const admitted = deniedSampler.admit(`${verified.token.id}:${denial.code}`);
     if (!admitted) return;
+    const reason =
+      denial.code === 429 ? "rate-limited" : outsideGrant ? "outside-grant" : "tenant-mismatch-or-absent";
     audit({
-      ...auditEvent(record, verified, verified.token.tenant, "k8s.gateway-denied", denial.code),
+      ...auditEvent(
+        record,
+        verified,
+        outsideGrant && record.tenant ? record.tenant : verified.token.tenant,
+        "k8s.gateway-denied",
+        denial.code,
+      ),
       result: "denied",
       detail: {
         method: record.method,
         status: denial.code,
         tokenPrefix: verified.token.prefix,
         userAgent: record.userAgent ?? null,
-        reason: denial.code === 429 ? "rate-limited" : "tenant-mismatch-or-absent",
+        reason,
+        ...(outsideGrant ? { message: denial.message } : {}),
         // The tenant asked for, when it is not the token's own (a probe of another tenant).
         requestedTenant: record.requestedTenant ?? null,
         suppressedSinceLast: admitted.suppressed,
@@ -366,8 +448,13 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     upstreamRequest.setTimeout(responseTimeoutMs, () =>
       upstreamRequest.destroy(new Error("the tenant API server did not answer in time")),
     );
+    const stopWatching = endWhenUngranted(record, () => {
+      upstreamRequest.destroy();
+      response.destroy();
+    });
     response.on("close", () => {
       admitted.release();
+      stopWatching();
       if (!response.writableFinished) {
         upstreamRequest.destroy();
         // A watch the client stops is a normal end: log the status it was served with.
@@ -463,13 +550,16 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       const auditId = upstreamResponse.headers["audit-id"];
       const status = upstreamResponse.statusCode ?? 101;
       let closed = false;
+      let stopWatching = () => {};
       const closeBoth = () => {
         if (closed) return;
         closed = true;
+        stopWatching();
         socket.destroy();
         upstreamSocket.destroy();
         admitted.release();
       };
+      stopWatching = endWhenUngranted(record, closeBoth);
       if (socket.destroyed) {
         closeBoth();
         done(499, { error: "client closed the connection" });

@@ -1,11 +1,13 @@
 /**
  * The kube gateway as the runtime wires it: tokens from the process-wide database, the installed
- * control plane directory, limits from the environment, audit through recordAudit.
+ * control plane directory, limits from the environment, audit through recordAudit, and the live
+ * sharing grants.
  */
 import { recordAudit } from "@/server/audit/service";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
 import type { Logger } from "@/server/logger";
+import { liveSharing } from "@/server/sharing/access";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createTokenService } from "@/server/tokens/service";
 import { createKubeGateway, type KubeGateway } from "./gateway";
@@ -27,5 +29,7 @@ export function startKubeGateway(config: Env, logger: Logger): KubeGateway {
     },
     audit: recordAudit,
     logger,
+    // A token of one tenant reaches another within a live sharing grant, and only there.
+    sharing: liveSharing(),
   });
 }

@@ -7,6 +7,8 @@
 import type { WebSocket } from "ws";
 import type { z } from "zod";
 import { canAccessTenant, isOperator } from "@/server/auth/roles";
+import { actsAsGrantee, granteeVerdict, podAttributes, revokeWhenUngranted } from "@/server/sharing/access";
+import { grantUsage } from "@/server/sharing/usage";
 import {
   closeReasonOf,
   type StreamContext,
@@ -68,9 +70,51 @@ export function sourceRefusal(
   return null;
 }
 
-/** The tenant whose stream share a query uses. */
+/**
+ * The tenant whose stream share a query uses. A grantee's streams count against their own tenant,
+ * so a grantee can never use up the owner's share.
+ */
 export function streamTenant(query: { tenant?: string }, context: Pick<StreamContext, "user">): string {
+  if (query.tenant && actsAsGrantee(context.user, query.tenant)) return context.user.tenant;
   return query.tenant ?? context.user.tenant;
+}
+
+/** What a stream asks of a tenant's pod, in RBAC's terms (a grant must cover it). */
+function streamAttributes(kind: string, query: { namespace?: string; pod?: string }) {
+  return kind === "exec"
+    ? podAttributes("create", query.namespace ?? "", query.pod ?? "", "exec")
+    : podAttributes("get", query.namespace ?? "", query.pod ?? "", "log");
+}
+
+/**
+ * A user of another tenant opening a stream on the owner's pod: allowed where a live grant covers
+ * it (a token only when it is the user's own tenant's); no grant at all reads as not found.
+ */
+async function granteeRefusal(
+  kind: string,
+  query: { source: string; tenant?: string; namespace?: string; pod?: string },
+  context: Pick<StreamContext, "user" | "auth">,
+): Promise<StreamRefusal | null> {
+  const tenant = query.tenant ?? "";
+  const notFound: StreamRefusal = { status: 404, message: `Tenant "${tenant}" was not found.` };
+  const { user, auth } = context;
+  if (auth.confinedTo !== null && auth.confinedTo !== user.tenant) return notFound;
+  const verdict = await granteeVerdict(user, tenant, streamAttributes(kind, query));
+  if (verdict.kind === "no-grant") return notFound;
+  if (verdict.kind === "outside") return { status: 403, message: verdict.message };
+  if (verdict.grant) {
+    grantUsage().record({
+      user,
+      owner: tenant,
+      grant: verdict.grant,
+      verb: kind === "exec" ? "create" : "get",
+      resource: kind === "exec" ? "pods/exec" : "pods/log",
+      namespace: query.namespace ?? "",
+      name: query.pod,
+      via: kind === "exec" ? "exec" : "logs",
+    });
+  }
+  return null;
 }
 
 /**
@@ -88,6 +132,10 @@ export function queryStreamEndpoint<S extends z.ZodType<{ source: string; tenant
       const parsed = parseQuery(schema, context.url);
       if (!parsed.ok) return parsed.refusal;
       queries.set(context, parsed.query);
+      const query = parsed.query as { source: string; tenant?: string; namespace?: string; pod?: string };
+      if (query.source === "tenant-pod" && query.tenant && actsAsGrantee(context.user, query.tenant)) {
+        return granteeRefusal(kind, query, context);
+      }
       return sourceRefusal(parsed.query, context);
     },
     countsAgainst(context) {
@@ -98,6 +146,15 @@ export function queryStreamEndpoint<S extends z.ZodType<{ source: string; tenant
       if (!query) {
         socket.close(closeCodes.badRequest, "no query");
         return;
+      }
+      const target = query as { source: string; tenant?: string; namespace?: string; pod?: string };
+      if (target.source === "tenant-pod" && target.tenant && actsAsGrantee(context.user, target.tenant)) {
+        // A grantee's stream closes the moment its grant no longer covers it (revoked, expired).
+        const stop = revokeWhenUngranted(context.user, target.tenant, streamAttributes(kind, target), () => {
+          sendError(socket, 403, `Access to tenant "${target.tenant}" was revoked or has expired.`);
+          socket.close(closeCodes.forbidden, "access revoked");
+        });
+        socket.once("close", stop);
       }
       run(socket, context, query);
     },

@@ -1,22 +1,73 @@
-import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
+import { TRPCError } from "@trpc/server";
+import { createTRPCRouter, requireGrant, tenantOrGranteeProcedure } from "@/server/api/trpc";
+import { podAttributes, revokeWhenUngranted } from "@/server/sharing/access";
 import { watchPods } from "./pod-feed";
 import { getPod, listPods } from "./pods";
 import { getPodInput, listPodsInput } from "./workloads.schema";
 
-/** The tenant's pods, read as the caller inside its control plane (its RBAC decides). */
+/** A grantee reads one shared namespace at a time: every call names it. */
+function grantedNamespace(ctx: { grantee: boolean }, namespace: string | undefined): void {
+  if (ctx.grantee && !namespace) {
+    throw new TRPCError({
+      code: "BAD_REQUEST",
+      message: "Name a namespace: pods of another tenant are read one shared namespace at a time.",
+    });
+  }
+}
+
+/**
+ * The tenant's pods, read as the caller inside its control plane (its RBAC decides). Users of other
+ * tenants read them where a live sharing grant covers the namespace, as their grantee identity; a
+ * live view ends with FORBIDDEN the moment the grant stops covering it.
+ */
 export const workloadsRouter = createTRPCRouter({
   pods: createTRPCRouter({
-    list: tenantProcedure
-      .input(listPodsInput)
-      .query(({ ctx, input }) => listPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace)),
+    list: tenantOrGranteeProcedure.input(listPodsInput).query(async ({ ctx, input }) => {
+      grantedNamespace(ctx, input.namespace);
+      await requireGrant(ctx, podAttributes("list", input.namespace ?? ""));
+      return listPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace);
+    }),
     /** The list, then again after each change (SSE; a list-and-watch as the user, coalesced). */
-    watch: tenantProcedure
-      .input(listPodsInput)
-      .subscription(({ ctx, input, signal }) =>
-        watchPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace, signal),
-      ),
-    get: tenantProcedure
-      .input(getPodInput)
-      .query(({ ctx, input }) => getPod({ user: ctx.user, tenant: ctx.tenant }, input.namespace, input.name)),
+    watch: tenantOrGranteeProcedure.input(listPodsInput).subscription(async function* ({
+      ctx,
+      input,
+      signal,
+    }) {
+      grantedNamespace(ctx, input.namespace);
+      await requireGrant(ctx, podAttributes("watch", input.namespace ?? ""));
+      if (!ctx.grantee) {
+        yield* watchPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace, signal);
+        return;
+      }
+      const ended = new AbortController();
+      const end = () => ended.abort();
+      signal?.addEventListener("abort", end, { once: true });
+      let revoked = false;
+      const stop = revokeWhenUngranted(
+        ctx.user,
+        ctx.tenant,
+        podAttributes("watch", input.namespace ?? ""),
+        () => {
+          revoked = true;
+          ended.abort();
+        },
+      );
+      try {
+        yield* watchPods({ user: ctx.user, tenant: ctx.tenant }, input.namespace, ended.signal);
+      } finally {
+        stop();
+        signal?.removeEventListener("abort", end);
+      }
+      if (revoked) {
+        throw new TRPCError({
+          code: "FORBIDDEN",
+          message: `Access to tenant "${ctx.tenant}" was revoked or has expired.`,
+        });
+      }
+    }),
+    get: tenantOrGranteeProcedure.input(getPodInput).query(async ({ ctx, input }) => {
+      await requireGrant(ctx, podAttributes("get", input.namespace, input.name));
+      return getPod({ user: ctx.user, tenant: ctx.tenant }, input.namespace, input.name);
+    }),
   }),
 });

@@ -1,0 +1,93 @@
+/**
+ * A Ring0 user reaching another tenant through sharing grants: the one decision every path takes
+ * (the gateway, tRPC, log and exec streams), from the live grants and the clock. Who is not a
+ * grantee of the owner at all gets the answer of a tenant that does not exist, so a third tenant
+ * cannot even learn the owner exists.
+ */
+import { isOperator, type SessionUser } from "@/server/auth/roles";
+import { authorizeByGrants, type GrantDecision, type GranteeUser, grantsFor } from "./grants";
+import { allGrants, watchGrantedAccess } from "./live";
+import type { RequestAttributes } from "./request-info";
+import type { SharingPolicyResource } from "./types";
+import { type GrantUse, grantUsage } from "./usage";
+
+/** Whether `user` would be acting in `tenant` as a grantee (not a member, not an operator). */
+export function actsAsGrantee(user: Pick<SessionUser, "role" | "tenant">, tenant: string): boolean {
+  return !isOperator(user) && user.tenant !== tenant;
+}
+
+/** The attributes of a namespaced request on pods (or one of their subresources). */
+export function podAttributes(
+  verb: string,
+  namespace: string,
+  name = "",
+  subresource = "",
+): Extract<RequestAttributes, { kind: "resource" }> {
+  return {
+    kind: "resource",
+    verb,
+    apiGroup: "",
+    apiVersion: "v1",
+    namespace,
+    resource: "pods",
+    subresource,
+    name,
+  };
+}
+
+/** The decision for one request of `user` in `owner`, from the grants in force now. */
+export async function decideAsGrantee(
+  user: GranteeUser,
+  owner: string,
+  attributes: RequestAttributes,
+  grants?: readonly SharingPolicyResource[],
+): Promise<GrantDecision> {
+  const live = grantsFor(grants ?? (await allGrants()), owner, user, new Date());
+  return authorizeByGrants(live, attributes, owner);
+}
+
+/**
+ * Ends `revoke` as soon as the grants stop allowing `attributes` for `user` in `owner` (revoked,
+ * expired, edited, deleted). Returns the function that stops watching.
+ */
+export function revokeWhenUngranted(
+  user: GranteeUser,
+  owner: string,
+  attributes: RequestAttributes,
+  revoke: () => void,
+): () => void {
+  return watchGrantedAccess(
+    (grants, now) => authorizeByGrants(grantsFor(grants, owner, user, now), attributes, owner).allowed,
+    revoke,
+  );
+}
+
+/** A grantee's request, decided: no grant at all (not found), outside every grant, or allowed. */
+export type GranteeVerdict =
+  | { kind: "no-grant" }
+  | { kind: "outside"; message: string }
+  | { kind: "allowed"; grant: string | null };
+
+export async function granteeVerdict(
+  user: GranteeUser,
+  owner: string,
+  attributes: RequestAttributes,
+  grants?: readonly SharingPolicyResource[],
+): Promise<GranteeVerdict> {
+  const live = grantsFor(grants ?? (await allGrants()), owner, user, new Date());
+  if (live.length === 0) return { kind: "no-grant" };
+  const decision = authorizeByGrants(live, attributes, owner);
+  return decision.allowed
+    ? { kind: "allowed", grant: decision.grant }
+    : { kind: "outside", message: decision.message };
+}
+
+/** What the kube gateway needs of sharing, from this process's live grants. */
+export function liveSharing() {
+  return {
+    verdict: (user: GranteeUser, owner: string, attributes: RequestAttributes) =>
+      granteeVerdict(user, owner, attributes),
+    watch: revokeWhenUngranted,
+    recordUse: (use: GrantUse) => grantUsage().record(use),
+  };
+}
