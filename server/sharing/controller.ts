@@ -293,10 +293,10 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
 
   /** Rebuilds the status on a fresh read (keeping lastUsedAt), then an Event if the state changed. */
   async function writeStatus(grant: SharingPolicyResource, observed: SharingObserved): Promise<void> {
-    let previous: SharingStatus["state"];
+    let previous: SharingStatus = {};
     try {
       await updateStatusWithRetry<SharingStatus>(superCluster, statusRef(grant.metadata.name), (status) => {
-        previous = status.state;
+        previous = structuredClone(status);
         return buildSharingStatus(status, observed, now());
       });
     } catch (error) {
@@ -304,8 +304,13 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
       if (isNotFound(error)) return;
       throw error;
     }
-    const change = stateChangeEvent(previous, observed);
+    const change = stateChangeEvent(previous.state, observed);
     if (change) await event(grant, change.type, change.reason, change.message);
+    // A refusal is news once, not at every resync.
+    const before = previous.conditions?.find((condition) => condition.type === "RBACApplied");
+    if (observed.rbac.reason === "Refused" && before?.message !== observed.rbac.message) {
+      await event(grant, "Warning", "RBACRefused", observed.rbac.message);
+    }
   }
 
   /** The grant's Roles and RoleBindings in the owner's control plane, found by their label. */
@@ -531,7 +536,6 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
       throw error;
     }
     await writeStatus(grant, { ...base, rbac });
-    if (rbac.reason === "Refused") await event(grant, "Warning", "RBACRefused", rbac.message);
     const next = requeueAfterMs(grant, now(), resyncMs);
     return { requeueAfterMs: retryMs === undefined ? next : Math.min(next, retryMs) };
   };

@@ -87,6 +87,16 @@ describe("readyCondition", () => {
     expect(ready.message).toContain("breaks the sharing policy");
   });
 
+  it("reports a revoked grant as revoked even when it is beyond policy too", () => {
+    const ready = readyCondition(
+      observed({
+        decision: { state: "Revoked", reason: "Revoked", message: "Revoked by ops at then." },
+        policy: { status: "False", reason: "BeyondPolicy", message: "Breaks it." },
+      }),
+    );
+    expect(ready).toMatchObject({ status: "False", reason: "Revoked" });
+  });
+
   it("says why an active grant is not in force", () => {
     expect(
       readyCondition(observed({ blocked: { reason: "ControlPlaneUnavailable", message: "Not serving." } })),

@@ -65,8 +65,10 @@ export function setSharingCondition(
 export function readyCondition(observed: SharingObserved): SharingConditionInput {
   const { decision } = observed;
   if (decision.state !== "Active") {
-    const reason = observed.policy.status === "False" ? observed.policy.reason : decision.reason;
-    const message = observed.policy.status === "False" ? observed.policy.message : decision.message;
+    // A pending grant beyond policy waits on the grant's owner, not on an operator: say so.
+    const beyondPolicy = decision.state === "PendingApproval" && observed.policy.status === "False";
+    const reason = beyondPolicy ? observed.policy.reason : decision.reason;
+    const message = beyondPolicy ? observed.policy.message : decision.message;
     return { status: "False", reason, message: `${message} The grant gives no access.` };
   }
   if (observed.blocked) return { status: "False", ...observed.blocked };
