@@ -333,6 +333,15 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     const name = `${owner}-revoke`;
     await createGrant(name);
     await rbacIn(name);
+    await eventually(async () => ((await readGrant(name)).status?.state === "Active" ? true : undefined));
+    // The gateway records use in status.lastUsedAt; the controller's status writes must keep it.
+    const lastUsedAt = new Date(Date.now() - 1_000).toISOString().replace(/\.\d+Z$/, "Z");
+    await kubeRequest(superCluster, {
+      method: "PATCH",
+      path: `${sharingPath}/${name}/status`,
+      contentType: "application/merge-patch+json",
+      body: { status: { lastUsedAt } },
+    });
     const revokedAt = Date.now();
     await patchGrant(name, {
       metadata: {
@@ -350,6 +359,7 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     });
     expect(condition(grant, "Ready")).toMatchObject({ status: "False", reason: "Revoked" });
     expect(condition(grant, "RBACApplied")).toMatchObject({ status: "False", reason: "Removed" });
+    expect(grant.status?.lastUsedAt).toBe(lastUsedAt);
   });
 
   it("removes the RBAC at the grant's expiry, with no change to the grant", async () => {
