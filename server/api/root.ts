@@ -8,6 +8,7 @@ import { nodesRouter } from "@/server/api/routers/nodes/_router";
 import { quotaDefaultsRouter } from "@/server/api/routers/quota-defaults/_router";
 import { quotaUsageRouter } from "@/server/api/routers/quota-usage/_router";
 import { quotasRouter } from "@/server/api/routers/quotas/_router";
+import { sharedWithMeRouter } from "@/server/api/routers/shared-with-me/_router";
 import { superPodsRouter } from "@/server/api/routers/super-pods/_router";
 import { syncerRouter } from "@/server/api/routers/syncer/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
@@ -31,6 +32,7 @@ export const appRouter = createTRPCRouter({
   superPods: superPodsRouter,
   quotaUsage: quotaUsageRouter,
   quotaDefaults: quotaDefaultsRouter,
+  sharedWithMe: sharedWithMeRouter,
 });
 
 export type AppRouter = typeof appRouter;

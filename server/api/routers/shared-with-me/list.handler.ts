@@ -1,0 +1,27 @@
+import type { SessionUser } from "@/server/auth/roles";
+import { readSynced, requireSuperCluster } from "@/server/k8s/live";
+import { allGrants } from "@/server/sharing/live";
+import { tenantInformer } from "@/server/tenants/tenant-resources";
+import { grantsSharedWith, type SharedGrantView, sharedGrantView } from "./shared-grants";
+
+/** Owners' display names (spec.displayName, else the name): the only thing of an owner a grantee reads. */
+async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<string, string>> {
+  const informer = tenantInformer(requireSuperCluster());
+  const tenants = await readSynced([informer], "tenant list", () => informer.snapshot());
+  const names = new Map<string, string>();
+  for (const tenant of tenants) {
+    const name = tenant.metadata.name;
+    if (owners.has(name)) names.set(name, tenant.spec?.displayName?.trim() || name);
+  }
+  return names;
+}
+
+/** Every live grant whose grantees include `user`, as the grantee sees it. */
+export async function listSharedWithMe(user: SessionUser, now = new Date()): Promise<SharedGrantView[]> {
+  const grants = grantsSharedWith(await allGrants(), user, now);
+  if (grants.length === 0) return [];
+  const names = await ownerDisplayNames(new Set(grants.map((grant) => grant.spec.ownerTenant)));
+  return grants.map((grant) =>
+    sharedGrantView(grant, names.get(grant.spec.ownerTenant) ?? grant.spec.ownerTenant),
+  );
+}
