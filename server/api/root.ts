@@ -9,6 +9,7 @@ import { quotaDefaultsRouter } from "@/server/api/routers/quota-defaults/_router
 import { quotaUsageRouter } from "@/server/api/routers/quota-usage/_router";
 import { quotasRouter } from "@/server/api/routers/quotas/_router";
 import { sharedWithMeRouter } from "@/server/api/routers/shared-with-me/_router";
+import { sharingRouter } from "@/server/api/routers/sharing/_router";
 import { superPodsRouter } from "@/server/api/routers/super-pods/_router";
 import { syncerRouter } from "@/server/api/routers/syncer/_router";
 import { tenantsRouter } from "@/server/api/routers/tenants/_router";
@@ -32,6 +33,7 @@ export const appRouter = createTRPCRouter({
   superPods: superPodsRouter,
   quotaUsage: quotaUsageRouter,
   quotaDefaults: quotaDefaultsRouter,
+  sharing: sharingRouter,
   sharedWithMe: sharedWithMeRouter,
 });
 

@@ -1,0 +1,164 @@
+import { TRPCError } from "@trpc/server";
+import type { Context } from "@/server/api/trpc";
+import { createTRPCRouter, operatorProcedure, protectedProcedure, tenantProcedure } from "@/server/api/trpc";
+import { recordAudit } from "@/server/audit/service";
+import { canManageMembers, type SessionUser } from "@/server/auth/roles";
+import { specHash } from "@/server/sharing/grants";
+import { floorApiGroups } from "@/server/sharing/policy";
+import { createSharingService, specChanges } from "@/server/sharing/service";
+import { sharingKind } from "@/server/sharing/types";
+import {
+  createGrantSchema,
+  grantByNameSchema,
+  grantOfTenantSchema,
+  grantUsageSchema,
+  operatorListSchema,
+  updateGrantSchema,
+} from "./sharing.schema";
+import { createGrantUsageRepository } from "./usage-repository";
+
+type Actor = Pick<Context, "requestId"> & { user: SessionUser };
+
+function audit(ctx: Actor, event: { action: string; owner: string; grant: string; detail: object }) {
+  return recordAudit({
+    actorId: ctx.user.id,
+    actorName: ctx.user.name,
+    actorTenant: ctx.user.tenant,
+    tenant: event.owner,
+    action: event.action,
+    targetKind: sharingKind,
+    target: event.grant,
+    result: "success",
+    requestId: ctx.requestId,
+    detail: event.detail as Record<string, unknown>,
+  });
+}
+
+/**
+ * The tenant tier plus the tenant-admin check: only the owner's admins (and operators) change its
+ * grants. Its members and viewers read them; anyone else, grantees included, never gets this far
+ * (tenantProcedure answers NOT_FOUND), so a grant cannot be used to make more grants.
+ */
+const tenantAdminProcedure = tenantProcedure.use(({ ctx, next }) => {
+  if (!canManageMembers(ctx.user, ctx.tenant)) {
+    throw new TRPCError({
+      code: "FORBIDDEN",
+      message: `Only admins of tenant "${ctx.tenant}" (and operators) can change or review its grants.`,
+    });
+  }
+  return next();
+});
+
+const operatorRouter = createTRPCRouter({
+  /** Every grant in the super cluster, optionally one owner's or in one state. */
+  list: operatorProcedure
+    .input(operatorListSchema)
+    .query(({ input }) => createSharingService().listAll({ owner: input.owner, state: input.state })),
+
+  /** Approves the grant as it is now; refused with the violations if it breaks the policy now. */
+  approve: operatorProcedure.input(grantByNameSchema).mutation(async ({ ctx, input }) => {
+    const { grant, changed, spec } = await createSharingService().approve(ctx.user, input.name);
+    if (changed) {
+      await audit(ctx, {
+        action: "share.approve",
+        owner: grant.owner,
+        grant: grant.name,
+        detail: { approvedSpec: specHash(spec), spec },
+      });
+    }
+    return grant;
+  }),
+
+  revoke: operatorProcedure.input(grantByNameSchema).mutation(async ({ ctx, input }) => {
+    const { grant, changed } = await createSharingService().revoke(ctx.user, input.name);
+    if (changed) {
+      await audit(ctx, { action: "share.revoke", owner: grant.owner, grant: grant.name, detail: {} });
+    }
+    return grant;
+  }),
+});
+
+export const sharingRouter = createTRPCRouter({
+  /** The owner's grants; `canChange` says whether the caller may create, edit and revoke. */
+  list: tenantProcedure.query(async ({ ctx }) => ({
+    grants: await createSharingService().listOwned(ctx.tenant),
+    canChange: canManageMembers(ctx.user, ctx.tenant),
+  })),
+
+  get: tenantProcedure.input(grantOfTenantSchema).query(async ({ ctx, input }) => ({
+    grant: await createSharingService().getOwned(ctx.tenant, input.name),
+    canChange: canManageMembers(ctx.user, ctx.tenant),
+  })),
+
+  /** Creates `<tenant>.<name>`; refused with the rules it breaks; active at once unless approval is required. */
+  create: tenantAdminProcedure.input(createGrantSchema).mutation(async ({ ctx, input }) => {
+    const { tenant: _tenant, name, ...body } = input;
+    const { grant, spec } = await createSharingService().create(ctx.user, ctx.tenant, name, body);
+    await audit(ctx, {
+      action: "share.create",
+      owner: ctx.tenant,
+      grant: grant.name,
+      detail: { spec, state: grant.state },
+    });
+    return grant;
+  }),
+
+  /** Replaces the grant's grantees, rules, expiry and purpose (approval again when required). */
+  update: tenantAdminProcedure.input(updateGrantSchema).mutation(async ({ ctx, input }) => {
+    const { tenant: _tenant, name, resourceVersion, ...body } = input;
+    const { grant, before, after } = await createSharingService().update(
+      ctx.user,
+      ctx.tenant,
+      name,
+      body,
+      resourceVersion,
+    );
+    await audit(ctx, {
+      action: "share.update",
+      owner: ctx.tenant,
+      grant: grant.name,
+      detail: { changes: specChanges(before, after), state: grant.state },
+    });
+    return grant;
+  }),
+
+  /** Ends the grant at once everywhere; it stays listed as Revoked. */
+  revoke: tenantAdminProcedure.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
+    const { grant, changed } = await createSharingService().revoke(ctx.user, input.name, ctx.tenant);
+    if (changed)
+      await audit(ctx, { action: "share.revoke", owner: ctx.tenant, grant: grant.name, detail: {} });
+    return grant;
+  }),
+
+  delete: tenantAdminProcedure.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
+    const removed = await createSharingService().remove(ctx.tenant, input.name);
+    if (removed.deleted) {
+      await audit(ctx, {
+        action: "share.delete",
+        owner: ctx.tenant,
+        grant: removed.name,
+        detail: { spec: removed.spec },
+      });
+    }
+    return { name: removed.name, deleted: removed.deleted };
+  }),
+
+  /**
+   * Who used the grant, when, for what and how (newest first, paginated), and the grant's own
+   * history. Admins only: it names the grantee users, as the audit log does.
+   */
+  usage: tenantAdminProcedure.input(grantUsageSchema).query(async ({ ctx, input }) => {
+    const name = input.name.startsWith(`${ctx.tenant}.`) ? input.name : `${ctx.tenant}.${input.name}`;
+    const repository = createGrantUsageRepository(ctx.db);
+    const [page, changes] = await Promise.all([
+      repository.uses(ctx.tenant, name, { cursor: input.cursor, limit: input.limit }),
+      input.cursor ? Promise.resolve([]) : repository.changes(ctx.tenant, name),
+    ]);
+    return { ...page, changes };
+  }),
+
+  /** The operator policy in force: owners need to know the limits before they ask. */
+  policy: protectedProcedure.query(() => ({ ...createSharingService().policy(), floorApiGroups })),
+
+  operator: operatorRouter,
+});
