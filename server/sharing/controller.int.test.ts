@@ -28,7 +28,7 @@ import {
 } from "@/server/syncer/test-world";
 import { applyTenantDefaults, managedLabels } from "@/server/tenants/defaults";
 import { granteeIdentity, kubeUserName, roleGroup, tenantGroup } from "@/server/tenants/kube-identity";
-import { automaticApprover, sharingFinalizer, startSharingController } from "./controller";
+import { automaticApprover, orphanSweepKey, sharingFinalizer, startSharingController } from "./controller";
 import { specHash } from "./grants";
 import { defaultSharingPolicy } from "./policy";
 import { grantRbacName } from "./rbac";
@@ -57,7 +57,7 @@ let stateDir: string;
 let provisioner: Provisioner;
 let ownerConn: ClusterConnection;
 let ownerAccess: ControlPlaneAccess;
-const controllers: { stop(): Promise<void> }[] = [];
+const controllers: ReturnType<typeof startSharingController>[] = [];
 const created: string[] = [];
 
 const podsRule: GrantRule = {
@@ -484,6 +484,40 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     // Once the namespace exists, the next retry fills it in.
     await createObject(ownerConn, ref("Namespace", "nowhere"));
     await rbacIn(name, "nowhere");
+  });
+
+  it("removes share RBAC whose grant no longer exists", async () => {
+    // What a grant deleted with its finalizer removed by hand leaves behind.
+    const ghost = `${owner}-ghost`;
+    const labels = { ...managedLabels, [grantLabel]: ghost, [ownerLabel]: owner };
+    const name = grantRbacName(ghost);
+    await createObject(ownerConn, {
+      ...ref("Role", name, "shared", rbacVersion),
+      metadata: { name, namespace: "shared", labels },
+      rules: [],
+    });
+    await createObject(ownerConn, {
+      ...ref("RoleBinding", name, "shared", rbacVersion),
+      metadata: { name, namespace: "shared", labels },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: tenantGroup(grantee) }],
+    });
+    // The sweep runs at the start of a term and at every resync; ask for one now.
+    controllers[0]?.controller.enqueue(orphanSweepKey);
+    await rbacGone(ghost);
+  });
+
+  it("removes a grant's RBAC from its old owner when the grant moves to another owner", async () => {
+    const name = `${owner}-moved-owner`;
+    await createGrant(name);
+    await rbacIn(name);
+    await patchGrant(name, { spec: { ownerTenant: `${owner}-elsewhere` } });
+    await rbacGone(name);
+    const grant = await eventually(async () => {
+      const found = await readGrant(name);
+      return condition(found, "Ready")?.reason === "OwnerNotFound" ? found : undefined;
+    });
+    expect(condition(grant, "Ready")?.message).toContain(`"${owner}-elsewhere"`);
   });
 
   it("reports the owner's refusal of a grant's RBAC in a condition and keeps serving the others", async () => {

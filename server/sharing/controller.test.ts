@@ -10,6 +10,7 @@ import {
   isMissingNamespace,
   isRefusal,
   policyViolations,
+  rbacByGrant,
   requeueAfterMs,
   sharingTrigger,
   staleRbac,
@@ -84,6 +85,15 @@ describe("staleRbac", () => {
     ]);
     expect(staleRbac([], now2).map((object) => object.kind)).toEqual(["RoleBinding", "Role"]);
     expect(staleRbac(now2, now2)).toEqual([]);
+  });
+});
+
+describe("rbacByGrant", () => {
+  it("groups share RBAC by the grant its label names", () => {
+    const objects = [...grantRbacManifests(grant()), ...grantRbacManifests(grant({}, { name: "other" }))];
+    const byGrant = rbacByGrant(objects);
+    expect([...byGrant.keys()].sort()).toEqual(["acme-to-globex", "other"]);
+    expect(byGrant.get("other")?.map((object) => object.kind)).toEqual(["Role", "RoleBinding"]);
   });
 });
 

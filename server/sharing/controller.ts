@@ -15,6 +15,7 @@
  * and rebuilds status from what this run saw (state; conditions Approved, PolicyCompliant,
  * RBACApplied, Ready), keeping `lastUsedAt`, with an Event on every state change. A live grant with
  * an expiry is reconciled again just after it, so its RBAC goes without any change to the object.
+ * A sweep (its own queue key) removes share RBAC that no grant accounts for any more.
  */
 import {
   type Controller,
@@ -29,10 +30,12 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import { sharedInformer } from "@/server/k8s/informers";
+import { readSynced } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { type ControlPlaneDirectory, getControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
+import { tenantInformer } from "@/server/tenants/tenant-resources";
 import { expiryOf, type GrantStateDecision, grantState, isLive, specHash } from "./grants";
 import { checkGrant, type GrantViolation, type SharingPolicyConfig, violationsMessage } from "./policy";
 import { grantRbacManifests, grantRbacName } from "./rbac";
@@ -73,7 +76,15 @@ export interface SharingControllerOptions {
   unavailableRetryMs?: number;
   /** Retry while namespaces a grant names do not exist in the owner's control plane. Default 30 s. */
   missingNamespaceRetryMs?: number;
+  /** The tenants whose control planes the orphan sweep looks in. Default: every Tenant object. */
+  tenants?: () => Promise<string[]>;
 }
+
+/**
+ * The work-queue key of the orphan sweep, run at the start of every term and at every resync: no
+ * grant can have this name (grant names are DNS subdomains), so it never collides with one.
+ */
+export const orphanSweepKey = ":orphans";
 
 // ---- Pure decisions (unit-tested) ----
 
@@ -114,6 +125,20 @@ export function staleRbac(desired: readonly KubeObject[], existing: readonly Kub
   return existing
     .filter((object) => !wanted.has(rbacKey(object)))
     .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === "RoleBinding" ? -1 : 1));
+}
+
+/**
+ * The share RBAC in one tenant's control plane, by the grant its label names (the orphan sweep then
+ * re-reads each grant: only one that is gone, or that names another owner now, loses its objects).
+ */
+export function rbacByGrant(objects: readonly KubeObject[]): Map<string, KubeObject[]> {
+  const byGrant = new Map<string, KubeObject[]>();
+  for (const object of objects) {
+    const grant = object.metadata.labels?.[grantLabel];
+    if (!grant) continue;
+    byGrant.set(grant, [...(byGrant.get(grant) ?? []), object]);
+  }
+  return byGrant;
 }
 
 /**
@@ -316,7 +341,12 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
   /** The grant's Roles and RoleBindings in the owner's control plane, found by their label. */
   async function existingRbac(conn: ClusterConnection, grant: string): Promise<KubeObject[]> {
     if (!isLabelValue(grant)) return []; // Such a grant's objects are refused: none can exist.
-    const query = { labelSelector: `${grantLabel}=${grant}` };
+    return labelledRbac(conn, `${grantLabel}=${grant}`);
+  }
+
+  /** Roles and RoleBindings across the control plane's namespaces matching a label selector. */
+  async function labelledRbac(conn: ClusterConnection, labelSelector: string): Promise<KubeObject[]> {
+    const query = { labelSelector };
     const [roles, bindings] = await Promise.all(
       (["roles", "rolebindings"] as const).map((resource) =>
         kubeRequest<{ items: KubeObject[] }>(conn, {
@@ -454,7 +484,41 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     };
   }
 
+  async function tenantNames(): Promise<string[]> {
+    const informer = tenantInformer(superCluster);
+    return readSynced([informer], "tenants", () => informer.snapshot().map((tenant) => tenant.metadata.name));
+  }
+
+  /**
+   * Removes share RBAC no grant accounts for: a grant deleted while its finalizer was removed by
+   * hand, or one whose ownerTenant was edited (its objects stay in the old owner's control plane).
+   * Each grant is read fresh before its objects go, so a grant created meanwhile keeps them.
+   */
+  async function sweepOrphans(log: Logger): Promise<void> {
+    for (const tenant of await (options.tenants ?? tenantNames)()) {
+      const owner = await ownerControlPlane(tenant);
+      if (!("conn" in owner)) continue;
+      let byGrant: Map<string, KubeObject[]>;
+      try {
+        byGrant = rbacByGrant(await labelledRbac(owner.conn, grantLabel));
+      } catch (error) {
+        log.warn("listing share RBAC failed; orphan check skipped for this tenant", { tenant, error });
+        continue;
+      }
+      for (const [grant, objects] of byGrant) {
+        const current = await read(grant);
+        if (current && current.spec.ownerTenant === tenant) continue;
+        await removeRbac(owner.conn, staleRbac([], objects));
+        log.info("removed share RBAC no grant accounts for", { tenant, grant });
+      }
+    }
+  }
+
   return async function reconcile(name: string, context: ReconcileContext): Promise<Result | undefined> {
+    if (name === orphanSweepKey) {
+      await sweepOrphans(context.logger);
+      return { requeueAfterMs: resyncMs };
+    }
     const log = context.logger.child({ grant: name });
     let grant = await read(name);
     if (!grant) return undefined;
@@ -562,12 +626,28 @@ export function startSharingController(
     ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
   });
   const seen = new Map<string, string>();
+  const owners = new Map<string, string>();
   const unsubscribe = informer.subscribe((grants) => {
     for (const name of changedGrants(seen, grants)) controller.enqueue(name);
+    // A grant moved to another owner leaves its objects in the old owner's control plane.
+    if (
+      grants.some(
+        (grant) =>
+          owners.get(grant.metadata.name) !== undefined &&
+          owners.get(grant.metadata.name) !== grant.spec.ownerTenant,
+      )
+    ) {
+      controller.enqueue(orphanSweepKey);
+    }
     seen.clear();
-    for (const grant of grants) seen.set(grant.metadata.name, sharingTrigger(grant));
+    owners.clear();
+    for (const grant of grants) {
+      seen.set(grant.metadata.name, sharingTrigger(grant));
+      owners.set(grant.metadata.name, grant.spec.ownerTenant);
+    }
   });
   controller.start();
+  controller.enqueue(orphanSweepKey);
   return {
     controller,
     async stop() {
