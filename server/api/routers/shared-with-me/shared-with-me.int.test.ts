@@ -27,6 +27,7 @@ import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { setUpTenantSuite } from "@/test/integration/tenant-suite";
 import { testCaller, testOperator, trpcOutcome } from "@/test/integration/trpc";
+import { grantsOfSharedNamespace } from "./page-access";
 
 const runId = Date.now().toString(36);
 /** The owner with a Tenant object (a display name), one without, the grantee tenant and a third one. */
@@ -247,6 +248,19 @@ describe("sharedWithMe", () => {
       "rules",
       "shortName",
     ]);
+  });
+
+  it("lets the grantee's pages open exactly the namespaces a live grant of the owner names for them", async () => {
+    const names = async (user: SessionUser, from: string, namespace: string) =>
+      (await grantsOfSharedNamespace(user, from, namespace))?.map((grant) => grant.metadata.name) ?? null;
+    expect(await names(member, owner, "shared")).toEqual([`${owner}-pods`]);
+    expect(await names(member, owner, "ops")).toBeNull();
+    expect(await names(admin, owner, "ops")).toEqual([`${owner}-admins`]);
+    expect(await names(member, owner, "default")).toBeNull();
+    expect(await names(member, bareOwner, "ops")).toEqual([`${bareOwner}-exec`]);
+    expect(await names(outsider, owner, "shared")).toBeNull();
+    expect(await names(operator, owner, "shared")).toBeNull();
+    expect(await names(member, "Not A Tenant", "shared")).toBeNull();
   });
 
   it("shows a third tenant's user and an operator nothing, and refuses them a kubeconfig as for no tenant", async () => {
