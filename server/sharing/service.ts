@@ -51,8 +51,8 @@ export interface SharingServiceOptions {
   operatorTenant?: string;
 }
 
-/** Who approved a grant that needed no approval. */
-export const automaticApprover = "ring0 (the operator policy needs no approval)";
+/** Who approved a grant that needed no approval (the controller's words, so both approvals read alike). */
+export const automaticApprover = "Ring0 (no approval required)";
 
 /** A spec as stored: lists without empty optional parts, the expiry in UTC. */
 export function grantSpec(owner: string, input: GrantInput): SharingSpec {
