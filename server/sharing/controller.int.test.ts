@@ -432,6 +432,41 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     expect(await readRbac("Role", name)).toBeUndefined();
   });
 
+  it("gives no RBAC to a grant beyond policy even when an operator's approval is written on it", async () => {
+    const name = `${owner}-forced`;
+    const spec = {
+      ...(
+        await createGrant(
+          name,
+          {
+            rules: [{ namespaces: ["shared"], apiGroups: [""], resources: ["secrets"], verbs: ["get"] }],
+          },
+          "strict",
+        )
+      ).spec,
+    };
+    await eventually(async () =>
+      (await readGrant(name)).status?.state === "PendingApproval" ? true : undefined,
+    );
+    // An approval annotation written by hand (the portal refuses to approve such a grant).
+    await patchGrant(name, {
+      metadata: {
+        annotations: {
+          [sharingAnnotations.approvedSpec]: specHash(spec),
+          [sharingAnnotations.approvedBy]: "ops",
+        },
+      },
+    });
+    const grant = await eventually(async () => {
+      const found = await readGrant(name);
+      return found.status?.state === "Active" ? found : undefined;
+    });
+    expect(condition(grant, "RBACApplied")).toMatchObject({ status: "False", reason: "BeyondPolicy" });
+    expect(condition(grant, "Ready")).toMatchObject({ status: "False", reason: "BeyondPolicy" });
+    expect(await readRbac("Role", name)).toBeUndefined();
+    expect(await readRbac("RoleBinding", name)).toBeUndefined();
+  });
+
   it("removes the RBAC when the grant is deleted, then lets the grant go", async () => {
     const name = `${owner}-delete`;
     await createGrant(name);

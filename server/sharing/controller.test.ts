@@ -6,6 +6,7 @@ import {
   approvesAutomatically,
   automaticApprover,
   changedGrants,
+  inForce,
   isLabelValue,
   isMissingNamespace,
   isRefusal,
@@ -133,6 +134,17 @@ describe("approval", () => {
     expect(violations.map((violation) => violation.rule)).toEqual(["deniedResources"]);
     expect(approvesAutomatically(grantState(secrets, now), defaultSharingPolicy, violations)).toBe(false);
     expect(approvedCondition(secrets, violations)).toMatchObject({ status: "False", reason: "BeyondPolicy" });
+  });
+
+  it("gives RBAC to a live grant only while it is within policy, approved or not", () => {
+    const live = approved(grant());
+    expect(inForce(live, policyViolations(live, defaultSharingPolicy, now), now)).toBe(true);
+    const secrets = approved(
+      grant({ rules: [{ namespaces: ["shared"], apiGroups: [""], resources: ["secrets"], verbs: ["get"] }] }),
+    );
+    expect(grantState(secrets, now).state).toBe("Active");
+    expect(inForce(secrets, policyViolations(secrets, defaultSharingPolicy, now), now)).toBe(false);
+    expect(inForce(grant(), [], now)).toBe(false);
   });
 
   it("does not call an expired grant's expiry a policy violation", () => {

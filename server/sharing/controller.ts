@@ -165,6 +165,19 @@ export function policyViolations(
   return checkGrant(grant.spec, policy, at);
 }
 
+/**
+ * Whether the grant's RBAC belongs in the owner's control plane: live, and within the operator
+ * policy in force. An approval does not lift the policy (an operator's annotation written by hand,
+ * or a policy tightened after the approval): such a grant gives no access through RBAC.
+ */
+export function inForce(
+  grant: SharingPolicyResource,
+  violations: readonly GrantViolation[],
+  now: Date,
+): boolean {
+  return isLive(grant, now) && violations.length === 0;
+}
+
 /** Whether Ring0 approves the grant itself: pending, approval not required, within policy. */
 export function approvesAutomatically(
   decision: GrantStateDecision,
@@ -331,10 +344,11 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     }
     const change = stateChangeEvent(previous.state, observed);
     if (change) await event(grant, change.type, change.reason, change.message);
-    // A refusal is news once, not at every resync.
+    // A refusal, or RBAC withheld from an Active grant, is news once, not at every resync.
     const before = previous.conditions?.find((condition) => condition.type === "RBACApplied");
-    if (observed.rbac.reason === "Refused" && before?.message !== observed.rbac.message) {
-      await event(grant, "Warning", "RBACRefused", observed.rbac.message);
+    const warning = { Refused: "RBACRefused", BeyondPolicy: "BeyondPolicy" }[observed.rbac.reason];
+    if (warning && before?.message !== observed.rbac.message) {
+      await event(grant, "Warning", warning, observed.rbac.message);
     }
   }
 
@@ -573,10 +587,17 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     let rbac: SharingConditionInput;
     let retryMs: number | undefined;
     try {
-      if (isLive(grant, at)) {
+      if (inForce(grant, violations, at)) {
         const applied = await applyRbac(owner.conn, grant, context.signal);
         rbac = applied.condition;
         if (applied.missing.length > 0) retryMs = missingNamespaceRetryMs;
+      } else if (isLive(grant, at)) {
+        await removeRbac(owner.conn, staleRbac([], await existingRbac(owner.conn, name)));
+        rbac = {
+          status: "False",
+          reason: "BeyondPolicy",
+          message: `${violationsMessage(violations)} Approved or not, it gets no Roles or RoleBindings in the owner's control plane.`,
+        };
       } else {
         await removeRbac(owner.conn, staleRbac([], await existingRbac(owner.conn, name)));
         rbac = {
