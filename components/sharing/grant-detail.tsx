@@ -1,12 +1,14 @@
 "use client";
 
 import { useInfiniteQuery, useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable, conditionTone } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
+import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
 import { GrantForm } from "./grant-form";
 import { GrantStateBadge } from "./grant-state-badge";
 import { granteeText, ruleText } from "./grant-text";
@@ -31,12 +33,24 @@ export function GrantDetail({ tenant, name }: { tenant: string; name: string }) 
   const { data } = useSuspenseQuery(trpc.sharing.get.queryOptions({ tenant, name }));
   const { grant, canChange } = data;
   const [editing, setEditing] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const router = useRouter();
   const refresh = () => queryClient.invalidateQueries({ queryKey: trpc.sharing.pathKey() });
   const revoke = useMutation(
     trpc.sharing.revoke.mutationOptions({
       onSuccess: () => {
         toast(`Grant "${grant.shortName}" revoked.`);
         void refresh();
+      },
+    }),
+  );
+
+  const remove = useMutation(
+    trpc.sharing.delete.mutationOptions({
+      onSuccess: () => {
+        toast(`Grant "${grant.shortName}" deleted.`);
+        void refresh();
+        router.push(`/t/${tenant}/sharing`);
       },
     }),
   );
@@ -98,24 +112,54 @@ export function GrantDetail({ tenant, name }: { tenant: string; name: string }) 
             <code>sharingpolicy/{grant.name}</code>
           </dd>
         </dl>
-        {canChange && grant.state !== "Revoked" ? (
+        {canChange ? (
           <p className="toolbar">
+            {grant.state === "Revoked" ? null : (
+              <>
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => setEditing(!editing)}
+                  data-testid={`grant-edit-${grant.shortName}`}
+                >
+                  {editing ? "Cancel edit" : "Edit"}
+                </button>
+                <RevokeButton
+                  grant={grant}
+                  pending={revoke.isPending}
+                  onRevoke={() => revoke.mutate({ tenant, name: grant.shortName })}
+                />
+              </>
+            )}
             <button
               type="button"
               className="button"
-              onClick={() => setEditing(!editing)}
-              data-testid={`grant-edit-${grant.shortName}`}
+              onClick={() => setDeleting(true)}
+              data-testid={`grant-delete-${grant.shortName}`}
             >
-              {editing ? "Cancel edit" : "Edit"}
+              Delete
             </button>
-            <RevokeButton
-              grant={grant}
-              pending={revoke.isPending}
-              onRevoke={() => revoke.mutate({ tenant, name: grant.shortName })}
-            />
           </p>
         ) : null}
       </section>
+
+      {deleting ? (
+        <TypedNameConfirmation
+          name={grant.shortName}
+          title={`Delete grant ${grant.shortName}`}
+          confirmLabel="Type the grant's name to confirm"
+          pending={remove.isPending}
+          error={remove.error?.message ?? null}
+          onConfirm={() => remove.mutate({ tenant, name: grant.shortName })}
+          onCancel={() => setDeleting(false)}
+          style={{ marginTop: "1rem" }}
+        >
+          <p>
+            Grantees lose access at once and the grant is gone from this list; its uses stay in the audit log.
+            To end access but keep the grant on record, revoke it instead.
+          </p>
+        </TypedNameConfirmation>
+      ) : null}
 
       {editing ? (
         <GrantForm

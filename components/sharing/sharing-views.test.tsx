@@ -2,6 +2,7 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { createTRPCOptionsProxy } from "@trpc/tanstack-react-query";
+import { AppRouterContext } from "next/dist/shared/lib/app-router-context.shared-runtime";
 import { renderToString } from "react-dom/server";
 import superjson from "superjson";
 import { expect, it } from "vitest";
@@ -50,24 +51,37 @@ it("renders the owner, grant, form, operator and policy views with their test id
   });
   queryClient.setQueryData(trpc.sharing.get.queryKey({ tenant: "acme", name: "debug" }), {
     grant,
-    canChange: false,
+    canChange: true,
   });
   queryClient.setQueryData(trpc.sharing.operator.list.queryKey({}), [grant]);
   queryClient.setQueryData(trpc.sharing.policy.queryKey(), { ...defaultSharingPolicy, floorApiGroups });
+  const noop = () => {};
+  const router = {
+    back: noop,
+    forward: noop,
+    refresh: noop,
+    push: noop,
+    replace: noop,
+    prefetch: noop,
+    bfcacheId: "test",
+  };
   const html = renderToString(
-    <QueryClientProvider client={queryClient}>
-      <TRPCProvider trpcClient={client} queryClient={queryClient}>
-        <OwnerGrants tenant="acme" />
-        <OperatorGrants />
-        <GrantDetail tenant="acme" name="debug" />
-        <GrantForm tenant="acme" onDone={() => {}} />
-        <GrantForm tenant="acme" initial={grant} onDone={() => {}} />
-        <SharingPolicy />
-      </TRPCProvider>
-    </QueryClientProvider>,
+    <AppRouterContext.Provider value={router}>
+      <QueryClientProvider client={queryClient}>
+        <TRPCProvider trpcClient={client} queryClient={queryClient}>
+          <OwnerGrants tenant="acme" />
+          <OperatorGrants />
+          <GrantDetail tenant="acme" name="debug" />
+          <GrantForm tenant="acme" onDone={() => {}} />
+          <GrantForm tenant="acme" initial={grant} onDone={() => {}} />
+          <SharingPolicy />
+        </TRPCProvider>
+      </QueryClientProvider>
+    </AppRouterContext.Provider>,
   );
   expect(html).toContain("grant-row-debug");
   expect(html).toContain("get, list pods, pods/log in shared");
   expect(html).toContain("grant-approve-debug");
   expect(html).toContain("grant-submit");
+  expect(html).toContain("grant-delete-debug");
 });

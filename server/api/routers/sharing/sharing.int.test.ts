@@ -27,9 +27,9 @@ import { setUpTenantSuite } from "@/test/integration/tenant-suite";
 import { type DemoKey, seedDemoUsers, testCaller, testOperator, trpcOutcome } from "@/test/integration/trpc";
 
 const runId = Date.now().toString(36);
-const owner = `sho-${runId}`;
-const grantee = `shg-${runId}`;
-const third = `sht-${runId}`;
+const owner = `sso-${runId}`;
+const grantee = `ssg-${runId}`;
+const third = `sst-${runId}`;
 const tenants = [owner, grantee, third];
 const namespace = "shared";
 
