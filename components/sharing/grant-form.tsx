@@ -26,14 +26,17 @@ interface RuleFields {
 }
 
 const emptyGrantee = (): GranteeFields => ({ tenant: "", users: "", groups: [] });
-const readPods = rulePresets[0];
-const emptyRule = (): RuleFields => ({
-  namespaces: "",
-  apiGroups: readPods.apiGroups.join(", "),
-  resources: readPods.resources.join(", "),
+const presetRule = (
+  namespaces: string,
+  rule: { apiGroups: readonly string[]; resources: readonly string[]; verbs: readonly string[] },
+): RuleFields => ({
+  namespaces,
+  apiGroups: rule.apiGroups.map((group) => group || "core").join(", "),
+  resources: rule.resources.join(", "),
   resourceNames: "",
-  verbs: [...readPods.verbs],
+  verbs: [...rule.verbs],
 });
+const emptyRule = (): RuleFields => presetRule("", rulePresets[0].rules[0]);
 
 /** API groups as typed: "core" or an empty field means the core group (""). */
 function apiGroupsFrom(text: string): string[] {
@@ -236,12 +239,13 @@ export function GrantForm({
                   value=""
                   onChange={(event) => {
                     const preset = rulePresets.find((candidate) => candidate.id === event.target.value);
+                    // The preset's rules replace this row, in the same namespaces.
                     if (preset) {
-                      setRule(index, {
-                        apiGroups: preset.apiGroups.map((group) => group || "core").join(", "),
-                        resources: preset.resources.join(", "),
-                        verbs: [...preset.verbs],
-                      });
+                      setRules((all) => [
+                        ...all.slice(0, index),
+                        ...preset.rules.map((presetPart) => presetRule(rule.namespaces, presetPart)),
+                        ...all.slice(index + 1),
+                      ]);
                     }
                   }}
                   data-testid={`rule-preset-${index}`}

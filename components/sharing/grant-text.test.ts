@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { granteesText, rulesText, splitList } from "./grant-text";
+import { granteesText, rulePresets, rulesText, splitList } from "./grant-text";
 
 describe("grant text", () => {
   it("says what a rule allows", () => {
@@ -30,5 +30,16 @@ describe("grant text", () => {
 
   it("splits typed lists", () => {
     expect(splitList(" a, b  c,,")).toEqual(["a", "b", "c"]);
+  });
+});
+
+describe("rule presets", () => {
+  it("never let a grantee write pods: write verbs only on subresources", () => {
+    for (const preset of rulePresets) {
+      for (const rule of preset.rules) {
+        const writes = rule.verbs.some((verb) => !["get", "list", "watch"].includes(verb));
+        if (writes) expect(rule.resources.every((resource) => resource.includes("/"))).toBe(true);
+      }
+    }
   });
 });

@@ -69,28 +69,32 @@ export function splitList(text: string): string[] {
     .filter(Boolean);
 }
 
-/** What the resource presets fill in (the owner can still edit every field after). */
+/**
+ * What the resource presets fill in (the owner can still edit every field after). A preset may be
+ * several rules: RBAC grants every listed verb on every listed resource, so exec's `create` must
+ * not sit in the same rule as `pods`, or it would let grantees create pods.
+ */
 export const rulePresets = [
   {
     id: "read-pods",
     label: "Read pods",
-    apiGroups: [""],
-    resources: ["pods"],
-    verbs: ["get", "list", "watch"],
+    rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] }],
   },
   {
     id: "read-logs",
     label: "Read pod logs",
-    apiGroups: [""],
-    resources: ["pods", "pods/log"],
-    verbs: ["get", "list", "watch"],
+    rules: [
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["pods/log"], verbs: ["get"] },
+    ],
   },
   {
     id: "exec",
     label: "Exec into pods",
-    apiGroups: [""],
-    resources: ["pods", "pods/exec"],
-    verbs: ["get", "create"],
+    rules: [
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["get", "create"] },
+    ],
   },
 ] as const;
 

@@ -107,15 +107,15 @@ export function grantViolations(
   tenants: ReadonlySet<string>,
   operatorTenant: string,
 ): GrantViolation[] {
-  const violations = checkGrant(spec, policy, now).filter((violation) => violation.rule !== "grantees");
+  const checked = checkGrant(spec, policy, now);
+  const refused = new Set(checked.filter((violation) => violation.rule === "grantees").map((v) => v.path));
+  const violations = checked.filter((violation) => violation.rule !== "grantees");
   spec.grantees.forEach((grantee, index) => {
     if (grantee.tenant === spec.ownerTenant) return;
-    const refused = checkGrant(spec, policy, now).some(
-      (violation) => violation.rule === "grantees" && violation.path === `grantees[${index}].tenant`,
-    );
-    if (refused || !tenants.has(grantee.tenant) || grantee.tenant === operatorTenant) {
+    const path = `grantees[${index}].tenant`;
+    if (refused.has(path) || !tenants.has(grantee.tenant) || grantee.tenant === operatorTenant) {
       violations.push({
-        path: `grantees[${index}].tenant`,
+        path,
         rule: "grantees",
         message: `tenant "${grantee.tenant}" cannot receive grants (operator policy: grantees)`,
       });
