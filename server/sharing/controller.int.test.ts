@@ -537,9 +537,21 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
       subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: tenantGroup(grantee) }],
     });
+    // A tenant admin's own binding that copies the grant label (not Ring0's protected one) is theirs.
+    const copied = await asOwnerAdmin("POST", `/apis/${rbacVersion}/namespaces/shared/rolebindings`, {
+      apiVersion: rbacVersion,
+      kind: "RoleBinding",
+      metadata: { name: "copied-label", namespace: "shared", labels: { [grantLabel]: ghost } },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: grantRbacName(`${owner}-pods`) },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: tenantGroup(owner) }],
+    });
+    expect(copied.status).toBe(201);
     // The sweep runs at the start of a term and at every resync; ask for one now.
     controllers[0]?.controller.enqueue(orphanSweepKey);
     await rbacGone(ghost);
+    expect(
+      await readOrUndefined(ownerConn, ref("RoleBinding", "copied-label", "shared", rbacVersion)),
+    ).toBeDefined();
   });
 
   it("removes a grant's RBAC from its old owner when the grant moves to another owner", async () => {

@@ -34,6 +34,7 @@ import { readSynced } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { type ControlPlaneDirectory, getControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { protectedLabel } from "@/server/tenants/defaults";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
 import { expiryOf, type GrantStateDecision, grantState, isLive, specHash } from "./grants";
@@ -358,9 +359,13 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     return labelledRbac(conn, `${grantLabel}=${grant}`);
   }
 
-  /** Roles and RoleBindings across the control plane's namespaces matching a label selector. */
+  /**
+   * Ring0's Roles and RoleBindings across the control plane's namespaces matching a label selector.
+   * Only protected ones: the tenant's own objects (which cannot carry that label) are never touched,
+   * whatever other labels they copy.
+   */
   async function labelledRbac(conn: ClusterConnection, labelSelector: string): Promise<KubeObject[]> {
-    const query = { labelSelector };
+    const query = { labelSelector: `${labelSelector},${protectedLabel}=true` };
     const [roles, bindings] = await Promise.all(
       (["roles", "rolebindings"] as const).map((resource) =>
         kubeRequest<{ items: KubeObject[] }>(conn, {
