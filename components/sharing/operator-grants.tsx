@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import Link from "next/link";
 import { useState } from "react";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
@@ -115,7 +116,7 @@ export function OperatorGrants() {
                   ) : null}
                 </td>
                 <th scope="row">
-                  {grant.shortName}
+                  <Link href={`/t/${grant.owner}/sharing/${grant.shortName}`}>{grant.shortName}</Link>
                   <div className={styles.muted}>{grant.purpose}</div>
                   {grant.requestedBy ? <div className={styles.muted}>by {grant.requestedBy}</div> : null}
                 </th>
