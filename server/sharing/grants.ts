@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { Ring0Role } from "@/server/auth/roles";
 import { kubeRoleFor, kubeRoleGroups } from "@/server/tenants/kube-identity";
+import { clusterScopedResources, floorApiGroups, floorResources } from "./policy";
 import { type RequestAttributes, resourceKey } from "./request-info";
 import {
   type GrantRule,
@@ -139,14 +140,40 @@ export function ownersSharingWith(
 const matches = (list: readonly string[] | undefined, value: string) =>
   (list ?? []).includes("*") || (list ?? []).includes(value);
 
-/** Whether one rule covers a namespaced resource request (RBAC's own matching). */
+/** RBAC's resource matching: "*", the exact `resource/subresource`, or `*\/<subresource>`. */
+function resourceMatches(
+  resources: readonly string[],
+  attributes: { resource: string; subresource: string },
+) {
+  return (
+    matches(resources, resourceKey(attributes)) ||
+    (attributes.subresource !== "" && resources.includes(`*/${attributes.subresource}`))
+  );
+}
+
+/**
+ * The policy's floor, held at every decision: what a wildcard rule (allowed by the operator policy)
+ * would otherwise reach. The namespace object and every other cluster-scoped resource, RBAC, Ring0's
+ * and the control plane's configuration, and the resources that mint identities.
+ */
+function beneathFloor(attributes: { apiGroup: string; resource: string; subresource: string }): boolean {
+  return (
+    floorApiGroups.includes(attributes.apiGroup) ||
+    clusterScopedResources.includes(attributes.resource) ||
+    floorResources.includes(resourceKey(attributes)) ||
+    floorResources.includes(attributes.resource)
+  );
+}
+
+/** Whether one rule covers a namespaced resource request (RBAC's own matching, above the floor). */
 export function ruleCovers(
   rule: GrantRule,
   attributes: Extract<RequestAttributes, { kind: "resource" }>,
 ): boolean {
   if (!attributes.namespace || !rule.namespaces.includes(attributes.namespace)) return false;
+  if (beneathFloor(attributes)) return false;
   if (!matches(rule.apiGroups, attributes.apiGroup)) return false;
-  if (!matches(rule.resources, resourceKey(attributes))) return false;
+  if (!resourceMatches(rule.resources, attributes)) return false;
   if (!matches(rule.verbs, attributes.verb)) return false;
   const names = rule.resourceNames ?? [];
   return names.length === 0 || (attributes.name !== "" && names.includes(attributes.name));

@@ -94,7 +94,12 @@ export const clusterScopedResources = [
 ];
 
 /** Resources that would hand over more than the grant says: a service account's token acts as it. */
-const floorResources = ["serviceaccounts/token", "pods/ephemeralcontainers", "bindings", "tokenreviews"];
+export const floorResources = [
+  "serviceaccounts/token",
+  "pods/ephemeralcontainers",
+  "bindings",
+  "tokenreviews",
+];
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -121,19 +126,22 @@ export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: 
     add(
       "ownerTenant",
       "grantors",
-      `tenant "${owner}" may not share: it is not among the operator policy's grantors`,
+      `tenant "${owner}" may not share: it is not among the operator policy's grantors (grantors)`,
     );
   }
   if (spec.grantees.length === 0) add("grantees", "format", "name at least one grantee");
   const seen = new Set<string>();
   spec.grantees.forEach((grantee, index) => {
     const path = `grantees[${index}]`;
-    if (grantee.tenant === owner) add(`${path}.tenant`, "floor:self", "a tenant cannot share with itself");
+    if (!tenantNamePattern.test(grantee.tenant))
+      add(`${path}.tenant`, "format", `"${grantee.tenant}" is not a tenant name`);
+    else if (grantee.tenant === owner)
+      add(`${path}.tenant`, "floor:self", "a tenant cannot share with itself (floor:self)");
     else if (!listed(policy.grantees, grantee.tenant)) {
       add(
         `${path}.tenant`,
         "grantees",
-        `tenant "${grantee.tenant}" may not receive grants under the operator policy`,
+        `tenant "${grantee.tenant}" may not receive grants under the operator policy (grantees)`,
       );
     }
     if (seen.has(grantee.tenant))
@@ -156,12 +164,22 @@ export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: 
   spec.rules.forEach((rule, index) => {
     const path = `rules[${index}]`;
     const label = `rule ${index + 1}`;
+    // An empty list matches nothing, and RBAC refuses a Role rule without groups, resources or verbs.
+    const required = [
+      ["namespaces", "namespace"],
+      ["apiGroups", 'API group ("" is the core group)'],
+      ["resources", "resource"],
+      ["verbs", "verb"],
+    ] as const;
+    for (const [field, what] of required) {
+      if (rule[field].length === 0) add(`${path}.${field}`, "format", `${label}: name at least one ${what}`);
+    }
     for (const namespace of rule.namespaces) {
       if (namespace === "*") {
         add(
           `${path}.namespaces`,
           "floor:named-namespaces",
-          `${label}: name the namespaces; "*" would share every namespace, present and future`,
+          `${label}: name the namespaces; "*" would share every namespace, present and future (floor:named-namespaces)`,
         );
       } else if (!dnsLabel.test(namespace)) {
         add(`${path}.namespaces`, "format", `${label}: "${namespace}" is not a namespace name`);
@@ -179,7 +197,7 @@ export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: 
         add(
           `${path}.apiGroups`,
           "floor:control-plane",
-          `${label}: API group "${group}" is never shareable (RBAC, Ring0 and control-plane configuration)`,
+          `${label}: API group "${group}" is never shareable (RBAC, Ring0 and control-plane configuration; floor:control-plane)`,
         );
       } else if (policy.deniedApiGroups.includes(group)) {
         add(
@@ -202,13 +220,13 @@ export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: 
         add(
           `${path}.resources`,
           "floor:cluster-scoped",
-          `${label}: "${resource}" is cluster-scoped; grants cover namespaced resources only`,
+          `${label}: "${resource}" is cluster-scoped; grants cover namespaced resources only (floor:cluster-scoped)`,
         );
       } else if (floorResources.includes(resource)) {
         add(
           `${path}.resources`,
           "floor:identity",
-          `${label}: "${resource}" is never shareable (it would hand over more than the grant says)`,
+          `${label}: "${resource}" is never shareable (it would hand over more than the grant says; floor:identity)`,
         );
       } else if (policy.deniedResources.includes(resource) || policy.deniedResources.includes(base)) {
         add(

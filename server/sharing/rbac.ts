@@ -7,7 +7,8 @@
 import type { KubeObject } from "@/server/k8s/apply";
 import { managedLabels } from "@/server/tenants/defaults";
 import { kubeUserName, roleGroup, tenantGroup } from "@/server/tenants/kube-identity";
-import { grantLabel, ownerLabel, type SharingPolicyResource } from "./types";
+import { connectSubresources } from "./request-info";
+import { type GrantRule, grantLabel, ownerLabel, type SharingPolicyResource } from "./types";
 
 const roleGroupOf = { admins: "admin", members: "member", viewers: "viewer" } as const;
 
@@ -34,6 +35,23 @@ export function grantSubjects(grant: SharingPolicyResource): object[] {
   return subjects;
 }
 
+/**
+ * The API server authorises a WebSocket exec, attach or port-forward (a GET with an upgrade, what
+ * kubectl sends) as `get` on the subresource and then `create` too; the gateway decides them as
+ * `create`. A rule granting `create` on those subresources therefore also needs `get` on exactly
+ * them in the Role, or kubectl's exec through the gateway is refused by the owner's API server. A
+ * `get` on them without an upgrade opens nothing, and the gateway refuses it anyway.
+ */
+function websocketUpgradeRule(rule: GrantRule): { resources: string[]; verbs: string[] } | null {
+  if (!rule.verbs.includes("create") || rule.verbs.includes("get") || rule.verbs.includes("*")) return null;
+  const resources = rule.resources.flatMap((resource) => {
+    if (resource === "*") return [...connectSubresources].map((subresource) => `*/${subresource}`);
+    const subresource = resource.split("/")[1];
+    return subresource && connectSubresources.has(subresource) ? [resource] : [];
+  });
+  return resources.length > 0 ? { resources: [...new Set(resources)], verbs: ["get"] } : null;
+}
+
 /** The Roles and RoleBindings of a live grant (pure; the controller applies them). */
 export function grantRbacManifests(grant: SharingPolicyResource): KubeObject[] {
   const name = grantRbacName(grant.metadata.name);
@@ -50,12 +68,16 @@ export function grantRbacManifests(grant: SharingPolicyResource): KubeObject[] {
   for (const namespace of namespaces) {
     const rules = grant.spec.rules
       .filter((rule) => rule.namespaces.includes(namespace))
-      .map((rule) => ({
-        apiGroups: rule.apiGroups,
-        resources: rule.resources,
-        ...(rule.resourceNames?.length ? { resourceNames: rule.resourceNames } : {}),
-        verbs: rule.verbs,
-      }));
+      .flatMap((rule) => {
+        const base = {
+          apiGroups: rule.apiGroups,
+          resources: rule.resources,
+          ...(rule.resourceNames?.length ? { resourceNames: rule.resourceNames } : {}),
+          verbs: rule.verbs,
+        };
+        const upgrades = websocketUpgradeRule(rule);
+        return upgrades ? [base, { ...base, ...upgrades }] : [base];
+      });
     const annotations = { "ring0.dev/purpose": grant.spec.purpose.slice(0, 1024) };
     out.push({
       apiVersion: "rbac.authorization.k8s.io/v1",

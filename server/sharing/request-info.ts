@@ -47,6 +47,31 @@ const methodVerbs: Record<string, string> = {
 };
 
 /**
+ * A boolean query parameter as the API server reads it: absent is false; "0", "f" and "false" (any
+ * case) are false; anything else, even an empty value, is true.
+ */
+function queryFlag(value: string | null): boolean {
+  if (value === null) return false;
+  return !(value === "0" || /^(f|false)$/i.test(value));
+}
+
+/**
+ * The name a field selector requires (`metadata.name=<n>` or `==`, alone or among other terms), as
+ * the API server's RequiresExactMatch reads it; "" when it requires none or the name is not one a
+ * path could carry. The value is already decoded once by URLSearchParams: it is not decoded again.
+ */
+function selectedName(selector: string | null): string {
+  if (!selector || selector.includes("\\")) return "";
+  for (const term of selector.split(",")) {
+    const value = /^metadata\.name==?(.*)$/.exec(term)?.[1];
+    if (value === undefined) continue;
+    if (!value || value === "." || value === ".." || /[/%=]/.test(value)) return "";
+    return value;
+  }
+  return "";
+}
+
+/**
  * The request's attributes. `upgrade` is a connection upgrade (WebSocket or SPDY): exec, attach and
  * port-forward are then `create`, as the API server authorises them.
  */
@@ -96,19 +121,19 @@ export function requestAttributes(
     if (subresource !== "proxy")
       return { kind: "invalid", reason: "the path has segments after its subresource" };
   }
-  const fieldName = /^metadata\.name=(.+)$/.exec(query.get("fieldSelector") ?? "")?.[1];
 
+  let effectiveName = name;
   if (verb === "watch") {
-    // /watch/…/<name> watches one object: still a watch.
+    // /watch/…/<name> watches one object: still a watch. Like the API server, a field selector does
+    // not narrow these legacy watch paths.
   } else if (baseVerb === "get" && !name) {
-    const watch = query.get("watch");
-    verb = watch === "true" || watch === "1" ? "watch" : "list";
+    verb = queryFlag(query.get("watch")) ? "watch" : "list";
+    // A list or watch narrowed to one name by field selector is authorised for that name.
+    effectiveName = selectedName(query.get("fieldSelector"));
   } else if (baseVerb === "delete" && !name) {
     verb = "deletecollection";
   }
   if (upgrade && connectSubresources.has(subresource)) verb = "create";
-  // A list or watch narrowed to one name by field selector is authorised for that name.
-  const effectiveName = name || ((verb === "list" || verb === "watch") && fieldName ? decode(fieldName) : "");
   return {
     kind: "resource",
     verb,
