@@ -125,3 +125,69 @@ describe("parseCommandLine", () => {
     );
   });
 });
+
+describe("ring0 share", () => {
+  it("reads share create's positionals and repeated flags", () => {
+    expect(
+      parseCommandLine([
+        "share",
+        "create",
+        "acme",
+        "globex-debug",
+        "--to",
+        "globex@members",
+        "--to=initech:alice",
+        "--allow",
+        "read-pods",
+        "--allow",
+        "get:pods/log",
+        "-n",
+        "shared",
+        "--namespace",
+        "dev",
+        "--for",
+        "7d",
+        "--purpose",
+        "debug checkout",
+      ]),
+    ).toEqual({
+      kind: "command",
+      command: "share create",
+      args: { "owner-tenant": "acme", name: "globex-debug" },
+      options: {
+        to: ["globex@members", "initech:alice"],
+        allow: ["read-pods", "get:pods/log"],
+        namespace: ["shared", "dev"],
+        for: "7d",
+        purpose: "debug checkout",
+      },
+      global: { output: "table", url: undefined, token: undefined },
+    });
+    expect(usageError(["share", "create", "acme"])).toMatch(/^name: required/);
+    expect(usageError(["share", "revoke", "acme", "x", "y"])).toMatch(/unexpected argument "y"/);
+    expect(usageError(["share", "list", "--to", "globex"])).toMatch(/ring0 share list does not take --to/);
+    expect(usageError(["share"])).toMatch(/expected a share command: create, list, revoke/);
+  });
+
+  it("takes share list's owner tenant as optional (--shared-with-me lists without one)", () => {
+    expect(parseCommandLine(["share", "list", "acme", "-o", "json"])).toMatchObject({
+      command: "share list",
+      args: { "owner-tenant": "acme" },
+      options: {},
+      global: { output: "json" },
+    });
+    expect(parseCommandLine(["share", "list", "--shared-with-me"])).toMatchObject({
+      args: {},
+      options: { "shared-with-me": true },
+    });
+    expect(usageError(["share", "list", "acme", "globex"])).toMatch(/unexpected argument "globex"/);
+    const help = parseCommandLine(["share", "list", "--help"]);
+    expect(help.kind === "help" && help.text).toMatch(
+      /Usage: ring0 share list \[<owner-tenant>\] \[options\]/,
+    );
+    const create = parseCommandLine(["share", "create", "--help"]);
+    expect(create.kind === "help" && create.text).toMatch(/-n, --namespace <namespace>/);
+    const group = parseCommandLine(["share", "--help"]);
+    expect(group.kind === "help" && group.text).toMatch(/share revoke <owner-tenant> <name>/);
+  });
+});

@@ -21,6 +21,8 @@ interface CommandSpec {
   summary: string;
   /** Positional arguments, in order; all required. */
   args: string[];
+  /** Positional arguments after `args` that may be left out (the command says when one is needed). */
+  optionalArgs?: string[];
   /** Any number of further positional arguments, of this form (e.g. resource=quantity). */
   rest?: string;
   options: Record<string, OptionSpec>;
@@ -101,10 +103,65 @@ export const commands = {
       },
     },
   },
+  "share create": {
+    summary: "grant other tenants' users access to some of a tenant's resources (its admins)",
+    args: ["owner-tenant", "name"],
+    options: {
+      to: {
+        type: "string",
+        multiple: true,
+        value: "tenant[:user,…|@group]",
+        help: "who gets access: a whole tenant, some of its users, or a role group (admins, members, viewers); repeatable",
+      },
+      allow: {
+        type: "string",
+        multiple: true,
+        value: "verbs:resources",
+        help: "what they may do, e.g. get,list,watch:pods,pods/log or get:widgets:example.com (<verbs>:<resources>:<apiGroup>); presets read-pods, logs, exec; repeatable",
+      },
+      namespace: {
+        type: "string",
+        short: "n",
+        multiple: true,
+        value: "namespace",
+        help: "a namespace every --allow covers (required; repeatable)",
+      },
+      "resource-name": {
+        type: "string",
+        multiple: true,
+        value: "name",
+        help: "only objects of this name (repeatable; applies to every --allow)",
+      },
+      expires: { type: "string", value: "date-time", help: "when the grant ends, e.g. 2026-12-01T00:00:00Z" },
+      for: {
+        type: "string",
+        value: "duration",
+        help: "how long the grant lasts, e.g. 7d, 12h, 2w (instead of --expires)",
+      },
+      purpose: {
+        type: "string",
+        value: "text",
+        help: "what the access is for, shown to everyone involved (required)",
+      },
+    },
+  },
+  "share list": {
+    summary: "list a tenant's grants, or with --shared-with-me the grants other tenants share with you",
+    args: [],
+    optionalArgs: ["owner-tenant"],
+    options: {
+      "shared-with-me": { type: "boolean", help: "list what other tenants share with you instead" },
+    },
+  },
+  "share revoke": {
+    summary: "revoke a tenant's grant (access ends within seconds everywhere)",
+    args: ["owner-tenant", "name"],
+    options: {},
+  },
 } satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof commands;
-const groups = ["tenants", "tokens", "quota"] as const;
+const groups = ["tenants", "tokens", "quota", "share"] as const;
 
 export interface GlobalFlags {
   url?: string;
@@ -135,15 +192,18 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
   });
 }
 
+function positionalUsage(spec: CommandSpec): string[] {
+  return [
+    ...spec.args.map((arg) => `<${arg}>`),
+    ...(spec.optionalArgs ?? []).map((arg) => `[<${arg}>]`),
+    ...(spec.rest ? [`[<${spec.rest}> ...]`] : []),
+  ];
+}
+
 export function helpText(command?: CommandName, group?: string): string {
   if (command) {
     const spec: CommandSpec = commands[command];
-    const usage = [
-      `ring0 ${command}`,
-      ...spec.args.map((arg) => `<${arg}>`),
-      ...(spec.rest ? [`[<${spec.rest}> ...]`] : []),
-      "[options]",
-    ].join(" ");
+    const usage = [`ring0 ${command}`, ...positionalUsage(spec), "[options]"].join(" ");
     const globals = { ...globalOptions, output: { ...globalOptions.output } } as Record<string, OptionSpec>;
     if (spec.outputHelp)
       globals.output = { type: "string", short: "o", value: "file", help: spec.outputHelp };
@@ -168,10 +228,7 @@ export function helpText(command?: CommandName, group?: string): string {
     "Commands:",
     ...listed.map((name) => {
       const spec: CommandSpec = commands[name];
-      const args = [
-        ...spec.args.map((arg) => `<${arg}>`),
-        ...(spec.rest ? [`[<${spec.rest}> ...]`] : []),
-      ].join(" ");
+      const args = positionalUsage(spec).join(" ");
       return `  ${`${name} ${args}`.trimEnd().padEnd(28)} ${commands[name].summary}`;
     }),
     "",
@@ -242,10 +299,13 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       `${spec.args[words.length]}: required (usage: ring0 ${command} ${spec.args.map((a) => `<${a}>`).join(" ")})`,
     );
   }
-  if (words.length > spec.args.length && !spec.rest) {
-    throw new UsageError(`unexpected argument "${words[spec.args.length]}" (see ring0 ${command} --help)`);
+  const named = [...spec.args, ...(spec.optionalArgs ?? [])];
+  if (words.length > named.length && !spec.rest) {
+    throw new UsageError(`unexpected argument "${words[named.length]}" (see ring0 ${command} --help)`);
   }
-  const args = Object.fromEntries(spec.args.map((name, index) => [name, words[index]!]));
+  const args = Object.fromEntries(
+    named.flatMap((name, index) => (index < words.length ? [[name, words[index]!]] : [])),
+  );
 
   let output: OutputFormat = "table";
   let outputFile: string | undefined;
@@ -271,7 +331,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       token: typeof values.token === "string" ? values.token : undefined,
     },
     ...(outputFile !== undefined ? { outputFile } : {}),
-    ...(spec.rest ? { rest: words.slice(spec.args.length) } : {}),
+    ...(spec.rest ? { rest: words.slice(named.length) } : {}),
   };
 }
 

@@ -13,6 +13,13 @@ import { type Connection, createRing0Client, describeClientError, type Ring0Clie
 import { configPath, readConfig, writeConfig } from "./config";
 import { CommandError, UsageError } from "./errors";
 import { age, type Column, render, renderJson, renderTable } from "./output";
+import {
+  grantColumns,
+  parseShareCreate,
+  parseShareList,
+  parseShareRevoke,
+  sharedWithMeColumns,
+} from "./share";
 
 export interface CommandIo {
   env: Record<string, string | undefined>;
@@ -338,6 +345,38 @@ const handlers: Record<Exclude<CommandName, "login">, Handler> = {
     return {
       stdout: `tenant/${name} default share ${clear ? "cleared" : "set"}\n\n${renderDefaultShare(result)}`,
     };
+  },
+
+  async "share create"(client, { args, options, global }, io) {
+    const input = parseShareCreate(args, options, io.now?.() ?? new Date());
+    const grant = await client.sharing.create.mutate(input);
+    if (global.output === "json") return { stdout: renderJson(grant) };
+    const state =
+      grant.state === "Active" ? "active now" : `${grant.state}: ${grant.message || "not active yet"}`;
+    return { stdout: `grant ${grant.name} created (${state})\n` };
+  },
+
+  async "share list"(client, { args, options, global }, io) {
+    const which = parseShareList(args, options);
+    const now = io.now?.() ?? new Date();
+    if (which.sharedWithMe) {
+      const shared = await client.sharedWithMe.list.query();
+      if (global.output === "table" && shared.length === 0) {
+        return { stdout: "No other tenant shares anything with you.\n" };
+      }
+      return { stdout: render(global.output, shared, sharedWithMeColumns()) };
+    }
+    const { grants } = await client.sharing.list.query({ tenant: which.tenant });
+    if (global.output === "table" && grants.length === 0) {
+      return { stdout: `Tenant ${which.tenant} shares nothing.\n` };
+    }
+    return { stdout: render(global.output, grants, grantColumns(now)) };
+  },
+
+  async "share revoke"(client, { args, global }) {
+    const grant = await client.sharing.revoke.mutate(parseShareRevoke(args));
+    if (global.output === "json") return { stdout: renderJson(grant) };
+    return { stdout: `grant ${grant.name} revoked\n` };
   },
 
   async "tokens revoke"(client, { args, global }) {
