@@ -7,9 +7,28 @@
 import { isOperator, type SessionUser } from "@/server/auth/roles";
 import { authorizeByGrants, type GrantDecision, type GranteeUser, grantsFor } from "./grants";
 import { allGrants, watchGrantedAccess } from "./live";
+import { checkGrant, type SharingPolicyConfig } from "./policy";
 import type { RequestAttributes } from "./request-info";
+import { sharingPolicy } from "./settings";
 import type { SharingPolicyResource } from "./types";
 import { type GrantUse, grantUsage } from "./usage";
+
+/**
+ * The grants of `owner` that give `user` access now: live (approved for their spec, not revoked,
+ * not expired) and within the operator policy in force — an approval never lifts the policy, and
+ * a policy tightened later takes effect at once (the controller removes their RBAC the same way).
+ */
+export function grantsInForce(
+  grants: readonly SharingPolicyResource[],
+  owner: string,
+  user: GranteeUser,
+  now: Date,
+  policy: SharingPolicyConfig = sharingPolicy(),
+): SharingPolicyResource[] {
+  return grantsFor(grants, owner, user, now).filter(
+    (grant) => checkGrant(grant.spec, policy, now).length === 0,
+  );
+}
 
 /** Whether `user` would be acting in `tenant` as a grantee (not a member, not an operator). */
 export function actsAsGrantee(user: Pick<SessionUser, "role" | "tenant">, tenant: string): boolean {
@@ -42,7 +61,7 @@ export async function decideAsGrantee(
   attributes: RequestAttributes,
   grants?: readonly SharingPolicyResource[],
 ): Promise<GrantDecision> {
-  const live = grantsFor(grants ?? (await allGrants()), owner, user, new Date());
+  const live = grantsInForce(grants ?? (await allGrants()), owner, user, new Date());
   return authorizeByGrants(live, attributes, owner);
 }
 
@@ -57,7 +76,7 @@ export function revokeWhenUngranted(
   revoke: () => void,
 ): () => void {
   return watchGrantedAccess(
-    (grants, now) => authorizeByGrants(grantsFor(grants, owner, user, now), attributes, owner).allowed,
+    (grants, now) => authorizeByGrants(grantsInForce(grants, owner, user, now), attributes, owner).allowed,
     revoke,
   );
 }
@@ -74,7 +93,7 @@ export async function granteeVerdict(
   attributes: RequestAttributes,
   grants?: readonly SharingPolicyResource[],
 ): Promise<GranteeVerdict> {
-  const live = grantsFor(grants ?? (await allGrants()), owner, user, new Date());
+  const live = grantsInForce(grants ?? (await allGrants()), owner, user, new Date());
   if (live.length === 0) return { kind: "no-grant" };
   const decision = authorizeByGrants(live, attributes, owner);
   return decision.allowed

@@ -130,6 +130,8 @@ async function grant(
     grantees: [{ tenant: globex }],
     rules: readPodsAndLogs(),
     purpose: "globex on-call reads our pods",
+    // The default operator policy wants an expiry (at most 90 days).
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
     ...spec,
   };
   const object: SharingPolicyResource = {
@@ -575,6 +577,17 @@ describe("sharing isolation", { timeout: 120_000 }, () => {
     }
   });
 
+  it("an approved grant beyond the operator policy in force gives nothing (the default policy wants an expiry)", async () => {
+    await grant("forever", { expiresAt: undefined });
+    try {
+      const result = await kubectl("globex@acme", ["get", "pods", "-n", "shared"]);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain("not found");
+    } finally {
+      await removeGrant("forever");
+    }
+  });
+
   it("after revoke every path is denied within seconds and open streams close", async () => {
     await grant("revoked");
     await eventually(async () => {
@@ -598,7 +611,9 @@ describe("sharing isolation", { timeout: 120_000 }, () => {
       };
     const [, , closed] = await Promise.all([
       watch.exited.then(took("kubectl get -w")),
-      follow.exited.then(took("kubectl logs -f")),
+      follow.exited
+        .then(took("kubectl logs -f"))
+        .then(() => timings.info("kubectl logs -f said", { output: follow.out().slice(-400) })),
       stream.closed.then(took("/ws/logs")),
     ]);
     expect(closed.code).toBe(4403);

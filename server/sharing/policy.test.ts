@@ -223,12 +223,16 @@ describe("checkGrant: the floor no policy lowers", () => {
     only(check(withRule({ resources: ["namespaces/status"] }), everything), "floor:cluster-scoped");
   });
 
-  it.each(["serviceaccounts/token", "pods/ephemeralcontainers", "bindings", "tokenreviews"])(
-    "%s (floor:identity)",
-    (resource) => {
-      only(check(withRule({ resources: [resource] }), everything), "floor:identity", "rules[0].resources");
-    },
-  );
+  it.each([
+    "serviceaccounts/token",
+    "pods/ephemeralcontainers",
+    "pods/proxy",
+    "services/proxy",
+    "bindings",
+    "tokenreviews",
+  ])("%s (floor:identity)", (resource) => {
+    only(check(withRule({ resources: [resource] }), everything), "floor:identity", "rules[0].resources");
+  });
 
   it('"*" namespaces (floor:named-namespaces), even with wildcards allowed', () => {
     const violation = only(check(withRule({ namespaces: ["*"] }), everything), "floor:named-namespaces");

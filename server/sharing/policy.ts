@@ -93,10 +93,16 @@ export const clusterScopedResources = [
   "validatingadmissionpolicybindings",
 ];
 
-/** Resources that would hand over more than the grant says: a service account's token acts as it. */
+/**
+ * Resources that would hand over more than the grant says: a service account's token acts as it,
+ * an ephemeral container runs what the grantee chooses in the owner's pod, and the proxies reach
+ * whatever the pod or service listens on (tenant admins themselves hold no pods/proxy).
+ */
 export const floorResources = [
   "serviceaccounts/token",
   "pods/ephemeralcontainers",
+  "pods/proxy",
+  "services/proxy",
   "bindings",
   "tokenreviews",
 ];

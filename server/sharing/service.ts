@@ -206,6 +206,13 @@ export function createSharingService(options: SharingServiceOptions = {}) {
       input: GrantInput,
     ): Promise<{ grant: GrantSummary; spec: SharingSpec }> {
       const spec = grantSpec(owner, input);
+      // The full name labels the grant's RBAC in the owner's control plane: a label value (≤ 63).
+      const room = 63 - owner.length - 1;
+      if (grantName(owner, shortName).length > 63) {
+        throw new InvalidInputError(
+          `The grant name "${shortName}" is too long for tenant "${owner}": use at most ${room} characters.`,
+        );
+      }
       await checked(spec);
       const at = now();
       const created = await createGrantResource(shortName, spec, {

@@ -4,7 +4,10 @@ import type { RawWatchEvent, WatchTransport } from "@/server/k8s/watch";
 import { watchPods } from "./pod-feed";
 import type { PodList } from "./pods";
 
-const acting = { user: { subject: "acme:alice", role: "tenant-admin" as const, tenant: "acme" }, tenant: "acme" };
+const acting = {
+  user: { subject: "acme:alice", role: "tenant-admin" as const, tenant: "acme" },
+  tenant: "acme",
+};
 
 const pod = (namespace: string, name: string, resourceVersion: string) => ({
   metadata: { namespace, name, resourceVersion, creationTimestamp: "2026-01-01T00:00:00Z" },
