@@ -4,7 +4,13 @@
  *   - `kubectl get ns` (N=30 each, discovery cache warm);
  *   - a raw HTTPS GET of /api/v1/namespaces over one keep-alive connection (N=200 each);
  *   - watch-event latency: one watch on ConfigMaps through the gateway and one direct, open at the
- *     same time; the time from sending a ConfigMap create to its ADDED event on each (N=50).
+ *     same time; the time from sending a ConfigMap create to its ADDED event on each (N=50);
+ *   - a grantee's GET: /api/v1/namespaces/shared/pods over keep-alive HTTPS by a member of another
+ *     tenant (`bench-grantee`) through the gateway within a live SharingPolicy grant (get/list/watch
+ *     pods in `shared`, its RBAC applied as the sharing controller keeps it), interleaved with the
+ *     same GET by the tenant's own admin through the gateway and directly with admin credentials
+ *     (N=200 each; p50/p99, ratios grantee/member and grantee/direct). The grantee's GET of pods in
+ *     `default`, outside the grant, must be refused with 403 every time (N=20).
  *
  * Target: one tenant control plane of the local provisioner (etcd, kube-apiserver,
  * kube-controller-manager on 127.0.0.1) with the tenant defaults applied, so the gateway's
@@ -12,7 +18,7 @@
  * real token verification (embedded PostgreSQL, migrations) behind its HTTPS listener with Ring0's
  * own CA, the directory over a Ready Tenant object (no super cluster needed). Every process
  * started is gone at the end (checked in /proc). Writes bench/results/gateway.json; never asserts
- * on time, only that every request succeeded.
+ * on time, only that every request succeeded (and that every request outside the grant was refused).
  *
  *   npx tsx bench/gateway.ts [http-n=200] [kubectl-n=30] [watch-n=50]
  */
@@ -20,14 +26,22 @@ import fs from "node:fs";
 import https from "node:https";
 import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
+import { granteeVerdict } from "@/server/sharing/access";
+import { specHash } from "@/server/sharing/grants";
+import { grantRbacManifests } from "@/server/sharing/rbac";
+import { grantName } from "@/server/sharing/resources";
+import { type SharingPolicyResource, type SharingSpec, sharingAnnotations } from "@/server/sharing/types";
 import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
+import { createUserRepository } from "@/server/users/repository";
 import {
+  type BenchDatabase,
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
@@ -38,13 +52,16 @@ import {
   httpsRequest,
   kubectl,
   logger,
+  percentile,
   ratio,
+  round,
   say,
   startBenchGateway,
   startBenchTenant,
   startDatabase,
   summary,
   tenantAdminToken,
+  waitFor,
   writeResults,
   writeTokenKubeconfig,
 } from "./lib/harness";
@@ -52,6 +69,77 @@ import {
 const httpN = Number(process.argv[2] ?? 200);
 const kubectlN = Number(process.argv[3] ?? 30);
 const watchN = Number(process.argv[4] ?? 50);
+/** The grantee's GETs outside the grant, each of which must be refused. */
+const refusalN = 20;
+/** Pods in the shared namespace (never scheduled: the control plane has no scheduler or nodes). */
+const sharedPods = 5;
+const granteeTenant = "bench-grantee";
+const sharedNamespace = "shared";
+
+/** p50, p95 and p99 (the tail a grant check per request would show in). */
+const withP99 = (samples: number[], digits = 2) => ({
+  ...summary(samples, digits),
+  p99: round(percentile(samples, 99), digits),
+});
+
+/** A member of `tenant` as the IAM would sign them in, and an API token of theirs for `tenant`. */
+async function tenantMemberToken(db: BenchDatabase["db"], tenant: string): Promise<string> {
+  const identity = {
+    subject: `${tenant}:${tenant}-member`,
+    tenant,
+    name: `Member of ${tenant}`,
+    role: "tenant-member" as const,
+    email: null,
+  };
+  const row = await createUserRepository(db).recordSignIn(identity, new Date());
+  const issued = await createTokenService({ db }).issueToken({
+    user: {
+      id: row.id,
+      subject: identity.subject,
+      name: identity.name,
+      email: null,
+      tenant,
+      role: identity.role,
+    },
+    tenant,
+    name: "bench-grantee",
+    expiresInDays: 1,
+  });
+  return issued.plaintext;
+}
+
+/**
+ * A SharingPolicy as Ring0 writes it once approved: `owner` lets every user of `grantee` get, list
+ * and watch pods in the shared namespace for a day (within the default operator policy's 90 days).
+ */
+function benchGrant(owner: string, grantee: string): SharingPolicyResource {
+  const spec: SharingSpec = {
+    ownerTenant: owner,
+    grantees: [{ tenant: grantee }],
+    rules: [
+      {
+        namespaces: [sharedNamespace],
+        apiGroups: [""],
+        resources: ["pods"],
+        verbs: ["get", "list", "watch"],
+      },
+    ],
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    purpose: "gateway benchmark: a grantee reads the owner's pods",
+  };
+  return {
+    apiVersion: "ring0.dev/v1alpha1",
+    kind: "SharingPolicy",
+    metadata: {
+      name: grantName(owner, "bench-pods"),
+      annotations: {
+        [sharingAnnotations.approvedSpec]: specHash(spec),
+        [sharingAnnotations.approvedBy]: "bench",
+      },
+    },
+    spec,
+  };
+}
 
 interface WatchStream {
   close(): void;
@@ -113,11 +201,12 @@ async function main() {
     // The tenant control plane, as the tenant reconciler would bring it up (defaults included).
     const provisioner = createLocalProvisioner({ stateDir: path.join(root, "ring0"), logger, binDir });
     cleanup.push("tenant control plane destroy", () => provisioner.destroy(tenant));
-    const { access } = await startBenchTenant(provisioner, tenant);
+    const { access, conn } = await startBenchTenant(provisioner, tenant);
 
     const database = await startDatabase(path.join(root, "pg"));
     cleanup.push("postgres stop", () => database.stop());
     const token = await tenantAdminToken(database.db, tenant);
+    const granteeToken = await tenantMemberToken(database.db, granteeTenant);
 
     // The real directory over a Tenant object that is Ready on the local provisioner.
     const resource = {
@@ -137,7 +226,15 @@ async function main() {
       provisioners: { local: provisioner },
       defaultProvisioner: "local",
     });
-    const gateway = await startBenchGateway(path.join(root, "gateway"), database.db, directory);
+    // Sharing decided as the runtime decides it, from this one grant instead of the informer's.
+    const grant = benchGrant(tenant, granteeTenant);
+    const gateway = await startBenchGateway(path.join(root, "gateway"), database.db, directory, {
+      sharing: {
+        verdict: (user, owner, attributes) => granteeVerdict(user, owner, attributes, [grant]),
+        watch: () => () => {},
+        recordUse: () => {},
+      },
+    });
     cleanup.push("gateway close", () => gateway.close());
 
     const viaGateway = { base: `${gateway.url}/k8s/tenants/${tenant}`, identity: { ca: gateway.ca, token } };
@@ -303,17 +400,119 @@ async function main() {
     };
     say(`watch event latency: ${JSON.stringify(watchResult)}`);
 
+    // 4. A grantee's GET of the shared pods, against the tenant's own admin through the gateway and
+    // the direct GET, one keep-alive connection per arm, the three rotated per round.
+    await serverSideApply(
+      conn,
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: sharedNamespace } },
+      { force: true },
+    );
+    for (let i = 0; i < sharedPods; i++) {
+      const pod: KubeObject = {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: `bench-${i}`, namespace: sharedNamespace },
+        spec: { containers: [{ name: "app", image: "registry.k8s.io/pause:3.10" }] },
+      };
+      // Admission wants the namespace's default ServiceAccount, which the controller manager creates.
+      await waitFor(
+        `pod bench-${i} in ${sharedNamespace}`,
+        async () => Boolean(await serverSideApply(conn, pod, { force: true })),
+        { timeoutMs: 60_000, everyMs: 250 },
+      );
+    }
+    for (const manifest of grantRbacManifests(grant)) await serverSideApply(conn, manifest, { force: true });
+
+    const shared = {
+      grantee: { base: viaGateway.base, identity: { ca: gateway.ca, token: granteeToken } },
+      member: viaGateway,
+      direct,
+    };
+    type SharedArm = keyof typeof shared;
+    const sharedArms: SharedArm[] = ["grantee", "member", "direct"];
+    const sharedOrder = (i: number): SharedArm[] => [
+      ...sharedArms.slice(i % sharedArms.length),
+      ...sharedArms.slice(0, i % sharedArms.length),
+    ];
+    const sharedAgents = {
+      grantee: httpsAgent(shared.grantee.identity, true),
+      member: httpsAgent(shared.member.identity, true),
+      direct: httpsAgent(shared.direct.identity, true),
+    };
+    cleanup.push("shared agents", () => {
+      for (const agent of Object.values(sharedAgents)) agent.destroy();
+    });
+    const getShared = async (arm: SharedArm, namespace = sharedNamespace) => {
+      const started = performance.now();
+      const answer = await httpsRequest(
+        `${shared[arm].base}/api/v1/namespaces/${namespace}/pods`,
+        shared[arm].identity,
+        {
+          agent: sharedAgents[arm],
+        },
+      );
+      return { elapsed: performance.now() - started, answer };
+    };
+    const getPods = async (arm: SharedArm): Promise<number> => {
+      const { elapsed, answer } = await getShared(arm);
+      if (answer.status !== 200)
+        throw new Error(`GET ${sharedNamespace} pods via ${arm}: ${answer.status} ${answer.body}`);
+      const items = (JSON.parse(answer.body) as { items: unknown[] }).items.length;
+      if (items !== sharedPods)
+        throw new Error(`GET ${sharedNamespace} pods via ${arm}: ${items} pods, not ${sharedPods}`);
+      return elapsed;
+    };
+    // The grant's RoleBinding takes effect once the API server's RBAC informer has it.
+    await waitFor("the grantee's GET allowed", async () => (await getPods("grantee")) >= 0, {
+      timeoutMs: 30_000,
+      everyMs: 100,
+    });
+    for (let i = 0; i < 21; i++) for (const arm of sharedOrder(i)) await getPods(arm);
+    const sharedSamples = { grantee: [] as number[], member: [] as number[], direct: [] as number[] };
+    for (let i = 0; i < httpN; i++)
+      for (const arm of sharedOrder(i)) sharedSamples[arm].push(await getPods(arm));
+    const grantee = withP99(sharedSamples.grantee);
+    const member = withP99(sharedSamples.member);
+    const directShared = withP99(sharedSamples.direct);
+
+    // Outside the grant (pods in `default`): refused by the gateway, every time.
+    const refusals: number[] = [];
+    for (let i = 0; i < refusalN; i++) refusals.push((await getShared("grantee", "default")).answer.status);
+    const refused = refusals.filter((status) => status === 403).length;
+    if (refused !== refusalN)
+      throw new Error(
+        `the grantee's GET of pods in default: ${refused}/${refusalN} refused (${refusals.join(", ")})`,
+      );
+
+    const sharedResult = {
+      grantee,
+      member,
+      direct: directShared,
+      ratioGranteeToMemberP50: ratio(grantee.p50, member.p50),
+      ratioGranteeToMemberP99: ratio(grantee.p99, member.p99),
+      ratioGranteeToDirectP50: ratio(grantee.p50, directShared.p50),
+      ratioGranteeToDirectP99: ratio(grantee.p99, directShared.p99),
+      addedOverMemberP50Ms: +(grantee.p50 - member.p50).toFixed(2),
+      refusedOutsideGrant: { n: refusalN, status403: refused },
+    };
+    say(
+      `GET /api/v1/namespaces/${sharedNamespace}/pods keep-alive (grantee): ${JSON.stringify(sharedResult)}`,
+    );
+
     results.target =
       "a local tenant control plane (local provisioner: etcd, kube-apiserver, kube-controller-manager on 127.0.0.1, tenant defaults applied)";
     results.identities = {
       gateway:
         "a tenant admin's Ring0 API token; the gateway impersonates <tenant>:<user> with the tenant's groups",
       direct: "the control plane's admin client certificate (system:masters), no impersonation",
+      grantee: `a member of tenant ${granteeTenant}'s Ring0 API token; the gateway decides the request against one live SharingPolicy grant (get/list/watch pods in ${sharedNamespace}) and impersonates the grantee's own name and groups, authorised by the grant's Role and RoleBinding`,
+      member: "the gateway arm's identity (the tenant's own admin token) on the grantee's request",
     };
     results.getNamespacesKeepAliveMs = { ...httpResult, breakdown };
     results.kubectlGetNsMs = kubectlResult;
     results.watchEventLatencyMs = watchResult;
-    results.config = { httpN, kubectlN, watchN, version: availableVersions()[0] };
+    results.granteeGetPodsKeepAliveMs = sharedResult;
+    results.config = { httpN, kubectlN, watchN, refusalN, sharedPods, version: availableVersions()[0] };
   } catch (error) {
     failed = error;
   } finally {

@@ -14,7 +14,7 @@ import { CommandError, type RunResult, run } from "@/server/cluster/process";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { findFreePort, startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
-import { createKubeGateway } from "@/server/gateway/gateway";
+import { createKubeGateway, type GatewaySharing } from "@/server/gateway/gateway";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { ensureGatewayTls } from "@/server/gateway/tls";
 import { cachingVerifier } from "@/server/gateway/token-cache";
@@ -274,12 +274,14 @@ export interface BenchGateway {
  * The kube gateway as the runtime wires it (real token verification against PostgreSQL, cached
  * for 2 s like the runtime's, audit
  * through recordAudit) behind its HTTPS listener on 127.0.0.1. Limits are set high enough that
- * the bench never meets them: it measures forwarding, not the rate limiter.
+ * the bench never meets them: it measures forwarding, not the rate limiter. `sharing`, when given,
+ * lets tokens of other tenants in within its grants (without it, a token reaches its own tenant only).
  */
 export async function startBenchGateway(
   dir: string,
   db: PrismaClient,
   directory: ControlPlaneDirectory,
+  options: { sharing?: GatewaySharing } = {},
 ): Promise<BenchGateway> {
   const tokens = createTokenService({ db });
   const gateway = createKubeGateway({
@@ -289,6 +291,7 @@ export async function startBenchGateway(
     limits: { ratePerSecond: 100_000, burst: 100_000, maxLongRunning: 1_000 },
     audit: recordAudit,
     logger,
+    sharing: options.sharing,
   });
   const tls = await ensureGatewayTls({ stateDir: dir });
   const listener = await startGatewayListener({ gateway, tls, port: 0, logger });
