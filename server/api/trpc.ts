@@ -10,7 +10,7 @@ import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/r
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
-import { DomainError } from "@/server/errors";
+import { DomainError, UnavailableError } from "@/server/errors";
 import { K8sError } from "@/server/k8s/errors";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { actsAsGrantee, granteeVerdict } from "@/server/sharing/access";
@@ -308,7 +308,15 @@ export async function requireGrant(
   attributes: RequestAttributes,
 ): Promise<string | null> {
   if (!ctx.grantee) return null;
-  const verdict = await granteeVerdict(ctx.user, ctx.tenant, attributes);
+  let verdict: Awaited<ReturnType<typeof granteeVerdict>>;
+  try {
+    verdict = await granteeVerdict(ctx.user, ctx.tenant, attributes);
+  } catch (error) {
+    // The same for every tenant name: nothing of the tenant asked for is told.
+    throw new UnavailableError("Ring0 cannot check sharing grants right now; try again shortly.", {
+      cause: error,
+    });
+  }
   if (verdict.kind === "no-grant") {
     throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${ctx.tenant}" was not found.` });
   }

@@ -99,7 +99,13 @@ async function granteeRefusal(
   const notFound: StreamRefusal = { status: 404, message: `Tenant "${tenant}" was not found.` };
   const { user, auth } = context;
   if (auth.confinedTo !== null && auth.confinedTo !== user.tenant) return notFound;
-  const verdict = await granteeVerdict(user, tenant, streamAttributes(kind, query));
+  let verdict: Awaited<ReturnType<typeof granteeVerdict>>;
+  try {
+    verdict = await granteeVerdict(user, tenant, streamAttributes(kind, query));
+  } catch {
+    // The same for every tenant name: nothing of the tenant asked for is told.
+    return { status: 403, message: "Ring0 cannot check sharing grants right now; try again shortly." };
+  }
   if (verdict.kind === "no-grant") return notFound;
   if (verdict.kind === "outside") return { status: 403, message: verdict.message };
   if (verdict.grant) {

@@ -9,8 +9,10 @@ import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { controlPlaneWatchTransport } from "@/server/gateway/as-user";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
+import { installCrds } from "@/server/k8s/crds";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { openWatchCount, type WatchTransport } from "@/server/k8s/watch";
+import { createLogger } from "@/server/logger";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
@@ -39,6 +41,8 @@ beforeAll(async () => {
   users = await seedDemoUsers(getDb());
   conn = testSuperCluster();
   setSuperCluster(conn);
+  // Another tenant's user is decided by the sharing grants: Ring0's CRDs are installed at start.
+  await installCrds(conn, createLogger({}, "error"));
   setControlPlaneDirectory({
     async lookup(tenant) {
       if (tenant === "acme") return { state: "ready", access: superClusterAccess(conn), version: "1.36" };
