@@ -4,7 +4,8 @@ import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { NotFoundError } from "@/server/errors";
 import { getGatewayEndpoint } from "@/server/gateway/endpoint";
-import { expiryOf, grantsFor } from "@/server/sharing/grants";
+import { grantsInForce } from "@/server/sharing/access";
+import { expiryOf } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";
 import { createTokenService } from "@/server/tokens/service";
 import { renderSharedKubeconfig, sharedContextName, sharedKubeconfigFilename } from "./shared-kubeconfig";
@@ -29,7 +30,7 @@ export async function issueSharedKubeconfig(
   { owner, expiresInDays }: SharedKubeconfigInput,
   now = new Date(),
 ) {
-  const grants = grantsFor(await allGrants(), owner, user, now);
+  const grants = grantsInForce(await allGrants(), owner, user, now);
   if (grants.length === 0) throw new NotFoundError(`Tenant "${owner}" was not found.`);
   // The latest expiry among the grants (none if one never expires) bounds the token's lifetime.
   const expiries = grants.map((grant) => expiryOf(grant));

@@ -1,8 +1,11 @@
 import type { SessionUser } from "@/server/auth/roles";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
+import { grantsInForce } from "@/server/sharing/access";
+import { type GranteeUser, ownersSharingWith } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";
+import type { SharingPolicyResource } from "@/server/sharing/types";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import { grantsSharedWith, type SharedGrantView, sharedGrantView } from "./shared-grants";
+import { type SharedGrantView, sharedGrantView } from "./shared-grants";
 
 /** Owners' display names (spec.displayName, else the name): the only thing of an owner a grantee reads. */
 async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<string, string>> {
@@ -16,7 +19,22 @@ async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<strin
   return names;
 }
 
-/** Every live grant whose grantees include `user`, as the grantee sees it. */
+/**
+ * The grants in force for `user`, of every owner (by owner, then name): each owner's as the gateway
+ * and streams decide them (live and within the operator policy), so the page never shows a grant
+ * that would not work.
+ */
+export function grantsSharedWith(
+  grants: readonly SharingPolicyResource[],
+  user: GranteeUser,
+  now: Date,
+): SharingPolicyResource[] {
+  return ownersSharingWith(grants, user, now).flatMap((owner) =>
+    grantsInForce(grants, owner, user, now).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
+  );
+}
+
+/** Every grant in force whose grantees include `user`, as the grantee sees it. */
 export async function listSharedWithMe(user: SessionUser, now = new Date()): Promise<SharedGrantView[]> {
   const grants = grantsSharedWith(await allGrants(), user, now);
   if (grants.length === 0) return [];

@@ -3,14 +3,7 @@
  * purpose, expiry and rules, and what the rules enable in the portal per namespace. Nothing else of
  * the owner (endpoint, admins, quota, status) and nothing of the other grantees reaches them.
  */
-import {
-  expiryOf,
-  type GranteeUser,
-  granteeMatches,
-  isLive,
-  ruleCovers,
-  sharedNamespaces,
-} from "@/server/sharing/grants";
+import { expiryOf, ruleCovers, sharedNamespaces } from "@/server/sharing/grants";
 import type { RequestAttributes } from "@/server/sharing/request-info";
 import type { GrantRule, SharingPolicyResource } from "@/server/sharing/types";
 
@@ -113,21 +106,6 @@ export function canExecInPod(
 /** Whether `grants` reach `namespace` at all (a rule names it). */
 export function coversNamespace(grants: readonly SharingPolicyResource[], namespace: string): boolean {
   return sharedNamespaces(grants).includes(namespace);
-}
-
-/** The live grants, of any owner, whose grantees include `user`; by owner, then name. */
-export function grantsSharedWith(
-  grants: readonly SharingPolicyResource[],
-  user: GranteeUser,
-  now: Date,
-): SharingPolicyResource[] {
-  return grants
-    .filter((grant) => granteeMatches(grant.spec, user) && isLive(grant, now))
-    .sort(
-      (a, b) =>
-        a.spec.ownerTenant.localeCompare(b.spec.ownerTenant) ||
-        a.metadata.name.localeCompare(b.metadata.name),
-    );
 }
 
 /** `acme-oncall` of owner `acme` is `oncall`; a name without the owner's prefix stays as it is. */

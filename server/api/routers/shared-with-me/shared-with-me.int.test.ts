@@ -166,6 +166,20 @@ describe("sharedWithMe", () => {
           resourceNames: ["debug"],
         },
       ],
+      expiresAt,
+    });
+    // Approved, but beyond the operator policy in force (secrets; no expiry where one is required):
+    // the gateway would refuse them, so they are not shown either.
+    await createGrant("secrets", {
+      ownerTenant: owner,
+      grantees: [{ tenant: grantee }],
+      rules: [{ ...podsRead, resources: ["pods", "secrets"] }],
+      expiresAt,
+    });
+    await createGrant("forever", {
+      ownerTenant: bareOwner,
+      grantees: [{ tenant: grantee }],
+      rules: [podsRead],
     });
 
     const seen = await eventually(async () => {
@@ -206,7 +220,7 @@ describe("sharedWithMe", () => {
         name: exec,
         shortName: "exec",
         purpose: "test exec",
-        expiresAt: null,
+        expiresAt: new Date(expiresAt).toISOString(),
         rules: [
           {
             namespaces: ["ops"],
