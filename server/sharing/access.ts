@@ -5,10 +5,10 @@
  * cannot even learn the owner exists.
  */
 import { isOperator, type SessionUser } from "@/server/auth/roles";
-import { authorizeByGrants, type GrantDecision, type GranteeUser, grantsFor } from "./grants";
+import { authorizeByGrants, type GranteeUser, grantsFor } from "./grants";
 import { allGrants, watchGrantedAccess } from "./live";
 import { checkGrant, type SharingPolicyConfig } from "./policy";
-import type { RequestAttributes } from "./request-info";
+import { type RequestAttributes, resourceKey } from "./request-info";
 import { sharingPolicy } from "./settings";
 import type { SharingPolicyResource } from "./types";
 import { type GrantUse, grantUsage } from "./usage";
@@ -28,6 +28,26 @@ export function grantsInForce(
   return grantsFor(grants, owner, user, now).filter(
     (grant) => checkGrant(grant.spec, policy, now).length === 0,
   );
+}
+
+/**
+ * The operator policy on the request itself: a wildcard rule (where the policy allows wildcards)
+ * still never reaches a denied resource or API group, or a verb the policy does not allow.
+ */
+export function policyRefusal(
+  attributes: RequestAttributes,
+  owner: string,
+  policy: SharingPolicyConfig = sharingPolicy(),
+): string | null {
+  if (attributes.kind !== "resource") return null;
+  const key = resourceKey(attributes);
+  const denied =
+    policy.deniedResources.includes(key) ||
+    policy.deniedResources.includes(attributes.resource) ||
+    policy.deniedApiGroups.includes(attributes.apiGroup) ||
+    !(policy.allowedVerbs as string[]).includes(attributes.verb);
+  if (!denied) return null;
+  return `forbidden: what tenant "${owner}" shares with you does not include ${attributes.verb} ${key} (the operators' sharing policy does not allow it)`;
 }
 
 /** Whether `user` would be acting in `tenant` as a grantee (not a member, not an operator). */
@@ -54,17 +74,6 @@ export function podAttributes(
   };
 }
 
-/** The decision for one request of `user` in `owner`, from the grants in force now. */
-export async function decideAsGrantee(
-  user: GranteeUser,
-  owner: string,
-  attributes: RequestAttributes,
-  grants?: readonly SharingPolicyResource[],
-): Promise<GrantDecision> {
-  const live = grantsInForce(grants ?? (await allGrants()), owner, user, new Date());
-  return authorizeByGrants(live, attributes, owner);
-}
-
 /**
  * Ends `revoke` as soon as the grants stop allowing `attributes` for `user` in `owner` (revoked,
  * expired, edited, deleted). Returns the function that stops watching.
@@ -76,7 +85,7 @@ export function revokeWhenUngranted(
   revoke: () => void,
 ): () => void {
   return watchGrantedAccess(
-    (grants, now) => authorizeByGrants(grantsInForce(grants, owner, user, now), attributes, owner).allowed,
+    (grants, now) => verdictOf(grantsInForce(grants, owner, user, now), attributes, owner).kind === "allowed",
     revoke,
   );
 }
@@ -93,12 +102,20 @@ export async function granteeVerdict(
   attributes: RequestAttributes,
   grants?: readonly SharingPolicyResource[],
 ): Promise<GranteeVerdict> {
-  const live = grantsInForce(grants ?? (await allGrants()), owner, user, new Date());
+  return verdictOf(grantsInForce(grants ?? (await allGrants()), owner, user, new Date()), attributes, owner);
+}
+
+/** The verdict from the grants in force: the grants' rules, then the policy on the request itself. */
+function verdictOf(
+  live: readonly SharingPolicyResource[],
+  attributes: RequestAttributes,
+  owner: string,
+): GranteeVerdict {
   if (live.length === 0) return { kind: "no-grant" };
   const decision = authorizeByGrants(live, attributes, owner);
-  return decision.allowed
-    ? { kind: "allowed", grant: decision.grant }
-    : { kind: "outside", message: decision.message };
+  if (!decision.allowed) return { kind: "outside", message: decision.message };
+  const refusal = policyRefusal(attributes, owner);
+  return refusal ? { kind: "outside", message: refusal } : { kind: "allowed", grant: decision.grant };
 }
 
 /** What the kube gateway needs of sharing, from this process's live grants. */
