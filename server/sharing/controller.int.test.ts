@@ -306,17 +306,17 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     expect(within.status).toBe(201);
     expect(JSON.parse(within.text).metadata.labels?.["ring0.dev/protected"]).toBeUndefined();
 
-    // Beyond them: a grant of pods/proxy (which Ring0's tenant admins do not hold) becomes a share
-    // Role the admins cannot bind to anyone: RBAC refuses a binding to rights the binder lacks.
-    const proxy = `${owner}-proxy`;
+    // Beyond them: a grant of services/status (which Ring0's tenant admins do not hold) becomes a
+    // share Role the admins cannot bind to anyone: RBAC refuses a binding to rights the binder lacks.
+    const proxy = `${owner}-status`;
     await createGrant(proxy, {
-      rules: [{ namespaces: ["shared"], apiGroups: [""], resources: ["pods/proxy"], verbs: ["get"] }],
+      rules: [{ namespaces: ["shared"], apiGroups: [""], resources: ["services/status"], verbs: ["get"] }],
     });
     await rbacIn(proxy);
     const beyond = await asOwnerAdmin(
       "POST",
       `/apis/${rbacVersion}/namespaces/shared/rolebindings`,
-      bindingOf(grantRbacName(proxy), "proxy-for-me"),
+      bindingOf(grantRbacName(proxy), "status-for-me"),
     );
     expect(beyond.status).toBe(403);
     expect(beyond.text).toMatch(/not currently held|escalat/);
