@@ -18,6 +18,11 @@ const userKubeconfigInput = z.object({
   tenant: z.string().regex(tenantNamePattern, "tenant: expected a tenant name"),
   user: z.string().trim().min(1, "user: expected a name").max(200, "user: expected at most 200 characters"),
   token: z.string().refine(isWellFormedToken, "token: expected a Ring0 API token (r0_…)"),
+  /** The context's name (and its cluster's, `ring0-<context>`); the tenant's name by default. */
+  context: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "context: expected a DNS label")
+    .optional(),
 });
 export type UserKubeconfigInput = z.input<typeof userKubeconfigInput>;
 
@@ -30,12 +35,13 @@ export function tenantGatewayUrl(gatewayUrl: string, tenant: string): string {
 const scalar = (value: string) => JSON.stringify(value);
 
 /**
- * One cluster `ring0-<tenant>` (with `certificate-authority-data` when `caPem` is given), one user
- * with the token, one context `<tenant>` made current.
+ * One cluster `ring0-<context>` (with `certificate-authority-data` when `caPem` is given) on the
+ * tenant's gateway URL, one user with the token, one context (`<tenant>` unless named) made current.
+ * A grantee's kubeconfig for an owner is the same with the owner as tenant and `<owner>-shared`.
  */
 export function renderUserKubeconfig(input: UserKubeconfigInput): string {
-  const { gatewayUrl, caPem, tenant, user, token } = userKubeconfigInput.parse(input);
-  const cluster = `ring0-${tenant}`;
+  const { gatewayUrl, caPem, tenant, user, token, context = tenant } = userKubeconfigInput.parse(input);
+  const cluster = `ring0-${context}`;
   const userName = `${user}@${cluster}`;
   return [
     "apiVersion: v1",
@@ -52,11 +58,11 @@ export function renderUserKubeconfig(input: UserKubeconfigInput): string {
     "  user:",
     `    token: ${scalar(token)}`,
     "contexts:",
-    `- name: ${scalar(tenant)}`,
+    `- name: ${scalar(context)}`,
     "  context:",
     `    cluster: ${scalar(cluster)}`,
     `    user: ${scalar(userName)}`,
-    `current-context: ${scalar(tenant)}`,
+    `current-context: ${scalar(context)}`,
     "preferences: {}",
     "",
   ].join("\n");

@@ -3,6 +3,7 @@
  * purpose, expiry and rules, and what the rules enable in the portal per namespace. Nothing else of
  * the owner (endpoint, admins, quota, status) and nothing of the other grantees reaches them.
  */
+import { podAttributes } from "@/server/sharing/access";
 import { expiryOf, ruleCovers, sharedNamespaces } from "@/server/sharing/grants";
 import type { RequestAttributes } from "@/server/sharing/request-info";
 import type { GrantRule, SharingPolicyResource } from "@/server/sharing/types";
@@ -44,19 +45,6 @@ export interface SharedGrantView {
 
 type PodAttributes = Extract<RequestAttributes, { kind: "resource" }>;
 
-function podRequest(verb: string, namespace: string, subresource = "", name = ""): PodAttributes {
-  return {
-    kind: "resource",
-    verb,
-    apiGroup: "",
-    apiVersion: "v1",
-    namespace,
-    resource: "pods",
-    subresource,
-    name,
-  };
-}
-
 /** Whether a rule covers the request for some pod: any pod, or one of the pods it names. */
 function coversSomePod(rule: GrantRule, request: PodAttributes): boolean {
   const names = rule.resourceNames ?? [];
@@ -78,14 +66,14 @@ export function namespaceAccess(
 ): SharedNamespaceAccess {
   const rules = grants.flatMap((grant) => grant.spec.rules);
   const covered = (request: PodAttributes) => rules.some((rule) => coversSomePod(rule, request));
-  const list = podRequest("list", namespace);
-  const logs = podRequest("get", namespace, "log");
-  const exec = podRequest("create", namespace, "exec");
+  const list = podAttributes("list", namespace);
+  const logs = podAttributes("get", namespace, "", "log");
+  const exec = podAttributes("create", namespace, "", "exec");
   const canReadLogs = covered(logs);
   const canExec = covered(exec);
   return {
     namespace,
-    canListPods: covered(list) && covered(podRequest("watch", namespace)),
+    canListPods: covered(list) && covered(podAttributes("watch", namespace)),
     canReadLogs,
     canExec,
     logsLimitedTo: canReadLogs ? podsNamed(rules, logs) : null,
@@ -99,7 +87,7 @@ export function canExecInPod(
   namespace: string,
   pod: string,
 ): boolean {
-  const request = podRequest("create", namespace, "exec", pod);
+  const request = podAttributes("create", namespace, pod, "exec");
   return grants.some((grant) => grant.spec.rules.some((rule) => ruleCovers(rule, request)));
 }
 

@@ -1,10 +1,10 @@
 /**
  * The kubeconfig of a grantee for an owner's shared namespaces: one context `<owner>-shared` whose
  * cluster is the kube gateway's URL for the owner, and whose user is an API token of the grantee for
- * their own tenant (the gateway admits it to the owner only within a live grant). Same shape and
- * quoting as server/kubeconfigs/render.ts, which names the context after the token's own tenant.
+ * their own tenant (the gateway admits it to the owner only within a live grant). Rendered by
+ * server/kubeconfigs/render.ts with the context named.
  */
-import { tenantGatewayUrl } from "@/server/kubeconfigs/render";
+import { renderUserKubeconfig } from "@/server/kubeconfigs/render";
 
 export interface SharedKubeconfigInput {
   gatewayUrl: string;
@@ -14,8 +14,6 @@ export interface SharedKubeconfigInput {
   user: string;
   token: string;
 }
-
-const scalar = (value: string) => JSON.stringify(value);
 
 export function sharedContextName(owner: string): string {
   return `${owner}-shared`;
@@ -32,30 +30,12 @@ export function renderSharedKubeconfig({
   user,
   token,
 }: SharedKubeconfigInput): string {
-  const context = sharedContextName(owner);
-  const cluster = `ring0-${context}`;
-  const userName = `${user}@${cluster}`;
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    `- name: ${scalar(cluster)}`,
-    "  cluster:",
-    `    server: ${scalar(tenantGatewayUrl(gatewayUrl, owner))}`,
-    ...(caPem
-      ? [`    certificate-authority-data: ${scalar(Buffer.from(`${caPem.trim()}\n`).toString("base64"))}`]
-      : []),
-    "users:",
-    `- name: ${scalar(userName)}`,
-    "  user:",
-    `    token: ${scalar(token)}`,
-    "contexts:",
-    `- name: ${scalar(context)}`,
-    "  context:",
-    `    cluster: ${scalar(cluster)}`,
-    `    user: ${scalar(userName)}`,
-    `current-context: ${scalar(context)}`,
-    "preferences: {}",
-    "",
-  ].join("\n");
+  return renderUserKubeconfig({
+    gatewayUrl,
+    caPem,
+    tenant: owner,
+    user,
+    token,
+    context: sharedContextName(owner),
+  });
 }
