@@ -3,12 +3,11 @@
 import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
-import { GrantStateBadge } from "./grant-state-badge";
-import { granteesText, rulesText, stateLabel } from "./grant-text";
+import { GrantSummaryCells } from "./grant-state-badge";
+import { stateLabel } from "./grant-text";
 import { RevokeButton } from "./owner-grants";
 import styles from "./sharing.module.css";
 
@@ -120,22 +119,7 @@ export function OperatorGrants() {
                   <div className={styles.muted}>{grant.purpose}</div>
                   {grant.requestedBy ? <div className={styles.muted}>by {grant.requestedBy}</div> : null}
                 </th>
-                <td>{granteesText(grant.grantees)}</td>
-                <td>{rulesText(grant.rules)}</td>
-                <td>
-                  {grant.expiresAt ? (
-                    <time dateTime={grant.expiresAt} title={grant.expiresAt} suppressHydrationWarning>
-                      {new Date(grant.expiresAt).toLocaleString()}
-                    </time>
-                  ) : (
-                    "never"
-                  )}
-                </td>
-                <td>
-                  <GrantStateBadge state={grant.state} message={grant.message} />
-                  {grant.state === "Active" ? null : <div className={styles.muted}>{grant.message}</div>}
-                </td>
-                <td>{grant.lastUsedAt ? <Age iso={grant.lastUsedAt} /> : "never"}</td>
+                <GrantSummaryCells grant={grant} />
                 <td>
                   <span className="toolbar" style={{ marginBottom: 0 }}>
                     {grant.state === "PendingApproval" ? (

@@ -3,14 +3,12 @@
 import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
 import type { GrantSummary } from "@/server/sharing/resources";
 import { GrantForm } from "./grant-form";
-import { GrantStateBadge } from "./grant-state-badge";
-import { granteesText, rulesText } from "./grant-text";
+import { GrantSummaryCells } from "./grant-state-badge";
 import styles from "./sharing.module.css";
 
 /** Asks before revoking: grantees lose access at once, everywhere, and a revoked grant stays revoked. */
@@ -151,22 +149,7 @@ export function OwnerGrants({ tenant }: { tenant: string }) {
                   <Link href={`/t/${tenant}/sharing/${grant.shortName}`}>{grant.shortName}</Link>
                   <div className={styles.muted}>{grant.purpose}</div>
                 </th>
-                <td>{granteesText(grant.grantees)}</td>
-                <td>{rulesText(grant.rules)}</td>
-                <td>
-                  {grant.expiresAt ? (
-                    <time dateTime={grant.expiresAt} title={grant.expiresAt} suppressHydrationWarning>
-                      {new Date(grant.expiresAt).toLocaleString()}
-                    </time>
-                  ) : (
-                    "never"
-                  )}
-                </td>
-                <td>
-                  <GrantStateBadge state={grant.state} message={grant.message} />
-                  {grant.state === "Active" ? null : <div className={styles.muted}>{grant.message}</div>}
-                </td>
-                <td>{grant.lastUsedAt ? <Age iso={grant.lastUsedAt} /> : "never"}</td>
+                <GrantSummaryCells grant={grant} />
                 {data.canChange ? (
                   <td>
                     <span className="toolbar" style={{ marginBottom: 0 }}>
