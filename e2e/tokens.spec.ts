@@ -3,17 +3,19 @@ import { expect, test } from "./fixtures";
 test.describe("API tokens", () => {
   test("a member creates a token, sees its secret once, and revokes it", async ({ loginAs }) => {
     const page = await loginAs("tenant-member", "acme");
+    // Unique per run: the e2e state (and its tokens) outlives a run on a developer's machine.
+    const name = `laptop kubectl ${Math.random().toString(36).slice(2, 7)}`;
     await page
       .getByRole("navigation", { name: "Tenant portal" })
       .getByRole("link", { name: "API tokens" })
       .click();
-    await page.getByLabel("Token name").fill("laptop kubectl");
+    await page.getByLabel("Token name").fill(name);
     await page.getByLabel("Expires after").selectOption({ label: "7 days" });
     await page.getByRole("button", { name: "Create token" }).click();
 
     const secret = await page.getByRole("region", { name: "New token" }).getByLabel("Token").inputValue();
     expect(secret).toMatch(/^r0_[0-9A-Za-z]{43}$/);
-    const row = page.getByRole("table", { name: "Tokens" }).getByRole("row", { name: /laptop kubectl/ });
+    const row = page.getByRole("table", { name: "Tokens" }).getByRole("row", { name: new RegExp(name) });
     await expect(row).toContainText("active");
     await expect(row).toContainText(secret.slice(0, 12));
 
@@ -21,7 +23,7 @@ test.describe("API tokens", () => {
     await expect(page.getByText(secret)).toHaveCount(0);
     expect(await page.content()).not.toContain(secret);
 
-    await row.getByRole("button", { name: "Revoke laptop kubectl" }).click();
+    await row.getByRole("button", { name: `Revoke ${name}` }).click();
     await expect(row).toContainText("revoked");
   });
 
