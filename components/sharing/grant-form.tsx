@@ -146,7 +146,7 @@ export function GrantForm({
             onChange={(event) => setName(event.target.value)}
             maxLength={40}
             required
-            pattern="[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+            pattern="[a-z0-9]([a-z0-9\-]*[a-z0-9])?"
             title="Lowercase letters, digits and '-', up to 40 characters"
             placeholder="debug-checkout"
             data-testid="grant-name"
