@@ -1,14 +1,13 @@
 "use client";
 
 import { useSuspenseQuery } from "@tanstack/react-query";
-import { Age } from "@/components/nodes/age";
 import { ExecTerminal } from "@/components/streams/exec-terminal";
 import { LogViewer } from "@/components/streams/log-viewer";
 import { type StreamTab, StreamTabs } from "@/components/streams/stream-tabs";
 import { useTRPC } from "@/components/trpc/client";
 import { ContainersSection } from "@/components/workloads/containers-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodPhase } from "@/components/workloads/pod-phase";
+import { PodStatusCard } from "@/components/workloads/pod-status";
 
 /**
  * A pod of a namespace another tenant shares with the user: its status and containers, and the
@@ -76,25 +75,7 @@ export function SharedPodDetail({
           {error.message}
         </p>
       ) : null}
-      <section className="card" aria-labelledby="shared-pod-status-heading">
-        <h2 id="shared-pod-status-heading">Status</h2>
-        <dl
-          style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.5rem 1.5rem", margin: 0 }}
-        >
-          <dt>Phase</dt>
-          <dd>
-            <PodPhase phase={pod.phase} refused={pod.refused} />
-          </dd>
-          <dt>Node</dt>
-          <dd>{pod.node ?? "not scheduled"}</dd>
-          <dt>Restarts</dt>
-          <dd>{pod.restarts}</dd>
-          <dt>Age</dt>
-          <dd>
-            <Age iso={pod.createdAt} />
-          </dd>
-        </dl>
-      </section>
+      <PodStatusCard pod={pod} headingId="shared-pod-status-heading" />
 
       <ContainersSection id="shared-pod-containers-heading" containers={pod.containers} />
 

@@ -3,12 +3,11 @@
 import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodPhase } from "@/components/workloads/pod-phase";
+import { PodStatusCells } from "@/components/workloads/pod-status";
 import type { PodList } from "@/server/api/routers/workloads/pods";
 
 /**
@@ -83,15 +82,7 @@ export function SharedPodTable({
                     "—"
                   )}
                 </td>
-                <td>
-                  <PodPhase phase={pod.phase} refused={pod.refused} showReason />
-                </td>
-                <td>{pod.node ?? "—"}</td>
-                <td>{pod.ready}</td>
-                <td>{pod.restarts}</td>
-                <td>
-                  <Age iso={pod.createdAt} />
-                </td>
+                <PodStatusCells pod={pod} />
               </tr>
             ))}
           </tbody>

@@ -1,14 +1,13 @@
 "use client";
 
 import { useSuspenseQuery } from "@tanstack/react-query";
-import { Age } from "@/components/nodes/age";
 import { PodStreams } from "@/components/streams/pod-streams";
 import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable, conditionTone } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { EventsTable } from "@/components/ui/events-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodPhase } from "@/components/workloads/pod-phase";
+import { PodStatusCard } from "@/components/workloads/pod-status";
 import { ContainersSection } from "./containers-table";
 
 const isolationCondition = "ring0.dev/Isolation";
@@ -36,29 +35,11 @@ export function PodDetail({ tenant, namespace, name }: { tenant: string; namespa
           </p>
         </div>
       ) : null}
-      <section className="card" aria-labelledby="pod-status-heading">
-        <h2 id="pod-status-heading">Status</h2>
-        <dl
-          style={{ display: "grid", gridTemplateColumns: "max-content 1fr", gap: "0.5rem 1.5rem", margin: 0 }}
-        >
-          <dt>Phase</dt>
-          <dd>
-            <PodPhase phase={pod.phase} refused={pod.refused} />
-          </dd>
-          <dt>Node</dt>
-          <dd>{pod.node ?? "not scheduled"}</dd>
-          <dt>Pod IP</dt>
-          <dd>{pod.podIP ?? "—"}</dd>
-          <dt>Host IP</dt>
-          <dd>{pod.hostIP ?? "—"}</dd>
-          <dt>Restarts</dt>
-          <dd>{pod.restarts}</dd>
-          <dt>Age</dt>
-          <dd>
-            <Age iso={pod.createdAt} />
-          </dd>
-        </dl>
-      </section>
+      <PodStatusCard
+        pod={pod}
+        headingId="pod-status-heading"
+        addresses={{ podIP: pod.podIP, hostIP: pod.hostIP }}
+      />
 
       <section aria-labelledby="pod-conditions-heading" style={{ marginTop: "1.5rem" }}>
         <h2 id="pod-conditions-heading">Conditions</h2>

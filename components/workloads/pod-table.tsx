@@ -4,14 +4,13 @@ import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useMemo, useState } from "react";
-import { Age } from "@/components/nodes/age";
 import { PodLogsLink, podKey, WorkloadLogsLink } from "@/components/streams/pod-logs-link";
 import { ownerKey, podsByOwner } from "@/components/streams/pod-selection";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodPhase } from "@/components/workloads/pod-phase";
+import { PodStatusCells } from "@/components/workloads/pod-status";
 
 /** The tenant's pods as the signed-in user may list them; live over SSE, filtered by namespace here. */
 export function PodTable({ tenant }: { tenant: string }) {
@@ -115,15 +114,7 @@ export function PodTable({ tenant }: { tenant: string }) {
                     "—"
                   )}
                 </td>
-                <td>
-                  <PodPhase phase={pod.phase} refused={pod.refused} showReason />
-                </td>
-                <td>{pod.node ?? "—"}</td>
-                <td>{pod.ready}</td>
-                <td>{pod.restarts}</td>
-                <td>
-                  <Age iso={pod.createdAt} />
-                </td>
+                <PodStatusCells pod={pod} />
               </tr>
             ))}
           </tbody>
