@@ -39,9 +39,7 @@ import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
-import { createUserRepository } from "@/server/users/repository";
 import {
-  type BenchDatabase,
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
@@ -81,32 +79,6 @@ const withP99 = (samples: number[], digits = 2) => ({
   ...summary(samples, digits),
   p99: round(percentile(samples, 99), digits),
 });
-
-/** A member of `tenant` as the IAM would sign them in, and an API token of theirs for `tenant`. */
-async function tenantMemberToken(db: BenchDatabase["db"], tenant: string): Promise<string> {
-  const identity = {
-    subject: `${tenant}:${tenant}-member`,
-    tenant,
-    name: `Member of ${tenant}`,
-    role: "tenant-member" as const,
-    email: null,
-  };
-  const row = await createUserRepository(db).recordSignIn(identity, new Date());
-  const issued = await createTokenService({ db }).issueToken({
-    user: {
-      id: row.id,
-      subject: identity.subject,
-      name: identity.name,
-      email: null,
-      tenant,
-      role: identity.role,
-    },
-    tenant,
-    name: "bench-grantee",
-    expiresInDays: 1,
-  });
-  return issued.plaintext;
-}
 
 /**
  * A SharingPolicy as Ring0 writes it once approved: `owner` lets every user of `grantee` get, list
@@ -206,7 +178,7 @@ async function main() {
     const database = await startDatabase(path.join(root, "pg"));
     cleanup.push("postgres stop", () => database.stop());
     const token = await tenantAdminToken(database.db, tenant);
-    const granteeToken = await tenantMemberToken(database.db, granteeTenant);
+    const granteeToken = await tenantAdminToken(database.db, granteeTenant, "tenant-member");
 
     // The real directory over a Tenant object that is Ready on the local provisioner.
     const resource = {

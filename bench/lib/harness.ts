@@ -236,25 +236,23 @@ export async function startDatabase(dir: string): Promise<BenchDatabase> {
   };
 }
 
-/** A tenant admin as the IAM would sign them in, and an API token of theirs for `tenant`. */
-export async function tenantAdminToken(db: PrismaClient, tenant: string): Promise<string> {
+/** A tenant admin (or member) as the IAM would sign them in, and an API token of theirs for `tenant`. */
+export async function tenantAdminToken(
+  db: PrismaClient,
+  tenant: string,
+  role: "tenant-admin" | "tenant-member" = "tenant-admin",
+): Promise<string> {
+  const who = role === "tenant-admin" ? "admin" : "member";
   const identity = {
-    subject: `${tenant}:${tenant}-admin`,
+    subject: `${tenant}:${tenant}-${who}`,
     tenant,
-    name: `Admin of ${tenant}`,
-    role: "tenant-admin" as const,
+    name: `${who === "admin" ? "Admin" : "Member"} of ${tenant}`,
+    role,
     email: null,
   };
   const row = await createUserRepository(db).recordSignIn(identity, new Date());
   const issued = await createTokenService({ db }).issueToken({
-    user: {
-      id: row.id,
-      subject: identity.subject,
-      name: identity.name,
-      email: null,
-      tenant,
-      role: "tenant-admin",
-    },
+    user: { id: row.id, subject: identity.subject, name: identity.name, email: null, tenant, role },
     tenant,
     name: "bench",
     expiresInDays: 1,
