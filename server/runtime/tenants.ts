@@ -9,7 +9,7 @@ import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
 import { createObject, serverSideApply } from "@/server/k8s/apply";
-import type { ClusterConnection } from "@/server/k8s/cluster";
+import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
@@ -17,6 +17,7 @@ import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
 import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import { startQuotaSampler } from "@/server/quotas/sampler";
+import { revokeGrantsOfDeletedTenant } from "@/server/sharing/tenant-deleted";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
@@ -37,11 +38,31 @@ export const controllersNamespace = "ring0-system";
 const syncWaitMs = 5_000;
 
 /**
- * What Ring0 holds for a deleted tenant goes with it: its API tokens are revoked, its memberships
- * and embedded-IAM accounts deleted. A new tenant of the same name starts clean — nothing of the
- * old one's access carries over.
+ * What Ring0 holds for a deleted tenant goes with it: its grants (given and received) are revoked,
+ * its API tokens revoked, its memberships and embedded-IAM accounts deleted. A new tenant of the
+ * same name starts clean — nothing of the old one's access carries over. The grants go first: a
+ * failure throws, and the deletion is retried before the tenant's finalizer is removed.
  */
 export async function forgetDeletedTenant(tenant: string, log: Logger): Promise<void> {
+  const superCluster = getSuperCluster();
+  if (superCluster) {
+    const grants = await revokeGrantsOfDeletedTenant(superCluster, tenant);
+    await recordAudit({
+      actorId: null,
+      actorName: "Ring0",
+      actorTenant: null,
+      tenant,
+      action: "share.revoke",
+      targetKind: "tenant",
+      target: tenant,
+      result: "success",
+      requestId: null,
+      detail: { reason: "tenant deleted", revokedGrants: grants.length, grants },
+    });
+    if (grants.length > 0) log.info("deleted tenant's grants revoked", { tenant, grants });
+  } else {
+    log.warn("super cluster not connected: the deleted tenant's grants were not revoked", { tenant });
+  }
   const db = getDb();
   const [tokens, memberships, accounts] = await db.$transaction([
     db.apiToken.updateMany({
