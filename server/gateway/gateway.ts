@@ -20,7 +20,12 @@ import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
 import { actsAsGrantee, type GranteeVerdict } from "@/server/sharing/access";
 import type { GranteeUser } from "@/server/sharing/grants";
-import { type RequestAttributes, requestAttributes, resourceKey } from "@/server/sharing/request-info";
+import {
+  ambiguousQuery,
+  type RequestAttributes,
+  requestAttributes,
+  resourceKey,
+} from "@/server/sharing/request-info";
 import type { GrantUse } from "@/server/sharing/usage";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { VerifiedToken } from "@/server/tokens/service";
@@ -174,6 +179,12 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       const user = verified.user;
       if (!sharing || !actsAsGrantee(user, parsed.tenant) || user.tenant !== verified.token.tenant)
         return notFound;
+      if (ambiguousQuery(parsed.upstreamPath.split("?").slice(1).join("?"))) {
+        return deny(
+          400,
+          "Bad request: a query with ';' or a malformed %-escape is ambiguous; send a plain one.",
+        );
+      }
       const attributes = requestAttributes(record.method, parsed.apiPath, parsed.query, record.upgrade);
       let verdict: GranteeVerdict;
       try {

@@ -3,6 +3,7 @@
  * it mutates, whether it runs long (watches, followed logs, upgrades), and how its outcome reads.
  */
 import type { AuditResult } from "@/server/audit/repository";
+import { queryFlag } from "@/server/sharing/request-info";
 
 const mutatingVerbs: Record<string, string> = {
   POST: "create",
@@ -32,12 +33,11 @@ export function auditedVerb(method: string, apiPath: string, upgrade: boolean): 
 /** Watches and followed logs hold a connection open; they count against the long-running cap. */
 export function isLongRunning(method: string, apiPath: string, query: URLSearchParams): boolean {
   if (method.toUpperCase() !== "GET") return false;
-  const watch = query.get("watch");
-  if (watch === "true" || watch === "1") return true;
+  // The API server's reading of a boolean parameter ("yes" is true): the same as authorisation's.
+  if (queryFlag(query.get("watch"))) return true;
   // Deprecated watch paths: /api/v1/watch/…, /apis/<group>/<version>/watch/…
   if (/^\/(api\/[^/]+|apis\/[^/]+\/[^/]+)\/watch(\/|$)/.test(apiPath)) return true;
-  const follow = query.get("follow");
-  return lastSegment(apiPath) === "log" && (follow === "true" || follow === "1");
+  return lastSegment(apiPath) === "log" && queryFlag(query.get("follow"));
 }
 
 export function auditResult(status: number): AuditResult {

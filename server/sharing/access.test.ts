@@ -72,3 +72,20 @@ describe("actsAsGrantee", () => {
     expect(actsAsGrantee({ role: "operator", tenant: "system" }, "acme")).toBe(false);
   });
 });
+
+describe("workload writes", () => {
+  it("are refused on the request unless the policy allows them, whatever a wildcard rule says", () => {
+    const wildcards = sharingPolicySchema.parse({ allowWildcards: true });
+    expect(policyRefusal(podAttributes("create", "shared"), "acme", wildcards)).toContain("create pods");
+    const deployment = {
+      ...podAttributes("patch", "shared", "web"),
+      apiGroup: "apps",
+      resource: "deployments",
+    };
+    expect(policyRefusal(deployment, "acme", wildcards)).toContain("patch deployments");
+    expect(policyRefusal(podAttributes("delete", "shared", "web"), "acme", wildcards)).toBeNull();
+    expect(policyRefusal(podAttributes("create", "shared", "web", "exec"), "acme", wildcards)).toBeNull();
+    const allowed = sharingPolicySchema.parse({ allowWildcards: true, allowWorkloadWrites: true });
+    expect(policyRefusal(podAttributes("create", "shared"), "acme", allowed)).toBeNull();
+  });
+});

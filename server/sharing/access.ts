@@ -7,7 +7,7 @@
 import { isOperator, type SessionUser } from "@/server/auth/roles";
 import { authorizeByGrants, type GranteeUser, grantsFor } from "./grants";
 import { allGrants, watchGrantedAccess } from "./live";
-import { checkGrant, type SharingPolicyConfig } from "./policy";
+import { checkGrant, type SharingPolicyConfig, workloadResources, workloadWriteVerbs } from "./policy";
 import { type RequestAttributes, resourceKey } from "./request-info";
 import { sharingPolicy } from "./settings";
 import type { SharingPolicyResource } from "./types";
@@ -32,7 +32,8 @@ export function grantsInForce(
 
 /**
  * The operator policy on the request itself: a wildcard rule (where the policy allows wildcards)
- * still never reaches a denied resource or API group, or a verb the policy does not allow.
+ * still never reaches a denied resource or API group, a verb the policy does not allow, or a
+ * workload write the policy does not allow.
  */
 export function policyRefusal(
   attributes: RequestAttributes,
@@ -45,7 +46,10 @@ export function policyRefusal(
     policy.deniedResources.includes(key) ||
     policy.deniedResources.includes(attributes.resource) ||
     policy.deniedApiGroups.includes(attributes.apiGroup) ||
-    !(policy.allowedVerbs as string[]).includes(attributes.verb);
+    !(policy.allowedVerbs as string[]).includes(attributes.verb) ||
+    (!policy.allowWorkloadWrites &&
+      workloadWriteVerbs.includes(attributes.verb) &&
+      workloadResources.includes(key));
   if (!denied) return null;
   return `forbidden: what tenant "${owner}" shares with you does not include ${attributes.verb} ${key} (the operators' sharing policy does not allow it)`;
 }

@@ -98,7 +98,27 @@ describe("checkGrant: defaults", () => {
     only(check(withRule({ apiGroups: ["*"] })), "allowWildcards", "rules[0].apiGroups");
     only(check(withRule({ resources: ["*"] })), "allowWildcards", "rules[0].resources");
     only(check(withRule({ resources: ["*/log"] })), "allowWildcards", "rules[0].resources");
-    only(check(withRule({ verbs: ["*"] })), "allowWildcards", "rules[0].verbs");
+    only(check(withRule({ resources: ["configmaps"], verbs: ["*"] })), "allowWildcards", "rules[0].verbs");
+  });
+
+  it("no writes of workloads: a pod runs with its namespace's Secrets and service accounts", () => {
+    for (const resource of ["pods", "deployments", "jobs", "cronjobs", "statefulsets"]) {
+      const violation = only(
+        check(withRule({ resources: [resource], verbs: ["get", "create"] })),
+        "allowWorkloadWrites",
+        "rules[0].verbs",
+      );
+      expect(violation.message).toContain("Secrets and service accounts");
+    }
+    expect(check(withRule({ resources: ["pods", "pods/log"], verbs: ["get", "list", "watch"] }))).toEqual([]);
+    expect(check(withRule({ resources: ["deployments/scale"], verbs: ["update"] }))).toEqual([]);
+    expect(check(withRule({ resources: ["pods"], verbs: ["delete"] }))).toEqual([]);
+  });
+
+  it("allowWorkloadWrites: true lets the operator allow them", () => {
+    expect(
+      check(withRule({ resources: ["pods"], verbs: ["create"] }), policy({ allowWorkloadWrites: true })),
+    ).toEqual([]);
   });
 
   it("no deletecollection among the allowed verbs", () => {
@@ -153,7 +173,7 @@ describe("checkGrant: each policy setting refuses, naming itself", () => {
   });
 
   it("allowWildcards: true lets the operator allow them", () => {
-    const wild = policy({ allowWildcards: true });
+    const wild = policy({ allowWildcards: true, allowWorkloadWrites: true });
     expect(check(withRule({ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }), wild)).toEqual([]);
   });
 
@@ -197,6 +217,7 @@ describe("checkGrant: each policy setting refuses, naming itself", () => {
 describe("checkGrant: the floor no policy lowers", () => {
   const everything = policy({
     allowWildcards: true,
+    allowWorkloadWrites: true,
     deniedResources: [],
     allowedVerbs: ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*"],
     maxExpiryDays: null,

@@ -25,6 +25,11 @@ export const sharingPolicySchema = z
     deniedResources: z.array(z.string().min(1)).default(["secrets"]),
     /** API groups no grant may name ("" is the core group). */
     deniedApiGroups: z.array(z.string()).default([]),
+    /**
+     * Creating or changing workloads (pods and what makes pods). Off by default: a pod runs with any
+     * Secret and service account of its namespace, so such a grant would share those too.
+     */
+    allowWorkloadWrites: z.boolean().default(false),
     /** Verbs a grant may name. */
     allowedVerbs: z
       .array(z.enum(grantVerbs))
@@ -106,6 +111,25 @@ export const floorResources = [
   "bindings",
   "tokenreviews",
 ];
+
+/**
+ * Resources whose objects are or make pods: writing one chooses what a pod mounts and runs as.
+ * Subresources (scale, status, log, exec) are not here: they change no pod template.
+ */
+export const workloadResources = [
+  "pods",
+  "replicationcontrollers",
+  "podtemplates",
+  "deployments",
+  "replicasets",
+  "statefulsets",
+  "daemonsets",
+  "jobs",
+  "cronjobs",
+];
+
+/** The verbs that write a workload's spec. */
+export const workloadWriteVerbs = ["create", "update", "patch", "*"];
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -258,6 +282,17 @@ export function checkGrant(spec: SharingSpec, policy: SharingPolicyConfig, now: 
           `${label}: verb "${verb}" is not allowed by the operator policy (allowedVerbs: ${policy.allowedVerbs.join(", ")})`,
         );
       }
+    }
+    const writes = rule.verbs.filter((verb) => workloadWriteVerbs.includes(verb));
+    const workloads = rule.resources.filter(
+      (resource) => resource === "*" || workloadResources.includes(resource),
+    );
+    if (!policy.allowWorkloadWrites && writes.length > 0 && workloads.length > 0) {
+      add(
+        `${path}.verbs`,
+        "allowWorkloadWrites",
+        `${label}: ${writes.join(", ")} on ${workloads.join(", ")} would let the grantee run pods with the namespace's Secrets and service accounts; not allowed by the operator policy (allowWorkloadWrites)`,
+      );
     }
     for (const name of rule.resourceNames ?? []) {
       if (name === "*" || !name.trim())

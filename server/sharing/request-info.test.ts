@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { connectSubresources, type RequestAttributes, requestAttributes, resourceKey } from "./request-info";
+import {
+  ambiguousQuery,
+  connectSubresources,
+  type RequestAttributes,
+  requestAttributes,
+  resourceKey,
+} from "./request-info";
 
 const attributes = (method: string, path: string, query = "", upgrade = false) =>
   requestAttributes(method, path, new URLSearchParams(query), upgrade);
@@ -386,5 +392,16 @@ describe("resourceKey", () => {
   it("joins a subresource with a slash", () => {
     expect(resourceKey({ resource: "pods", subresource: "log" })).toBe("pods/log");
     expect(resourceKey({ resource: "deployments", subresource: "" })).toBe("deployments");
+  });
+});
+
+describe("ambiguousQuery", () => {
+  it("flags what Go's query parser would drop: ';' and malformed %-escapes", () => {
+    expect(ambiguousQuery("fieldSelector=metadata.name%3Dweb")).toBe(false);
+    expect(ambiguousQuery("watch=1&timeoutSeconds=300")).toBe(false);
+    expect(ambiguousQuery("")).toBe(false);
+    expect(ambiguousQuery("fieldSelector=metadata.name=web,a=%ZZ")).toBe(true);
+    expect(ambiguousQuery("watch=1;")).toBe(true);
+    expect(ambiguousQuery("limit=5%")).toBe(true);
   });
 });

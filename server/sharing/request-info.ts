@@ -50,7 +50,7 @@ const methodVerbs: Record<string, string> = {
  * A boolean query parameter as the API server reads it: absent is false; "0", "f" and "false" (any
  * case) are false; anything else, even an empty value, is true.
  */
-function queryFlag(value: string | null): boolean {
+export function queryFlag(value: string | null): boolean {
   if (value === null) return false;
   return !(value === "0" || /^(f|false)$/i.test(value));
 }
@@ -149,4 +149,13 @@ export function requestAttributes(
 /** `pods/log`, `deployments` — how RBAC rules and messages name a request's resource. */
 export function resourceKey(attributes: { resource: string; subresource: string }): string {
   return attributes.subresource ? `${attributes.resource}/${attributes.subresource}` : attributes.resource;
+}
+
+/**
+ * Whether a raw query string could read differently to the API server than to us: Go's URL query
+ * parser drops every pair with a ';' or a malformed %-escape, URLSearchParams keeps them (a field
+ * selector or watch flag we authorise could then be gone upstream). Grantees' queries must be plain.
+ */
+export function ambiguousQuery(rawQuery: string): boolean {
+  return rawQuery.includes(";") || /%(?![0-9a-fA-F]{2})/.test(rawQuery);
 }
