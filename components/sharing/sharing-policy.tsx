@@ -21,10 +21,22 @@ export function SharingPolicy({ heading = "Operator policy" }: { heading?: strin
     >
       <h2 id="sharing-policy">{heading}</h2>
       <dl className={styles.policy}>
-        <dt>May share</dt>
-        <dd>{list(policy.grantors)}</dd>
-        <dt>May receive</dt>
-        <dd>{list(policy.grantees)}</dd>
+        {/* The lists name real tenants: operators only; everyone else sees what concerns their tenant. */}
+        {policy.grantors && policy.grantees ? (
+          <>
+            <dt>May share</dt>
+            <dd data-testid="policy-grantors">{list(policy.grantors)}</dd>
+            <dt>May receive</dt>
+            <dd data-testid="policy-grantees">{list(policy.grantees)}</dd>
+          </>
+        ) : (
+          <>
+            <dt>Your tenant may share</dt>
+            <dd data-testid="policy-can-grant">{policy.canGrant ? "Yes" : "No"}</dd>
+            <dt>Your tenant may receive</dt>
+            <dd data-testid="policy-can-receive">{policy.canReceive ? "Yes" : "No"}</dd>
+          </>
+        )}
         <dt>Approval</dt>
         <dd data-testid="policy-approval">
           {policy.requireApproval ? "An operator approves every grant and every edit" : "Not required"}

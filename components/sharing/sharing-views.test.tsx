@@ -54,7 +54,12 @@ it("renders the owner, grant, form, operator and policy views with their test id
     canChange: true,
   });
   queryClient.setQueryData(trpc.sharing.operator.list.queryKey({}), [grant]);
-  queryClient.setQueryData(trpc.sharing.policy.queryKey(), { ...defaultSharingPolicy, floorApiGroups });
+  queryClient.setQueryData(trpc.sharing.policy.queryKey(), {
+    ...defaultSharingPolicy,
+    floorApiGroups,
+    canGrant: true,
+    canReceive: true,
+  });
   const noop = () => {};
   const router = {
     back: noop,
@@ -84,4 +89,48 @@ it("renders the owner, grant, form, operator and policy views with their test id
   expect(html).toContain("grant-approve-debug");
   expect(html).toContain("grant-submit");
   expect(html).toContain("grant-delete-debug");
+});
+
+function renderPolicy(policy: {
+  grantors: string[] | null;
+  grantees: string[] | null;
+  canGrant: boolean;
+  canReceive: boolean;
+}): string {
+  const queryClient = new QueryClient();
+  const client = createTRPCClient<AppRouter>({
+    links: [httpBatchLink({ url: "http://127.0.0.1:9/api/trpc", transformer: superjson })],
+  });
+  const trpc = createTRPCOptionsProxy<AppRouter>({ client, queryClient });
+  queryClient.setQueryData(trpc.sharing.policy.queryKey(), {
+    ...defaultSharingPolicy,
+    floorApiGroups,
+    ...policy,
+  });
+  return renderToString(
+    <QueryClientProvider client={queryClient}>
+      <TRPCProvider trpcClient={client} queryClient={queryClient}>
+        <SharingPolicy />
+      </TRPCProvider>
+    </QueryClientProvider>,
+  );
+}
+
+it("shows operators the policy's tenant lists and everyone else only their own tenant's standing", () => {
+  const operator = renderPolicy({
+    grantors: ["acme", "initech"],
+    grantees: ["globex"],
+    canGrant: false,
+    canReceive: false,
+  });
+  expect(operator).toContain("policy-grantors");
+  expect(operator).toContain("acme, initech");
+  expect(operator).toContain("globex");
+  expect(operator).not.toContain("policy-can-grant");
+
+  const owner = renderPolicy({ grantors: null, grantees: null, canGrant: true, canReceive: false });
+  expect(owner).not.toContain("policy-grantors");
+  expect(owner).not.toContain("policy-grantees");
+  expect(owner).toMatch(/data-testid="policy-can-grant"[^>]*>Yes</);
+  expect(owner).toMatch(/data-testid="policy-can-receive"[^>]*>No</);
 });

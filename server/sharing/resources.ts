@@ -134,12 +134,6 @@ export async function listGrantResources(): Promise<{
   }));
 }
 
-/** The names of the Tenants in the super cluster (grantees must be one of them). */
-export async function existingTenantNames(): Promise<Set<string>> {
-  const tenants = tenantInformer(requireSuperCluster());
-  return readSynced([tenants], "tenant list", () => new Set(tenants.snapshot().map((t) => t.metadata.name)));
-}
-
 function grantRef(name: string) {
   return { apiVersion: sharingApiVersion, kind: sharingKind, metadata: { name } };
 }

@@ -11,7 +11,6 @@ import { checkGrant, type GrantViolation, type SharingPolicyConfig, violationsMe
 import {
   createGrantResource,
   deleteGrantResource,
-  existingTenantNames,
   type GrantSummary,
   grantName,
   listGrantResources,
@@ -96,15 +95,16 @@ const section = (violation: GrantViolation) => {
 };
 
 /**
- * The policy's verdict plus the grantees' existence, each grantee that cannot receive told the
- * same way whether it is absent, the operators' tenant, or outside the policy's grantees: an owner
- * learns nothing about which tenants exist beyond what the (public) policy says.
+ * The policy's verdict, each grantee that cannot receive told the same way whether it is the
+ * operators' tenant or outside the policy's grantees. Whether a grantee tenant exists is not
+ * checked: a well-formed name the policy allows is accepted either way (the grant matches nobody
+ * until such a tenant exists, and a deleted tenant's grants are revoked), so an owner learns
+ * nothing about which tenants exist beyond what the policy says.
  */
 export function grantViolations(
   spec: SharingSpec,
   policy: SharingPolicyConfig,
   now: Date,
-  tenants: ReadonlySet<string>,
   operatorTenant: string,
 ): GrantViolation[] {
   const checked = checkGrant(spec, policy, now);
@@ -113,7 +113,7 @@ export function grantViolations(
   spec.grantees.forEach((grantee, index) => {
     if (grantee.tenant === spec.ownerTenant) return;
     const path = `grantees[${index}].tenant`;
-    if (refused.has(path) || !tenants.has(grantee.tenant) || grantee.tenant === operatorTenant) {
+    if (refused.has(path) || grantee.tenant === operatorTenant) {
       violations.push({
         path,
         rule: "grantees",
@@ -177,8 +177,8 @@ export function createSharingService(options: SharingServiceOptions = {}) {
     return grant;
   }
 
-  async function checked(spec: SharingSpec): Promise<void> {
-    const violations = grantViolations(spec, policy(), now(), await existingTenantNames(), operatorTenant());
+  function checked(spec: SharingSpec): void {
+    const violations = grantViolations(spec, policy(), now(), operatorTenant());
     if (violations.length > 0) throw new InvalidInputError(violationsMessage(violations));
   }
 
@@ -213,7 +213,7 @@ export function createSharingService(options: SharingServiceOptions = {}) {
           `The grant name "${shortName}" is too long for tenant "${owner}": use at most ${room} characters.`,
         );
       }
-      await checked(spec);
+      checked(spec);
       const at = now();
       const created = await createGrantResource(shortName, spec, {
         [sharingAnnotations.requestedBy]: actor.name,
@@ -246,7 +246,7 @@ export function createSharingService(options: SharingServiceOptions = {}) {
         );
       }
       const spec = grantSpec(owner, input);
-      await checked(spec);
+      checked(spec);
       const updated = await updateGrantSpec(current, spec, {
         [sharingAnnotations.requestedBy]: actor.name,
         ...(policy().requireApproval ? {} : approvalAnnotations(spec, automaticApprover, now())),
@@ -283,7 +283,7 @@ export function createSharingService(options: SharingServiceOptions = {}) {
       if (current.metadata.annotations?.[sharingAnnotations.approvedSpec] === specHash(current.spec)) {
         return { grant: await summary(current), changed: false, spec: current.spec };
       }
-      await checked(current.spec);
+      checked(current.spec);
       const approved = await setGrantAnnotations(
         current,
         approvalAnnotations(current.spec, actor.name, now()),

@@ -2,7 +2,8 @@ import { TRPCError } from "@trpc/server";
 import type { Context } from "@/server/api/trpc";
 import { createTRPCRouter, operatorProcedure, protectedProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { canManageMembers, type SessionUser } from "@/server/auth/roles";
+import { canManageMembers, isOperator, type SessionUser } from "@/server/auth/roles";
+import { env } from "@/server/env";
 import { specHash } from "@/server/sharing/grants";
 import { floorApiGroups } from "@/server/sharing/policy";
 import { createSharingService, specChanges } from "@/server/sharing/service";
@@ -157,8 +158,25 @@ export const sharingRouter = createTRPCRouter({
     return { ...page, changes };
   }),
 
-  /** The operator policy in force: owners need to know the limits before they ask. */
-  policy: protectedProcedure.query(() => ({ ...createSharingService().policy(), floorApiGroups })),
+  /**
+   * The operator policy in force: owners need to know the limits before they ask. Its grantors and
+   * grantees lists name real tenants, so only operators get them (`null` for everyone else); anyone
+   * learns from `canGrant` and `canReceive` what the lists say of their own tenant.
+   */
+  policy: protectedProcedure.query(({ ctx }) => {
+    const { grantors, grantees, ...limits } = createSharingService().policy();
+    const tenant = ctx.user.tenant;
+    const listed = (list: readonly string[]) => list.includes("*") || list.includes(tenant);
+    const operator = isOperator(ctx.user);
+    return {
+      ...limits,
+      floorApiGroups,
+      canGrant: listed(grantors),
+      canReceive: tenant !== env().RING0_OPERATOR_TENANT && listed(grantees),
+      grantors: operator ? grantors : null,
+      grantees: operator ? grantees : null,
+    };
+  }),
 
   operator: operatorRouter,
 });

@@ -275,13 +275,22 @@ describe("the operator policy", () => {
     expect(grants.map((listed) => listed.shortName)).not.toContain("refused");
   });
 
-  it("says the same about a tenant that does not exist and one the policy keeps from receiving", async () => {
-    const absent = await refusal({ grantees: [{ tenant: `nosuch-${runId}` }] });
-    expect(absent).toContain(`tenant "nosuch-${runId}" cannot receive grants (operator policy: grantees)`);
+  it("accepts a grantee tenant that does not exist, so an owner cannot probe which tenants exist", async () => {
+    const grant = await caller(ownerAdmin).sharing.create(
+      grantInput("nobody-yet", { grantees: [{ tenant: `nosuch-${runId}` }] }),
+    );
+    expect(grant).toMatchObject({ grantees: [{ tenant: `nosuch-${runId}` }], state: "Active" });
+  });
+
+  it("says the same about the operators' tenant and one the policy keeps from receiving", async () => {
+    const operators = await refusal({ grantees: [{ tenant: operator.tenant }] });
+    expect(operators).toContain(
+      `tenant "${operator.tenant}" cannot receive grants (operator policy: grantees)`,
+    );
     overrideSharingPolicy({ ...defaultSharingPolicy, grantees: [third] });
     try {
       const forbidden = await refusal({});
-      expect(forbidden).toBe(absent.replaceAll(`nosuch-${runId}`, grantee));
+      expect(forbidden).toBe(operators.replaceAll(`"${operator.tenant}"`, `"${grantee}"`));
     } finally {
       overrideSharingPolicy(null);
     }
@@ -301,6 +310,39 @@ describe("the operator policy", () => {
     const policy = await caller(ownerMember).sharing.policy();
     expect(policy).toMatchObject({ requireApproval: false, maxExpiryDays: 90, deniedResources: ["secrets"] });
     expect(policy.floorApiGroups).toContain("rbac.authorization.k8s.io");
+  });
+
+  it("names its grantors and grantees to operators only; everyone else learns only their own tenant's standing", async () => {
+    overrideSharingPolicy({ ...defaultSharingPolicy, grantors: [owner, grantee], grantees: [third] });
+    try {
+      expect(await caller(operator).sharing.policy()).toMatchObject({
+        grantors: [owner, grantee],
+        grantees: [third],
+      });
+      expect(await caller(ownerMember).sharing.policy()).toMatchObject({
+        grantors: null,
+        grantees: null,
+        canGrant: true,
+        canReceive: false,
+      });
+      expect(await caller(thirdAdmin).sharing.policy()).toMatchObject({
+        grantors: null,
+        grantees: null,
+        canGrant: false,
+        canReceive: true,
+      });
+      const outside = JSON.stringify(await caller(thirdAdmin).sharing.policy());
+      expect(outside).not.toContain(owner);
+      expect(outside).not.toContain(grantee);
+    } finally {
+      overrideSharingPolicy(null);
+    }
+    expect(await caller(granteeAdmin).sharing.policy()).toMatchObject({
+      grantors: null,
+      grantees: null,
+      canGrant: true,
+      canReceive: true,
+    });
   });
 });
 
