@@ -49,3 +49,14 @@ export async function kubectlThroughPortal(page: Page, work: string) {
       ...(input === undefined ? {} : { input }),
     });
 }
+
+/** kubectl's stderr when it fails, or null when the command succeeded. */
+export function refusalOf(run: () => string): string | null {
+  try {
+    run();
+    return null;
+  } catch (error) {
+    const failed = error as { stderr?: string | Buffer; message: string };
+    return String(failed.stderr ?? failed.message);
+  }
+}

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
 import { expect, test } from "./fixtures";
-import { kubectlThroughPortal } from "./kubectl";
+import { kubectlThroughPortal, refusalOf } from "./kubectl";
 import { trpcCall } from "./tenant-fixture";
 
 /** The webhook is registered in the tenant's control plane by the reconciler, shortly after the quota is set. */
@@ -73,17 +73,6 @@ spec:
 /** Pods show up through the syncer (kwok runs them in the super cluster). */
 const syncing = { timeout: 90_000, intervals: [1_000, 2_000, 5_000] };
 
-/** kubectl's stderr when it fails, or null when the command succeeded. */
-function refusalOf(run: () => string): string | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    const failed = error as { stderr?: string | Buffer; message: string };
-    return String(failed.stderr ?? failed.message);
-  }
-}
-
 async function setAcmeQuotaThroughCard(operator: Page, cpu = "2") {
   await operator.goto("/operator/tenants/acme");
   const card = operator.getByRole("region", { name: "Quota", exact: true });
@@ -136,6 +125,14 @@ test.describe("tenant quotas (issue 7)", () => {
         for (const namespace of [teamA, teamB]) {
           run(["create", "namespace", namespace]);
           run(["apply", "-f", "-"], resourceQuota(namespace));
+        }
+        // Pods are admitted once a namespace's default service account exists (made a moment later).
+        for (const namespace of [teamA, teamB]) {
+          await expect
+            .poll(() => refusalOf(() => run(["get", "serviceaccount", "default", "-n", namespace])), {
+              timeout: 60_000,
+            })
+            .toBeNull();
         }
         expect(run(["get", "resourcequota", "share", "-n", teamA, "-o", "jsonpath={.spec.hard}"])).toContain(
           '"requests.cpu":"1"',

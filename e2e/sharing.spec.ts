@@ -12,7 +12,7 @@ import path from "node:path";
 import { kwokDebugPaths } from "@/server/cluster/kwok-debug";
 import { superNamespace } from "@/server/syncer/naming";
 import { expect, test } from "./fixtures";
-import { kubectlBinary, kubectlThroughPortal } from "./kubectl";
+import { kubectlBinary, kubectlThroughPortal, refusalOf } from "./kubectl";
 import { AppShell } from "./pages/app-shell";
 import { e2eStateDir } from "./ports";
 
@@ -34,17 +34,6 @@ metadata:
   name: ${namespace}
 `;
 
-/** kubectl's stderr when it fails, or null when the command succeeded. */
-function refusalOf(run: () => string): string | null {
-  try {
-    run();
-    return null;
-  } catch (error) {
-    const failed = error as { stderr?: string | Buffer; message: string };
-    return String(failed.stderr ?? failed.message);
-  }
-}
-
 test.describe("cross-tenant sharing (issue 8)", () => {
   test.setTimeout(480_000);
 
@@ -63,6 +52,10 @@ test.describe("cross-tenant sharing (issue 8)", () => {
       const owner = acme;
       await test.step("acme's admin makes namespace `shared` with a pod in it, with acme's kubectl", async () => {
         owner(["apply", "-f", "-"], namespaceManifest);
+        // Pods are admitted once the namespace's default service account exists (made a moment later).
+        await expect
+          .poll(() => refusalOf(() => owner(["get", "serviceaccount", "default", "-n", namespace])), syncing)
+          .toBeNull();
         owner(["run", pod, "--image=nginx", "-n", namespace]);
       });
 

@@ -306,8 +306,13 @@ beforeAll(async () => {
   kubeconfigs["globex@nowhere"] = kubeconfigAt(`nowhere-${suffix}`, memberToken, "globex-at-nowhere");
 
   // acme's namespace `shared` with a running pod, another in `default`, a config map and a secret.
+  expect((await kubectl("acme", ["create", "namespace", "shared"])).stderr).toBe("");
+  // Pods are admitted once the namespace's default service account exists (made a moment later).
+  await eventually(async () => {
+    const found = await kubectl("acme", ["get", "serviceaccount", "default", "-n", "shared", "-o", "name"]);
+    return found.code === 0 ? true : undefined;
+  }, 60_000);
   for (const args of [
-    ["create", "namespace", "shared"],
     ["run", "web", "--image=nginx", "-n", "shared"],
     ["run", "private", "--image=nginx", "-n", "default"],
     ["create", "configmap", "settings", "-n", "shared", "--from-literal=a=b"],

@@ -116,6 +116,11 @@ beforeAll(async () => {
   for (const conn of [connA, connB]) {
     await createObject(conn, ref("Namespace", namespace));
   }
+  // Pods are admitted only once the namespace's default service account exists (the control
+  // plane's service account controller makes it a moment later; under load, seconds later).
+  for (const conn of [connA, connB]) {
+    await eventually(() => readOrUndefined(conn, ref("ServiceAccount", "default", namespace)), 60_000);
+  }
   syncer = startSyncer();
   await syncer.start();
 }, 150_000);
