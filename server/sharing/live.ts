@@ -7,7 +7,6 @@
  */
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
-import { type GranteeUser, grantsFor } from "./grants";
 import { type SharingPolicyResource, sharingPath } from "./types";
 
 export function sharingInformer(): SharedInformer<SharingPolicyResource> {
@@ -18,11 +17,6 @@ export function sharingInformer(): SharedInformer<SharingPolicyResource> {
 export function allGrants(): Promise<SharingPolicyResource[]> {
   const informer = sharingInformer();
   return readSynced([informer], "sharing policies", () => informer.snapshot());
-}
-
-/** The live grants of `owner` for `user`, now. */
-export async function liveGrantsFor(owner: string, user: GranteeUser, now = new Date()) {
-  return grantsFor(await allGrants(), owner, user, now);
 }
 
 /** Open access to re-check: `stillAllowed` reads the current grants; `revoke` ends the access. */
@@ -100,9 +94,4 @@ export function watchGrantedAccess(
     watch.watched.delete(entry);
     if (watch.watched.size === 0) stop(watch);
   };
-}
-
-/** How many open accesses are being watched (tests, metrics). */
-export function watchedAccessCount(): number {
-  return state().watched.size;
 }
