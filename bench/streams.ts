@@ -43,11 +43,10 @@ import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
 import { env } from "@/server/env";
-import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLocalProvisioner } from "@/server/provisioners/local";
-import { type ControlPlaneAccess, kubeconfigFromAccess } from "@/server/provisioners/types";
+import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 import { authenticateStream } from "@/server/streams/authenticate";
@@ -60,8 +59,6 @@ import { registerNodeLogProvider } from "@/server/streams/sources";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer } from "@/server/syncer/syncer";
 import { type ControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
@@ -79,6 +76,7 @@ import {
   round,
   say,
   sleep,
+  startBenchTenant,
   startDatabase,
   tenantAdminToken,
   waitFor,
@@ -946,26 +944,9 @@ async function main() {
       path: `/apis/${tenantApiVersion}/tenants`,
       body: { apiVersion: tenantApiVersion, kind: "Tenant", metadata: { name: tenant }, spec: {} },
     });
-    const version = availableVersions()[0] as string;
-    await provisioner.ensure({ tenant, version, suspended: false });
-    let access: ControlPlaneAccess | undefined;
-    await waitFor(
-      "the tenant control plane running",
-      async () => {
-        cleanup.throwIfStopping();
-        if ((await provisioner.observe(tenant)).phase !== "Running") return false;
-        access = await provisioner.access(tenant);
-        return access !== undefined;
-      },
-      { timeoutMs: 240_000, everyMs: 500 },
-    );
-    const tenantAccess = access as ControlPlaneAccess;
-    const admin: ClusterConnection = createConnectionCache().connectionFor(tenant, tenantAccess);
-    await waitFor(
-      "tenant defaults effective",
-      async () => (await applyTenantDefaults(admin, { tenant, admins: [] })) === undefined,
-      { timeoutMs: 120_000, everyMs: 500 },
-    );
+    const { access: tenantAccess, conn: admin } = await startBenchTenant(provisioner, tenant, {
+      check: () => cleanup.throwIfStopping(),
+    });
     await waitFor(
       "the default service account",
       async () => {
@@ -1284,7 +1265,7 @@ async function main() {
       holdShells: HOLD_SHELLS,
       holdSeconds: HOLD_SECONDS,
       streamBufferBytes: settings.bufferBytes,
-      version,
+      version: availableVersions()[0],
     };
     const incomplete = [
       ...(logRing0.complete && logKubectl.complete ? [] : ["a log stream missed lines"]),

@@ -47,6 +47,7 @@ import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
+  controlPlaneRunning,
   exitWhenDone,
   finishBench,
   logger,
@@ -299,19 +300,15 @@ async function main() {
     await Promise.all(tenants.map((tenant) => provisioner.ensure({ tenant, version, suspended: false })));
     const accesses = new Map<string, ControlPlaneAccess>();
     await Promise.all(
-      tenants.map((tenant) =>
-        waitFor(
-          `${tenant}'s control plane running`,
-          async () => {
-            stopCheck();
-            if ((await provisioner.observe(tenant)).phase !== "Running") return false;
-            const access = await provisioner.access(tenant);
-            if (access) accesses.set(tenant, access);
-            return access !== undefined;
-          },
-          { timeoutMs: RUNNING_TIMEOUT_MS, everyMs: 500 },
-        ),
-      ),
+      tenants.map(async (tenant) => {
+        const access = await controlPlaneRunning(provisioner, tenant, version, {
+          timeoutMs: RUNNING_TIMEOUT_MS,
+          everyMs: 500,
+          check: stopCheck,
+          log: say,
+        });
+        accesses.set(tenant, access);
+      }),
     );
     const connections = createConnectionCache();
     const tenantConns = new Map(

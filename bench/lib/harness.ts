@@ -427,6 +427,44 @@ export async function waitFor(
 }
 
 /**
+ * Wait until `tenant`'s control plane (ensured already) is Running and resolve with its access.
+ * A control plane that fails meanwhile is ensured again, as the tenant reconciler does (a
+ * component can lose its port to another process while ten start at once). A timeout names the
+ * last phase and message seen.
+ */
+export async function controlPlaneRunning(
+  provisioner: Provisioner,
+  tenant: string,
+  version: string,
+  options: { timeoutMs: number; everyMs: number; check?: () => void; log?: (line: string) => void },
+): Promise<ControlPlaneAccess> {
+  const deadline = Date.now() + options.timeoutMs;
+  let last = "not observed yet";
+  for (let ensured = 0; ; ) {
+    options.check?.();
+    const observed = await provisioner.observe(tenant).catch((error: unknown) => ({
+      phase: "Unknown",
+      message: error instanceof Error ? error.message : String(error),
+    }));
+    last = `${observed.phase}${observed.message ? `: ${observed.message}` : ""}`;
+    if (observed.phase === "Running") {
+      const access = await provisioner.access(tenant);
+      if (access) return access;
+    } else if (observed.phase === "Failed" && ensured < 3) {
+      ensured++;
+      options.log?.(`${tenant}'s control plane failed (${last}); ensuring it again`);
+      await provisioner.ensure({ tenant, version, suspended: false }).catch((error: unknown) => {
+        last = `ensuring again failed: ${error instanceof Error ? error.message : String(error)}`;
+      });
+      continue;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`${tenant}'s control plane running: timed out (last seen: ${last})`);
+    await sleep(options.everyMs);
+  }
+}
+
+/**
  * One tenant control plane of `provisioner`, serving with the tenant defaults in force: resolves
  * with its admin access and a connection. `check` runs on every poll (e.g. to stop when the run is
  * being stopped).
@@ -438,18 +476,11 @@ export async function startBenchTenant(
 ): Promise<{ access: ControlPlaneAccess; conn: ClusterConnection }> {
   const version = availableVersions()[0] as string;
   await provisioner.ensure({ tenant, version, suspended: false });
-  let access: ControlPlaneAccess | undefined;
-  await waitFor(
-    `${tenant}'s control plane running`,
-    async () => {
-      options.check?.();
-      if ((await provisioner.observe(tenant)).phase !== "Running") return false;
-      access = await provisioner.access(tenant);
-      return access !== undefined;
-    },
-    { timeoutMs: options.timeoutMs ?? 240_000, everyMs: 250 },
-  );
-  const served = access as ControlPlaneAccess;
+  const served = await controlPlaneRunning(provisioner, tenant, version, {
+    timeoutMs: options.timeoutMs ?? 240_000,
+    everyMs: 250,
+    check: options.check,
+  });
   const conn = createConnectionCache().connectionFor(tenant, served);
   await waitFor(
     "tenant defaults effective",

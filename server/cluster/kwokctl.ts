@@ -50,22 +50,67 @@ export type KwokctlPortOption =
 
 export type KwokctlPorts = Partial<Record<KwokctlPortOption, number>>;
 
-/** Free ports on 127.0.0.1, held open together so they are distinct, then released. */
-export async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once("error", reject);
-          server.listen({ host: "127.0.0.1", port: 0, exclusive: true }, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
+/** Lowest port Ring0 hands to a component it starts (below it: well-known and registered services). */
+const LISTEN_PORT_FLOOR = 10_000;
+const LISTEN_PORT_TRIES = 200;
+
+/** The kernel's ephemeral range, `[low, high]`: outgoing connections take their local port from it. */
+export function ephemeralPortRange(
+  read: () => string = () => fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8"),
+): [number, number] | null {
+  try {
+    const [low = Number.NaN, high = Number.NaN] = read().trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high) && low > 0 && low <= high && high < 65536)
+      return [low, high];
+  } catch {
+    // Not Linux, or /proc is not mounted: the kernel picks (port 0).
+  }
+  return null;
+}
+
+/**
+ * Where to look for ports a component will listen on later: below the ephemeral range. A port the
+ * kernel hands out for `:0` lies inside it, so between picking and binding, any outgoing connection
+ * on the machine (ten control planes starting at once make thousands) may take it and the component
+ * then exits with "address already in use". Below the range only listeners compete, and binding
+ * first tells whether one holds the port. Null when that window is too small to pick from.
+ */
+export function listenPortWindow(range = ephemeralPortRange()): [number, number] | null {
+  if (!range) return null;
+  const high = range[0] - 1;
+  return high - LISTEN_PORT_FLOOR >= 1_000 ? [LISTEN_PORT_FLOOR, high] : null;
+}
+
+function listenOn(port: number): Promise<net.Server | undefined> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      port !== 0 && (error.code === "EADDRINUSE" || error.code === "EACCES")
+        ? resolve(undefined)
+        : reject(error),
+    );
+    server.listen({ host: "127.0.0.1", port, exclusive: true }, () => resolve(server));
+  });
+}
+
+/**
+ * Free ports on 127.0.0.1 for components to listen on, held open together so they are distinct,
+ * then released. Taken from below the ephemeral range when there is room ({@link listenPortWindow}),
+ * else from the kernel.
+ */
+export async function freeLoopbackPorts(count: number, window = listenPortWindow()): Promise<number[]> {
+  const servers: net.Server[] = [];
+  try {
+    for (let tries = 0; window && servers.length < count && tries < LISTEN_PORT_TRIES; tries++) {
+      const port = window[0] + Math.floor(Math.random() * (window[1] - window[0] + 1));
+      const server = await listenOn(port);
+      if (server) servers.push(server);
+    }
+    while (servers.length < count) servers.push((await listenOn(0)) as net.Server);
+    return servers.map((server) => (server.address() as net.AddressInfo).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
 }
 
 /** A free port on 127.0.0.1 for each named option. */
