@@ -70,7 +70,7 @@ const podsRule: GrantRule = {
 async function createGrant(
   name: string,
   spec: Partial<SharingSpec> = {},
-  suite: "open" | "strict" = "open",
+  suite: "open" | "strict" | "wild" = "open",
 ): Promise<SharingPolicyResource> {
   created.push(name);
   return createObject<SharingPolicyResource>(superCluster, {
@@ -192,6 +192,11 @@ beforeAll(async () => {
       ...common,
       labelSelector: `${suiteLabel}=${suffix}-strict`,
       policy: () => ({ ...defaultSharingPolicy, requireApproval: true }),
+    }),
+    startSharingController(superCluster, {
+      ...common,
+      labelSelector: `${suiteLabel}=${suffix}-wild`,
+      policy: () => ({ ...defaultSharingPolicy, allowWildcards: true }),
     }),
   );
 }, 150_000);
@@ -583,5 +588,46 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     const after = `${owner}-after`;
     await createGrant(after);
     await rbacIn(after);
+  });
+
+  it('spells a wildcard grant out as the resources the owner serves: the Role holds no "*", and Secrets, RBAC and tokens stay out', async () => {
+    const name = `${owner}-wild`;
+    await createGrant(
+      name,
+      { rules: [{ namespaces: ["other"], apiGroups: ["*"], resources: ["*"], verbs: ["get", "list"] }] },
+      "wild",
+    );
+    const { role } = await rbacIn(name, "other");
+    const rules = (role.rules ?? []) as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+    expect(JSON.stringify(rules)).not.toContain('"*"');
+    const reached = rules.flatMap((rule) =>
+      rule.resources.map((resource) => `${rule.apiGroups[0]}:${resource}`),
+    );
+    for (const resource of [":pods", ":pods/log", ":configmaps", ":services", "apps:deployments"])
+      expect(reached).toContain(resource);
+    for (const resource of [
+      ":secrets",
+      ":serviceaccounts/token",
+      ":pods/proxy",
+      "rbac.authorization.k8s.io:roles",
+    ])
+      expect(reached).not.toContain(resource);
+    expect(rules.every((rule) => rule.verbs.join() === "get,list")).toBe(true);
+    // What the owner's API server itself allows the grantee identity: the second wall holds.
+    await eventually(async () =>
+      (await asGrantee("GET", "/api/v1/namespaces/other/configmaps")).status === 200 ? true : undefined,
+    );
+    expect((await asGrantee("GET", "/api/v1/namespaces/other/secrets")).status).toBe(403);
+    expect((await asGrantee("GET", `/apis/${rbacVersion}/namespaces/other/rolebindings`)).status).toBe(403);
+    expect((await asGrantee("DELETE", "/api/v1/namespaces/other/configmaps/anything")).status).toBe(403);
+    expect(
+      (await asGrantee("POST", "/api/v1/namespaces/other/serviceaccounts/default/token", { spec: {} }))
+        .status,
+    ).toBe(403);
+    const grant = await eventually(async () => {
+      const found = await readGrant(name);
+      return condition(found, "Ready")?.status === "True" ? found : undefined;
+    });
+    expect(grant.status?.state).toBe("Active");
   });
 });

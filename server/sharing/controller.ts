@@ -27,6 +27,7 @@ import {
 import { updateStatusWithRetry } from "@/server/controllers/status";
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import { namespacedResources } from "@/server/k8s/discovery";
 import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import { sharedInformer } from "@/server/k8s/informers";
@@ -39,7 +40,7 @@ import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
 import { expiryOf, type GrantStateDecision, grantState, isLive, specHash } from "./grants";
 import { checkGrant, type GrantViolation, type SharingPolicyConfig, violationsMessage } from "./policy";
-import { grantRbacManifests, grantRbacName } from "./rbac";
+import { grantRbacManifests, grantRbacName, hasWildcard } from "./rbac";
 import { sharingPolicy } from "./settings";
 import {
   buildSharingStatus,
@@ -441,7 +442,11 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     grant: SharingPolicyResource,
     signal: AbortSignal,
   ): Promise<{ condition: SharingConditionInput; missing: string[] }> {
-    const desired = grantRbacManifests(grant);
+    // Wildcard rules are spelled out against what the owner's control plane serves now.
+    const expansion = grant.spec.rules.some(hasWildcard)
+      ? { served: (await namespacedResources(conn)).resources, policy: policyOf() }
+      : undefined;
+    const desired = grantRbacManifests(grant, expansion);
     const missing = new Set<string>();
     const refused: string[] = [];
     for (const manifest of desired) {

@@ -137,11 +137,11 @@ export function ownersSharingWith(
   return [...owners].sort();
 }
 
-const matches = (list: readonly string[] | undefined, value: string) =>
+export const matches = (list: readonly string[] | undefined, value: string) =>
   (list ?? []).includes("*") || (list ?? []).includes(value);
 
 /** RBAC's resource matching: "*", the exact `resource/subresource`, or `*\/<subresource>`. */
-function resourceMatches(
+export function resourceMatches(
   resources: readonly string[],
   attributes: { resource: string; subresource: string },
 ) {
@@ -156,7 +156,11 @@ function resourceMatches(
  * would otherwise reach. The namespace object and every other cluster-scoped resource, RBAC, Ring0's
  * and the control plane's configuration, and the resources that mint identities.
  */
-function beneathFloor(attributes: { apiGroup: string; resource: string; subresource: string }): boolean {
+export function beneathFloor(attributes: {
+  apiGroup: string;
+  resource: string;
+  subresource: string;
+}): boolean {
   return (
     floorApiGroups.includes(attributes.apiGroup) ||
     clusterScopedResources.includes(attributes.resource) ||

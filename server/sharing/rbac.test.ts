@@ -3,7 +3,15 @@ import type { Ring0Role } from "@/server/auth/roles";
 import { managedLabels, protectedLabel } from "@/server/tenants/defaults";
 import { granteeIdentity, granteesGroup } from "@/server/tenants/kube-identity";
 import { granteeMatches } from "./grants";
-import { grantRbacManifests, grantRbacName, grantSubjects } from "./rbac";
+import { defaultSharingPolicy, type SharingPolicyConfig } from "./policy";
+import {
+  explicitRules,
+  grantRbacManifests,
+  grantRbacName,
+  grantSubjects,
+  hasWildcard,
+  type ServedResource,
+} from "./rbac";
 import {
   type GrantRule,
   grantLabel,
@@ -251,19 +259,186 @@ describe("grantRbacManifests", () => {
       ]);
     });
 
-    it('a "*" resource with create gets get on "*/exec", "*/attach" and "*/portforward"', () => {
-      expect(roleRules({ ...readPods, resources: ["*"], verbs: ["create"] })?.[1]).toEqual({
-        apiGroups: [""],
-        resources: ["*/exec", "*/attach", "*/portforward"],
-        verbs: ["get"],
-      });
-    });
-
     it("adds nothing when get is already granted, or create is not", () => {
       expect(roleRules({ ...readPods, resources: ["pods/exec"], verbs: ["get", "create"] })).toHaveLength(1);
-      expect(roleRules({ ...readPods, resources: ["pods/exec"], verbs: ["*"] })).toHaveLength(1);
       expect(roleRules({ ...readPods, resources: ["pods/log"], verbs: ["get"] })).toHaveLength(1);
       expect(roleRules({ ...readPods, resources: ["pods", "pods/log"], verbs: ["create"] })).toHaveLength(1);
     });
+  });
+});
+
+/** What a tenant control plane serves, in part: core, apps, RBAC and a CRD. */
+const served: ServedResource[] = [
+  ...[
+    "pods",
+    "pods/log",
+    "pods/exec",
+    "pods/attach",
+    "pods/portforward",
+    "pods/proxy",
+    "pods/ephemeralcontainers",
+    "pods/status",
+    "secrets",
+    "configmaps",
+    "serviceaccounts",
+    "serviceaccounts/token",
+    "services",
+    "services/proxy",
+    "events",
+  ].map((resource) => ({ apiGroup: "", resource })),
+  { apiGroup: "apps", resource: "deployments" },
+  { apiGroup: "apps", resource: "deployments/scale" },
+  { apiGroup: "rbac.authorization.k8s.io", resource: "roles" },
+  { apiGroup: "rbac.authorization.k8s.io", resource: "rolebindings" },
+  { apiGroup: "authorization.k8s.io", resource: "localsubjectaccessreviews" },
+  { apiGroup: "example.com", resource: "widgets" },
+];
+const wildcards: SharingPolicyConfig = { ...defaultSharingPolicy, allowWildcards: true };
+const everything: GrantRule = {
+  namespaces: ["shared"],
+  apiGroups: ["*"],
+  resources: ["*"],
+  verbs: ["get", "list"],
+};
+const reached = (rules: { apiGroups: string[]; resources: string[] }[]) =>
+  rules
+    .flatMap((rule) => rule.resources.map((resource) => `${rule.apiGroups[0] || "core"}:${resource}`))
+    .sort();
+
+describe("hasWildcard", () => {
+  it('is "*" in groups, resources (also "*/sub") or verbs', () => {
+    expect(hasWildcard(readPods)).toBe(false);
+    expect(hasWildcard({ ...readPods, apiGroups: ["*"] })).toBe(true);
+    expect(hasWildcard({ ...readPods, resources: ["*"] })).toBe(true);
+    expect(hasWildcard({ ...readPods, resources: ["*/log"] })).toBe(true);
+    expect(hasWildcard({ ...readPods, verbs: ["*"] })).toBe(true);
+  });
+});
+
+describe("explicitRules (wildcard rules spelled out for the Role)", () => {
+  it('"*" everything reaches each served namespaced resource above the floor and outside the policy\'s denials', () => {
+    expect(reached(explicitRules(everything, served, wildcards))).toEqual([
+      "apps:deployments",
+      "apps:deployments/scale",
+      "core:configmaps",
+      "core:events",
+      "core:pods",
+      "core:pods/attach",
+      "core:pods/exec",
+      "core:pods/log",
+      "core:pods/portforward",
+      "core:pods/status",
+      "core:serviceaccounts",
+      "core:services",
+      "example.com:widgets",
+    ]);
+  });
+
+  it("never names Secrets, RBAC, token minting, proxies or ephemeral containers", () => {
+    const names = reached(explicitRules({ ...everything, verbs: ["*"] }, served, wildcards));
+    for (const never of [
+      "core:secrets",
+      "core:serviceaccounts/token",
+      "core:pods/proxy",
+      "core:services/proxy",
+      "core:pods/ephemeralcontainers",
+      "rbac.authorization.k8s.io:roles",
+      "rbac.authorization.k8s.io:rolebindings",
+      "authorization.k8s.io:localsubjectaccessreviews",
+    ]) {
+      expect(names).not.toContain(never);
+    }
+  });
+
+  it('"*" verbs are the policy\'s allowed verbs, and workloads get no writes unless the policy allows them', () => {
+    const rules = explicitRules({ ...everything, apiGroups: [""], verbs: ["*"] }, served, wildcards);
+    const pods = rules.find((rule) => rule.resources.includes("pods"));
+    expect(pods?.verbs).toEqual(["get", "list", "watch", "delete"]);
+    const configmaps = rules.find((rule) => rule.resources.includes("configmaps"));
+    expect(configmaps?.verbs).toEqual(wildcards.allowedVerbs);
+    expect(rules.every((rule) => !rule.verbs.includes("*"))).toBe(true);
+    const writes = explicitRules({ ...everything, apiGroups: [""], verbs: ["*"] }, served, {
+      ...wildcards,
+      allowWorkloadWrites: true,
+    });
+    expect(writes.find((rule) => rule.resources.includes("pods"))?.verbs).toEqual(wildcards.allowedVerbs);
+  });
+
+  it("verbs outside the policy's allowed verbs are dropped", () => {
+    const rules = explicitRules(everything, served, { ...wildcards, allowedVerbs: ["get"] });
+    expect(rules.every((rule) => rule.verbs.join() === "get")).toBe(true);
+    expect(explicitRules(everything, served, { ...wildcards, allowedVerbs: ["watch"] })).toEqual([]);
+  });
+
+  it("denied API groups and resources stay out, subresources by their full name or their resource", () => {
+    const policy = {
+      ...wildcards,
+      deniedApiGroups: ["example.com"],
+      deniedResources: ["secrets", "pods/exec", "events"],
+    };
+    const names = reached(explicitRules(everything, served, policy));
+    expect(names).not.toContain("example.com:widgets");
+    expect(names).not.toContain("core:pods/exec");
+    expect(names).not.toContain("core:events");
+    expect(names).toContain("core:pods/log");
+  });
+
+  it("a wildcard in one place keeps the rest of the rule exact", () => {
+    expect(reached(explicitRules({ ...everything, resources: ["pods"] }, served, wildcards))).toEqual([
+      "core:pods",
+    ]);
+    expect(
+      reached(explicitRules({ ...everything, apiGroups: [""], resources: ["*/log"] }, served, wildcards)),
+    ).toEqual(["core:pods/log"]);
+    expect(reached(explicitRules({ ...everything, apiGroups: ["apps"] }, served, wildcards))).toEqual([
+      "apps:deployments",
+      "apps:deployments/scale",
+    ]);
+  });
+
+  it("a resource the control plane does not serve is not named", () => {
+    expect(
+      explicitRules({ ...everything, apiGroups: ["*"], resources: ["gadgets"] }, served, wildcards),
+    ).toEqual([]);
+  });
+});
+
+describe("grantRbacManifests with wildcard rules", () => {
+  const roleRules = (rules: GrantRule[], expansion?: Parameters<typeof grantRbacManifests>[1]) =>
+    (grantRbacManifests(grant({ rules }), expansion) as unknown as Manifest[]).find((m) => m.kind === "Role")
+      ?.rules;
+
+  it('spells them out against the served resources; the Role never holds "*"', () => {
+    const rules = roleRules([everything], { served, policy: wildcards }) ?? [];
+    expect(rules.length).toBeGreaterThan(0);
+    expect(JSON.stringify(rules)).not.toContain('"*"');
+  });
+
+  it("without the served resources a wildcard rule gives no RBAC; exact rules are kept", () => {
+    expect(roleRules([everything])).toEqual([]);
+    expect(roleRules([everything, readPods])).toEqual([
+      { apiGroups: [""], resources: ["pods", "pods/log"], verbs: ["get", "list", "watch"] },
+    ]);
+  });
+
+  it("resource names carry over to every spelled-out rule", () => {
+    const rules =
+      roleRules([{ ...everything, apiGroups: [""], resourceNames: ["web"] }], {
+        served,
+        policy: wildcards,
+      }) ?? [];
+    expect(rules.length).toBeGreaterThan(0);
+    expect(rules.every((rule) => JSON.stringify(rule.resourceNames) === '["web"]')).toBe(true);
+  });
+
+  it("create on spelled-out connect subresources also gets get on exactly them (WebSocket exec)", () => {
+    const rules = roleRules([{ ...everything, apiGroups: [""], resources: ["*/exec"], verbs: ["create"] }], {
+      served,
+      policy: wildcards,
+    });
+    expect(rules).toEqual([
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
+      { apiGroups: [""], resources: ["pods/exec"], verbs: ["get"] },
+    ]);
   });
 });

@@ -7,6 +7,8 @@
 import type { KubeObject } from "@/server/k8s/apply";
 import { managedLabels } from "@/server/tenants/defaults";
 import { kubeUserName, roleGroup, tenantGroup } from "@/server/tenants/kube-identity";
+import { beneathFloor, matches, resourceMatches } from "./grants";
+import { type SharingPolicyConfig, workloadResources, workloadWriteVerbs } from "./policy";
 import { connectSubresources } from "./request-info";
 import { type GrantRule, grantLabel, ownerLabel, type SharingPolicyResource } from "./types";
 
@@ -43,17 +45,91 @@ export function grantSubjects(grant: SharingPolicyResource): object[] {
  * `get` on them without an upgrade opens nothing, and the gateway refuses it anyway.
  */
 function websocketUpgradeRule(rule: GrantRule): { resources: string[]; verbs: string[] } | null {
-  if (!rule.verbs.includes("create") || rule.verbs.includes("get") || rule.verbs.includes("*")) return null;
+  // Wildcard rules arrive here spelled out (explicitRules): no "*" in verbs or resources.
+  if (!rule.verbs.includes("create") || rule.verbs.includes("get")) return null;
   const resources = rule.resources.flatMap((resource) => {
-    if (resource === "*") return [...connectSubresources].map((subresource) => `*/${subresource}`);
     const subresource = resource.split("/")[1];
     return subresource && connectSubresources.has(subresource) ? [resource] : [];
   });
   return resources.length > 0 ? { resources: [...new Set(resources)], verbs: ["get"] } : null;
 }
 
+/** A namespaced resource the owner's control plane serves, from its discovery: `pods`, `pods/log`. */
+export interface ServedResource {
+  apiGroup: string;
+  /** `resource` or `resource/subresource`. */
+  resource: string;
+}
+
+/** Whether a rule names "*" anywhere RBAC would read it as "everything". */
+export function hasWildcard(rule: GrantRule): boolean {
+  return (
+    rule.apiGroups.includes("*") ||
+    rule.verbs.includes("*") ||
+    rule.resources.some((resource) => resource === "*" || resource.startsWith("*/"))
+  );
+}
+
+type RoleRule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+/**
+ * A wildcard rule (allowed when the operator policy allows wildcards) spelled out for RBAC. In a
+ * Role, "*" reaches everything, subresources included: Secrets, RBAC, `serviceaccounts/token`,
+ * `pods/exec`. The gateway holds the floor and the policy at every request, but the Role is the
+ * second wall, so it names exactly what the gateway would let through: each served namespaced
+ * resource the rule matches, above the floor, outside the denied groups and resources, with the
+ * policy's verbs ("*" becomes `allowedVerbs`) and no workload writes unless the policy allows them.
+ * Resources a control plane starts serving later (a new CRD) join at the next reconcile.
+ */
+export function explicitRules(
+  rule: GrantRule,
+  served: readonly ServedResource[],
+  policy: SharingPolicyConfig,
+): RoleRule[] {
+  const verbs = rule.verbs.includes("*")
+    ? [...policy.allowedVerbs]
+    : rule.verbs.filter((verb) => (policy.allowedVerbs as string[]).includes(verb));
+  const byGroupAndVerbs = new Map<string, RoleRule>();
+  for (const { apiGroup, resource: key } of served) {
+    const [resource = key, subresource = ""] = key.split("/");
+    const attributes = { apiGroup, resource, subresource };
+    if (beneathFloor(attributes) || !matches(rule.apiGroups, apiGroup)) continue;
+    if (!resourceMatches(rule.resources, attributes)) continue;
+    if (
+      policy.deniedApiGroups.includes(apiGroup) ||
+      policy.deniedResources.includes(key) ||
+      policy.deniedResources.includes(resource)
+    )
+      continue;
+    const allowed =
+      !policy.allowWorkloadWrites && workloadResources.includes(key)
+        ? verbs.filter((verb) => !workloadWriteVerbs.includes(verb))
+        : verbs;
+    if (allowed.length === 0) continue;
+    const id = `${apiGroup}\u0000${allowed.join(",")}`;
+    const entry = byGroupAndVerbs.get(id) ?? { apiGroups: [apiGroup], resources: [], verbs: allowed };
+    entry.resources.push(key);
+    byGroupAndVerbs.set(id, entry);
+  }
+  return [...byGroupAndVerbs.values()]
+    .map((entry) => ({ ...entry, resources: [...new Set(entry.resources)].sort() }))
+    .sort((a, b) => `${a.apiGroups[0]}:${a.verbs}`.localeCompare(`${b.apiGroups[0]}:${b.verbs}`));
+}
+
+/**
+ * What a grant with wildcard rules needs to become RBAC: the owner's served resources and the
+ * policy in force. Without it, wildcard rules give no RBAC at all (never "*").
+ */
+export interface WildcardExpansion {
+  served: readonly ServedResource[];
+  policy: SharingPolicyConfig;
+}
+
 /** The Roles and RoleBindings of a live grant (pure; the controller applies them). */
-export function grantRbacManifests(grant: SharingPolicyResource): KubeObject[] {
+export function grantRbacManifests(
+  grant: SharingPolicyResource,
+  expansion?: WildcardExpansion,
+): KubeObject[] {
   const name = grantRbacName(grant.metadata.name);
   const labels = {
     ...managedLabels,
@@ -69,15 +145,19 @@ export function grantRbacManifests(grant: SharingPolicyResource): KubeObject[] {
     const rules = grant.spec.rules
       .filter((rule) => rule.namespaces.includes(namespace))
       .flatMap((rule) => {
-        const base = {
-          apiGroups: rule.apiGroups,
-          resources: rule.resources,
-          ...(rule.resourceNames?.length ? { resourceNames: rule.resourceNames } : {}),
-          verbs: rule.verbs,
-        };
-        const upgrades = websocketUpgradeRule(rule);
-        return upgrades ? [base, { ...base, ...upgrades }] : [base];
+        const names = rule.resourceNames?.length ? { resourceNames: rule.resourceNames } : {};
+        const spelled: RoleRule[] = hasWildcard(rule)
+          ? expansion
+            ? explicitRules(rule, expansion.served, expansion.policy)
+            : []
+          : [{ apiGroups: rule.apiGroups, resources: rule.resources, verbs: rule.verbs }];
+        return spelled.flatMap((explicit) => {
+          const base = { ...explicit, ...names };
+          const upgrades = websocketUpgradeRule({ ...rule, ...explicit });
+          return upgrades ? [base, { ...base, ...upgrades }] : [base];
+        });
       });
+    // A Role without rules still names the namespace; RBAC takes it and it grants nothing.
     const annotations = { "ring0.dev/purpose": grant.spec.purpose.slice(0, 1024) };
     out.push({
       apiVersion: "rbac.authorization.k8s.io/v1",

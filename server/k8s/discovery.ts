@@ -1,0 +1,58 @@
+/**
+ * The namespaced resources a cluster serves, from its discovery: `/api/v1` and each API group's
+ * preferred version. RBAC matches groups and resources, not versions, so one version per group is
+ * enough. A group whose discovery fails (an aggregated API that is down) is left out and named.
+ */
+import type { ClusterConnection } from "./cluster";
+import { kubeRequest } from "./transport";
+
+export interface NamespacedResource {
+  /** "" for the core group. */
+  apiGroup: string;
+  /** `pods`, or `pods/log` for a subresource. */
+  resource: string;
+}
+
+interface ResourceList {
+  resources?: Array<{ name?: string; namespaced?: boolean }>;
+}
+
+interface GroupList {
+  groups?: Array<{ name?: string; preferredVersion?: { groupVersion?: string } }>;
+}
+
+function namespacedIn(list: ResourceList, apiGroup: string): NamespacedResource[] {
+  return (list.resources ?? [])
+    .filter((resource) => resource.namespaced === true && typeof resource.name === "string" && resource.name)
+    .map((resource) => ({ apiGroup, resource: resource.name as string }));
+}
+
+export async function namespacedResources(
+  conn: ClusterConnection,
+  options: { timeoutMs?: number } = {},
+): Promise<{ resources: NamespacedResource[]; unavailable: string[] }> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const [core, groups] = await Promise.all([
+    kubeRequest<ResourceList>(conn, { path: "/api/v1", timeoutMs }),
+    kubeRequest<GroupList>(conn, { path: "/apis", timeoutMs }),
+  ]);
+  const resources = namespacedIn(core, "");
+  const unavailable: string[] = [];
+  const lists = await Promise.all(
+    (groups.groups ?? []).map(async (group) => {
+      const groupVersion = group.preferredVersion?.groupVersion;
+      if (!group.name || !groupVersion || !/^[a-z0-9][a-z0-9.-]*\/[a-z0-9]+$/.test(groupVersion)) return [];
+      try {
+        return namespacedIn(
+          await kubeRequest<ResourceList>(conn, { path: `/apis/${groupVersion}`, timeoutMs }),
+          group.name,
+        );
+      } catch {
+        unavailable.push(group.name);
+        return [];
+      }
+    }),
+  );
+  for (const list of lists) resources.push(...list);
+  return { resources, unavailable: unavailable.sort() };
+}
