@@ -38,12 +38,17 @@ function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): vo
  * their grantee identity, which only the grant's RoleBindings name.
  */
 export function impersonationOf(tenant: string, user: KubeActor): Impersonation {
-  if (user.role !== "operator" && user.tenant !== tenant) return granteeIdentity(user);
+  if (isGranteeIn(tenant, user)) return granteeIdentity(user);
   return { user: kubeUserName(tenant, user.subject), groups: kubeGroupsFor(tenant, user.role) };
 }
 
 /** What the control plane needs to know of a Ring0 user to act as them. */
 export type KubeActor = Pick<SessionUser, "subject" | "role" | "tenant">;
+
+/** A user of another tenant (not an operator): in `tenant` only through a sharing grant. */
+function isGranteeIn(tenant: string, user: Pick<KubeActor, "role" | "tenant">): boolean {
+  return user.role !== "operator" && user.tenant !== tenant;
+}
 
 /** Why a tenant's control plane cannot take requests now; thrown instead of a request. */
 export class ControlPlaneNotServingError extends UnavailableError {
@@ -88,7 +93,10 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
   // use up the sockets the short requests queue for.
   const watchPool = createUpstreamPool();
 
-  async function serving(tenant: string): Promise<Extract<ControlPlaneLookup, { state: "ready" }>> {
+  async function serving(
+    tenant: string,
+    user: KubeActor,
+  ): Promise<Extract<ControlPlaneLookup, { state: "ready" }>> {
     const controlPlanes = directory();
     if (!controlPlanes) {
       throw new ControlPlaneNotServingError(
@@ -111,14 +119,17 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
       throw new ControlPlaneNotServingError(
         tenant,
         found.phase,
-        `The control plane of tenant "${tenant}" is ${found.phase}: ${found.message}`,
+        // Why it is not serving (its conditions, log lines) is the owner's and the operators' to read.
+        isGranteeIn(tenant, user)
+          ? `The control plane of tenant "${tenant}" is not serving right now (${found.phase}); try again later.`
+          : `The control plane of tenant "${tenant}" is ${found.phase}: ${found.message}`,
       );
     }
     return found;
   }
 
-  async function upstreamOf(tenant: string, from: UpstreamPool): Promise<Upstream> {
-    const { access } = await serving(tenant);
+  async function upstreamOf(tenant: string, user: KubeActor, from: UpstreamPool): Promise<Upstream> {
+    const { access } = await serving(tenant, user);
     try {
       return from.get(tenant, access);
     } catch (error) {
@@ -133,7 +144,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
   return {
     /** The parsed JSON answer; a non-2xx answer is a K8sError with the control plane's Status. */
     async request<T>(tenant: string, user: KubeActor, request: ControlPlaneRequest): Promise<T> {
-      const upstream = await upstreamOf(tenant, pool);
+      const upstream = await upstreamOf(tenant, user, pool);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
       const headers = upstreamRequestHeaders(
         {
@@ -204,7 +215,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
       onEvent: (event: ControlPlaneWatchEvent) => void,
       signal: AbortSignal,
     ): Promise<void> {
-      const upstream = await upstreamOf(tenant, watchPool);
+      const upstream = await upstreamOf(tenant, user, watchPool);
       if (signal.aborted) return;
       const headers = upstreamRequestHeaders(
         { accept: "application/json" },
@@ -278,8 +289,8 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
      * its closures (and the watch agents), never in what it returns.
      */
     async streaming(tenant: string, user: KubeActor): Promise<StreamUpstream> {
-      const upstream = await upstreamOf(tenant, watchPool);
-      const { access } = await serving(tenant);
+      const upstream = await upstreamOf(tenant, user, watchPool);
+      const { access } = await serving(tenant, user);
       const impersonate = impersonationOf(tenant, user);
       const headers = () =>
         upstreamRequestHeaders({}, { impersonate, host: upstream.url.host, upgrade: false }) as Record<

@@ -28,7 +28,7 @@ import { createTokenService } from "@/server/tokens/service";
 import { signInTenantAdmin, superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { setGatewayEndpoint } from "./endpoint";
-import { createKubeGateway, type KubeGateway, type KubeGatewayLimits } from "./gateway";
+import { createKubeGateway, type GatewaySharing, type KubeGateway, type KubeGatewayLimits } from "./gateway";
 import { type GatewayListener, startGatewayListener } from "./listener";
 import { ensureGatewayTls } from "./tls";
 
@@ -65,12 +65,16 @@ const directory: ControlPlaneDirectory = {
 };
 
 /** One gateway behind a plain HTTP listener and the runtime's HTTPS listener; returns both base URLs. */
-async function startGateway(limits: KubeGatewayLimits): Promise<{ plain: string; secure: string }> {
+async function startGateway(
+  limits: KubeGatewayLimits,
+  sharing?: GatewaySharing,
+): Promise<{ plain: string; secure: string }> {
   const tokenService = createTokenService({ db });
   const gateway = createKubeGateway({
     authenticate: (plaintext) => tokenService.verifyToken(plaintext),
     directory: () => directory,
     limits,
+    sharing,
     audit: recordAudit,
     logger,
   });
@@ -520,6 +524,40 @@ describe("the gateway over plain HTTP", () => {
       reason: "ServiceUnavailable",
       message: expect.stringContaining("Provisioning): etcd is starting"),
     });
+  });
+
+  it("tells a grantee only the phase of an owner's control plane that is not serving, not why", async () => {
+    // The grant decision itself is the sharing suites' (server/sharing); here gw-a's users hold a
+    // grant on gw-down, so the request reaches the control plane lookup.
+    const granted = (
+      await startGateway(
+        { ratePerSecond: 1000, burst: 1000, maxLongRunning: 4 },
+        {
+          verdict: async (user, owner) =>
+            user.tenant === "gw-a" && owner === "gw-down"
+              ? { kind: "allowed", grant: "gw-down.test" }
+              : { kind: "no-grant" },
+          watch: () => () => {},
+          recordUse: () => {},
+        },
+      )
+    ).plain;
+    const answer = await request(api("gw-down", "/api/v1/namespaces/shared/pods"), {
+      headers: bearer(tokens.a),
+      at: granted,
+    });
+    expect(answer.status).toBe(503);
+    const status = JSON.parse(answer.body) as { message: string };
+    expect(status.message).toBe(
+      'The control plane of tenant "gw-down" is not serving right now (Provisioning); try again later.',
+    );
+    expect(answer.body).not.toContain("etcd is starting");
+    // The owner's own users still read why.
+    const own = await request(api("gw-down", "/api/v1/namespaces/shared/pods"), {
+      headers: bearer(tokens.down),
+      at: granted,
+    });
+    expect(JSON.parse(own.body).message).toContain("etcd is starting");
   });
 
   it("refuses forged paths before looking anything up", async () => {

@@ -236,9 +236,13 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       return notFound;
     }
     if (lookup.state === "unavailable") {
+      // A grantee (a token of another tenant, admitted above by a grant) learns the phase only:
+      // why the owner's control plane is not serving is the owner's and the operators' to read.
       return deny(
         503,
-        `The control plane of tenant "${parsed.tenant}" is not serving (${lookup.phase}): ${lookup.message}`,
+        verified.token.tenant !== parsed.tenant
+          ? `The control plane of tenant "${parsed.tenant}" is not serving right now (${lookup.phase}); try again later.`
+          : `The control plane of tenant "${parsed.tenant}" is not serving (${lookup.phase}): ${lookup.message}`,
       );
     }
 

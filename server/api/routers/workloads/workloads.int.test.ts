@@ -13,6 +13,14 @@ import { installCrds } from "@/server/k8s/crds";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { openWatchCount, type WatchTransport } from "@/server/k8s/watch";
 import { createLogger } from "@/server/logger";
+import { specHash } from "@/server/sharing/grants";
+import {
+  ownerLabel,
+  type SharingSpec,
+  sharingAnnotations,
+  sharingApiVersion,
+  sharingKind,
+} from "@/server/sharing/types";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
@@ -23,6 +31,9 @@ import type { PodList } from "./pods";
 const runId = Date.now().toString(36);
 const rbacName = `ring0-wl-test-${runId}`;
 const rbac = "rbac.authorization.k8s.io/v1";
+/** A tenant of this suite only that shares with acme; its control plane is not serving. */
+const sharingOwner = `wls-${runId}`;
+const sharingGrant = `${sharingOwner}.acme`;
 
 let conn: ClusterConnection;
 let users: Record<DemoKey, SessionUser>;
@@ -46,7 +57,7 @@ beforeAll(async () => {
   setControlPlaneDirectory({
     async lookup(tenant) {
       if (tenant === "acme") return { state: "ready", access: superClusterAccess(conn), version: "1.36" };
-      if (tenant === "globex") return globexState;
+      if (tenant === "globex" || tenant === sharingOwner) return globexState;
       return { state: "absent" };
     },
   });
@@ -100,6 +111,11 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await deleteObject(conn, {
+    apiVersion: sharingApiVersion,
+    kind: sharingKind,
+    metadata: { name: sharingGrant },
+  }).catch(() => undefined);
   setControlPlaneDirectory(null);
   for (const kind of ["ClusterRoleBinding", "ClusterRole"])
     await deleteObject(conn, { apiVersion: rbac, kind, metadata: { name: rbacName } }).catch(() => undefined);
@@ -289,6 +305,44 @@ describe("workloads.pods, acting as the user in the tenant's control plane", () 
     } finally {
       await feed.return?.();
     }
+  });
+
+  it("tells a grantee only the phase of the owner's control plane that is not serving, not why", async () => {
+    const spec: SharingSpec = {
+      ownerTenant: sharingOwner,
+      grantees: [{ tenant: "acme" }],
+      rules: [
+        { namespaces: ["shared"], apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+      ],
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      purpose: "workloads suite",
+    };
+    await createObject(conn, {
+      apiVersion: sharingApiVersion,
+      kind: sharingKind,
+      metadata: {
+        name: sharingGrant,
+        labels: { [ownerLabel]: sharingOwner },
+        annotations: {
+          [sharingAnnotations.approvedSpec]: specHash(spec),
+          [sharingAnnotations.approvedBy]: "test",
+        },
+      },
+      spec,
+    });
+    const acme = caller(users.acmeAdmin);
+    const input = { tenant: sharingOwner, namespace: "shared" };
+    // The live grants come from an informer: the grant counts once it has seen it.
+    const answer = await eventually(async () => {
+      const [code] = await trpcOutcome(acme.workloads.pods.list(input));
+      return code === "NOT_FOUND" ? undefined : acme.workloads.pods.list(input);
+    });
+    expect(answer).toEqual({
+      state: "not-serving",
+      phase: "Provisioning",
+      message: `The control plane of tenant "${sharingOwner}" is not serving right now (Provisioning); try again later.`,
+    });
+    expect(JSON.stringify(answer)).not.toContain("etcd is starting");
   });
 
   it("validates inputs with messages that name the field", async () => {
