@@ -440,6 +440,7 @@ export async function controlPlaneRunning(
 ): Promise<ControlPlaneAccess> {
   const deadline = Date.now() + options.timeoutMs;
   let last = "not observed yet";
+  let ensureError = "";
   for (let ensured = 0; ; ) {
     options.check?.();
     const observed = await provisioner.observe(tenant).catch((error: unknown) => ({
@@ -454,12 +455,11 @@ export async function controlPlaneRunning(
       ensured++;
       options.log?.(`${tenant}'s control plane failed (${last}); ensuring it again`);
       await provisioner.ensure({ tenant, version, suspended: false }).catch((error: unknown) => {
-        last = `ensuring again failed: ${error instanceof Error ? error.message : String(error)}`;
+        ensureError = `; ensuring it again failed: ${error instanceof Error ? error.message : String(error)}`;
       });
-      continue;
     }
     if (Date.now() > deadline)
-      throw new Error(`${tenant}'s control plane running: timed out (last seen: ${last})`);
+      throw new Error(`${tenant}'s control plane running: timed out (last seen: ${last}${ensureError})`);
     await sleep(options.everyMs);
   }
 }

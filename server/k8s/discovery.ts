@@ -21,9 +21,17 @@ interface GroupList {
   groups?: Array<{ name?: string; preferredVersion?: { groupVersion?: string } }>;
 }
 
+/** A resource name as the API server validates it, optionally with one subresource: `pods/log`. */
+const resourceName = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\/[a-z0-9]([a-z0-9-]*[a-z0-9])?)?$/;
+const groupVersionPattern = /^([a-z0-9][a-z0-9.-]*)\/[a-z0-9]+$/;
+
+/** The namespaced resources of a list; names that are no resource name (`*`) are dropped. */
 function namespacedIn(list: ResourceList, apiGroup: string): NamespacedResource[] {
   return (list.resources ?? [])
-    .filter((resource) => resource.namespaced === true && typeof resource.name === "string" && resource.name)
+    .filter(
+      (resource) =>
+        resource.namespaced === true && typeof resource.name === "string" && resourceName.test(resource.name),
+    )
     .map((resource) => ({ apiGroup, resource: resource.name as string }));
 }
 
@@ -41,7 +49,8 @@ export async function namespacedResources(
   const lists = await Promise.all(
     (groups.groups ?? []).map(async (group) => {
       const groupVersion = group.preferredVersion?.groupVersion;
-      if (!group.name || !groupVersion || !/^[a-z0-9][a-z0-9.-]*\/[a-z0-9]+$/.test(groupVersion)) return [];
+      // An aggregated API server answers for its group alone: the version must be of that group.
+      if (!group.name || groupVersion?.match(groupVersionPattern)?.[1] !== group.name) return [];
       try {
         return namespacedIn(
           await kubeRequest<ResourceList>(conn, { path: `/apis/${groupVersion}`, timeoutMs }),

@@ -443,9 +443,8 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
     signal: AbortSignal,
   ): Promise<{ condition: SharingConditionInput; missing: string[] }> {
     // Wildcard rules are spelled out against what the owner's control plane serves now.
-    const expansion = grant.spec.rules.some(hasWildcard)
-      ? { served: (await namespacedResources(conn)).resources, policy: policyOf() }
-      : undefined;
+    const discovered = grant.spec.rules.some(hasWildcard) ? await namespacedResources(conn) : undefined;
+    const expansion = discovered && { served: discovered.resources, policy: policyOf() };
     const desired = grantRbacManifests(grant, expansion);
     const missing = new Set<string>();
     const refused: string[] = [];
@@ -502,7 +501,11 @@ export function createSharingReconciler(superCluster: ClusterConnection, options
         reason: "Applied",
         message: `Role and RoleBinding "${name}" are in namespace${applied.length === 1 ? "" : "s"} ${applied
           .map((namespace) => `"${namespace}"`)
-          .join(", ")} of the owner's control plane.`,
+          .join(", ")} of the owner's control plane.${
+          discovered?.unavailable.length
+            ? ` The wildcard rules do not cover the API groups whose discovery failed (${discovered.unavailable.join(", ")}) until it answers again.`
+            : ""
+        }`,
       },
       missing: [],
     };

@@ -219,7 +219,7 @@ describe("checkGrant: the floor no policy lowers", () => {
     allowWildcards: true,
     allowWorkloadWrites: true,
     deniedResources: [],
-    allowedVerbs: ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "*"],
+    allowedVerbs: ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"],
     maxExpiryDays: null,
   });
 
@@ -362,6 +362,12 @@ describe("parseSharingPolicy", () => {
       maxExpiryDays: null,
       grantees: ["globex"],
     });
+  });
+
+  it('refuses "*" among the allowed verbs, pointing at allowWildcards', () => {
+    expect(() => parseSharingPolicy('{"allowedVerbs": ["get", "*"]}')).toThrow(
+      /allowedVerbs\.1: expected one of get, list, .*\("\*" is allowWildcards\)/,
+    );
   });
 
   it("refuses text that is not JSON", () => {

@@ -30,9 +30,16 @@ export const sharingPolicySchema = z
      * Secret and service account of its namespace, so such a grant would share those too.
      */
     allowWorkloadWrites: z.boolean().default(false),
-    /** Verbs a grant may name. */
+    /** Verbs a grant may name ("*" in a grant is `allowWildcards`' to allow, not a verb here). */
     allowedVerbs: z
-      .array(z.enum(grantVerbs))
+      .array(
+        z.enum(
+          grantVerbs.filter((verb) => verb !== "*"),
+          {
+            error: `expected one of ${grantVerbs.filter((verb) => verb !== "*").join(", ")} ("*" is allowWildcards)`,
+          },
+        ),
+      )
       .default(["get", "list", "watch", "create", "update", "patch", "delete"]),
   })
   .strict();
@@ -109,6 +116,7 @@ export const floorResources = [
   "pods/proxy",
   "services/proxy",
   "bindings",
+  "pods/binding",
   "tokenreviews",
 ];
 

@@ -364,6 +364,24 @@ describe("explicitRules (wildcard rules spelled out for the Role)", () => {
     expect(writes.find((rule) => rule.resources.includes("pods"))?.verbs).toEqual(wildcards.allowedVerbs);
   });
 
+  it('never "*" verbs, even from a policy object that lists "*" among its allowed verbs', () => {
+    const loose = { ...wildcards, allowedVerbs: ["get", "*"] } as unknown as SharingPolicyConfig;
+    for (const verbs of [["*"], ["get", "*"]]) {
+      const rules = explicitRules({ ...everything, verbs: verbs as GrantRule["verbs"] }, served, loose);
+      expect(rules.length).toBeGreaterThan(0);
+      expect(rules.every((rule) => rule.verbs.join() === "get")).toBe(true);
+    }
+  });
+
+  it("pods/binding stays out: it is the floor's bindings by another path", () => {
+    const rules = explicitRules(
+      { ...everything, apiGroups: [""], resources: ["*/binding"], verbs: ["create"] },
+      [...served, { apiGroup: "", resource: "pods/binding" }],
+      wildcards,
+    );
+    expect(rules).toEqual([]);
+  });
+
   it("verbs outside the policy's allowed verbs are dropped", () => {
     const rules = explicitRules(everything, served, { ...wildcards, allowedVerbs: ["get"] });
     expect(rules.every((rule) => rule.verbs.join() === "get")).toBe(true);

@@ -86,9 +86,10 @@ export function explicitRules(
   served: readonly ServedResource[],
   policy: SharingPolicyConfig,
 ): RoleRule[] {
+  const allowedVerbs = (policy.allowedVerbs as string[]).filter((verb) => verb !== "*");
   const verbs = rule.verbs.includes("*")
-    ? [...policy.allowedVerbs]
-    : rule.verbs.filter((verb) => (policy.allowedVerbs as string[]).includes(verb));
+    ? allowedVerbs
+    : rule.verbs.filter((verb) => allowedVerbs.includes(verb));
   const byGroupAndVerbs = new Map<string, RoleRule>();
   for (const { apiGroup, resource: key } of served) {
     const [resource = key, subresource = ""] = key.split("/");
