@@ -121,12 +121,11 @@ export async function freePortsFor<K extends KwokctlPortOption>(
   return Object.fromEntries(options.map((option, index) => [option, ports[index]])) as Record<K, number>;
 }
 
-export function isPortFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen({ host: "127.0.0.1", port, exclusive: true }, () => server.close(() => resolve(true)));
-  });
+export async function isPortFree(port: number): Promise<boolean> {
+  const server = await listenOn(port).catch(() => undefined);
+  if (!server) return false;
+  await new Promise((resolve) => server.close(resolve));
+  return true;
 }
 
 /** True when something accepts connections on 127.0.0.1:`port`. */

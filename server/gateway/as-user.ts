@@ -12,6 +12,7 @@ import type { SessionUser } from "@/server/auth/roles";
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "@/server/k8s/errors";
 import type { WatchTransport } from "@/server/k8s/watch";
+import { actsAsGrantee } from "@/server/sharing/access";
 import {
   type ControlPlaneDirectory,
   type ControlPlaneLookup,
@@ -38,17 +39,12 @@ function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): vo
  * their grantee identity, which only the grant's RoleBindings name.
  */
 export function impersonationOf(tenant: string, user: KubeActor): Impersonation {
-  if (isGranteeIn(tenant, user)) return granteeIdentity(user);
+  if (actsAsGrantee(user, tenant)) return granteeIdentity(user);
   return { user: kubeUserName(tenant, user.subject), groups: kubeGroupsFor(tenant, user.role) };
 }
 
 /** What the control plane needs to know of a Ring0 user to act as them. */
 export type KubeActor = Pick<SessionUser, "subject" | "role" | "tenant">;
-
-/** A user of another tenant (not an operator): in `tenant` only through a sharing grant. */
-function isGranteeIn(tenant: string, user: Pick<KubeActor, "role" | "tenant">): boolean {
-  return user.role !== "operator" && user.tenant !== tenant;
-}
 
 /** Why a tenant's control plane cannot take requests now; thrown instead of a request. */
 export class ControlPlaneNotServingError extends UnavailableError {
@@ -120,7 +116,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
         tenant,
         found.phase,
         // Why it is not serving (its conditions, log lines) is the owner's and the operators' to read.
-        isGranteeIn(tenant, user)
+        actsAsGrantee(user, tenant)
           ? `The control plane of tenant "${tenant}" is not serving right now (${found.phase}); try again later.`
           : `The control plane of tenant "${tenant}" is ${found.phase}: ${found.message}`,
       );

@@ -174,7 +174,8 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     // A token reaches its own tenant, and another only within a live sharing grant; without one,
     // any other tenant reads exactly like a missing one.
     const notFound = deny(404, `tenant "${parsed.tenant}" not found`);
-    if (verified.token.tenant !== parsed.tenant) {
+    const grantee = verified.token.tenant !== parsed.tenant;
+    if (grantee) {
       const sharing = options.sharing;
       const user = verified.user;
       if (!sharing || !actsAsGrantee(user, parsed.tenant) || user.tenant !== verified.token.tenant)
@@ -236,11 +237,11 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       return notFound;
     }
     if (lookup.state === "unavailable") {
-      // A grantee (a token of another tenant, admitted above by a grant) learns the phase only:
-      // why the owner's control plane is not serving is the owner's and the operators' to read.
+      // A grantee (admitted above by a grant) learns the phase only: why the owner's control
+      // plane is not serving is the owner's and the operators' to read.
       return deny(
         503,
-        verified.token.tenant !== parsed.tenant
+        grantee
           ? `The control plane of tenant "${parsed.tenant}" is not serving right now (${lookup.phase}); try again later.`
           : `The control plane of tenant "${parsed.tenant}" is not serving (${lookup.phase}): ${lookup.message}`,
       );

@@ -7,7 +7,7 @@
 import { isOperator, type SessionUser } from "@/server/auth/roles";
 import { authorizeByGrants, type GranteeUser, grantsFor } from "./grants";
 import { allGrants, watchGrantedAccess } from "./live";
-import { checkGrant, type SharingPolicyConfig, workloadResources, workloadWriteVerbs } from "./policy";
+import { checkGrant, policyDenies, type SharingPolicyConfig } from "./policy";
 import { type RequestAttributes, resourceKey } from "./request-info";
 import { sharingPolicy } from "./settings";
 import type { SharingPolicyResource } from "./types";
@@ -40,18 +40,8 @@ export function policyRefusal(
   owner: string,
   policy: SharingPolicyConfig = sharingPolicy(),
 ): string | null {
-  if (attributes.kind !== "resource") return null;
-  const key = resourceKey(attributes);
-  const denied =
-    policy.deniedResources.includes(key) ||
-    policy.deniedResources.includes(attributes.resource) ||
-    policy.deniedApiGroups.includes(attributes.apiGroup) ||
-    !(policy.allowedVerbs as string[]).includes(attributes.verb) ||
-    (!policy.allowWorkloadWrites &&
-      workloadWriteVerbs.includes(attributes.verb) &&
-      workloadResources.includes(key));
-  if (!denied) return null;
-  return `forbidden: what tenant "${owner}" shares with you does not include ${attributes.verb} ${key} (the operators' sharing policy does not allow it)`;
+  if (attributes.kind !== "resource" || !policyDenies(policy, attributes)) return null;
+  return `forbidden: what tenant "${owner}" shares with you does not include ${attributes.verb} ${resourceKey(attributes)} (the operators' sharing policy does not allow it)`;
 }
 
 /** Whether `user` would be acting in `tenant` as a grantee (not a member, not an operator). */

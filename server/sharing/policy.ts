@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { tenantNamePattern } from "@/server/auth/roles";
+import { resourceKey } from "./request-info";
 import { granteeRoleGroups, grantVerbs, type SharingSpec } from "./types";
 
 export const sharingPolicySchema = z
@@ -138,6 +139,28 @@ export const workloadResources = [
 
 /** The verbs that write a workload's spec. */
 export const workloadWriteVerbs = ["create", "update", "patch", "*"];
+
+/**
+ * Whether the operator policy refuses `verb` on a resource whatever a grant says: a denied resource
+ * or API group, a verb it does not allow, or a workload write it does not allow. The gateway asks
+ * it of each request (access.ts `policyRefusal`), the sharing controller of each resource a wildcard
+ * rule spells out (rbac.ts `explicitRules`), so the Role never names what the gateway refuses.
+ */
+export function policyDenies(
+  policy: SharingPolicyConfig,
+  request: { apiGroup: string; resource: string; subresource: string; verb: string },
+): boolean {
+  const key = resourceKey(request);
+  return (
+    policy.deniedResources.includes(key) ||
+    policy.deniedResources.includes(request.resource) ||
+    policy.deniedApiGroups.includes(request.apiGroup) ||
+    !(policy.allowedVerbs as string[]).includes(request.verb) ||
+    (!policy.allowWorkloadWrites &&
+      workloadWriteVerbs.includes(request.verb) &&
+      workloadResources.includes(key))
+  );
+}
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 

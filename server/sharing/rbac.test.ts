@@ -1,17 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Ring0Role } from "@/server/auth/roles";
+import type { NamespacedResource } from "@/server/k8s/discovery";
 import { managedLabels, protectedLabel } from "@/server/tenants/defaults";
 import { granteeIdentity, granteesGroup } from "@/server/tenants/kube-identity";
 import { granteeMatches } from "./grants";
 import { defaultSharingPolicy, type SharingPolicyConfig } from "./policy";
-import {
-  explicitRules,
-  grantRbacManifests,
-  grantRbacName,
-  grantSubjects,
-  hasWildcard,
-  type ServedResource,
-} from "./rbac";
+import { explicitRules, grantRbacManifests, grantRbacName, grantSubjects, hasWildcard } from "./rbac";
 import {
   type GrantRule,
   grantLabel,
@@ -268,7 +262,7 @@ describe("grantRbacManifests", () => {
 });
 
 /** What a tenant control plane serves, in part: core, apps, RBAC and a CRD. */
-const served: ServedResource[] = [
+const served: NamespacedResource[] = [
   ...[
     "pods",
     "pods/log",

@@ -5,10 +5,11 @@
  * so the tenant's protection policy refuses any edit by the tenant's own admins.
  */
 import type { KubeObject } from "@/server/k8s/apply";
+import type { NamespacedResource } from "@/server/k8s/discovery";
 import { managedLabels } from "@/server/tenants/defaults";
 import { kubeUserName, roleGroup, tenantGroup } from "@/server/tenants/kube-identity";
 import { beneathFloor, matches, resourceMatches } from "./grants";
-import { type SharingPolicyConfig, workloadResources, workloadWriteVerbs } from "./policy";
+import { policyDenies, type SharingPolicyConfig } from "./policy";
 import { connectSubresources } from "./request-info";
 import { type GrantRule, grantLabel, ownerLabel, type SharingPolicyResource } from "./types";
 
@@ -54,13 +55,6 @@ function websocketUpgradeRule(rule: GrantRule): { resources: string[]; verbs: st
   return resources.length > 0 ? { resources: [...new Set(resources)], verbs: ["get"] } : null;
 }
 
-/** A namespaced resource the owner's control plane serves, from its discovery: `pods`, `pods/log`. */
-export interface ServedResource {
-  apiGroup: string;
-  /** `resource` or `resource/subresource`. */
-  resource: string;
-}
-
 /** Whether a rule names "*" anywhere RBAC would read it as "everything". */
 export function hasWildcard(rule: GrantRule): boolean {
   return (
@@ -83,29 +77,19 @@ type RoleRule = { apiGroups: string[]; resources: string[]; verbs: string[] };
  */
 export function explicitRules(
   rule: GrantRule,
-  served: readonly ServedResource[],
+  served: readonly NamespacedResource[],
   policy: SharingPolicyConfig,
 ): RoleRule[] {
-  const allowedVerbs = (policy.allowedVerbs as string[]).filter((verb) => verb !== "*");
-  const verbs = rule.verbs.includes("*")
-    ? allowedVerbs
-    : rule.verbs.filter((verb) => allowedVerbs.includes(verb));
+  const candidates = (rule.verbs.includes("*") ? policy.allowedVerbs : rule.verbs).filter(
+    (verb) => verb !== "*",
+  );
   const byGroupAndVerbs = new Map<string, RoleRule>();
   for (const { apiGroup, resource: key } of served) {
     const [resource = key, subresource = ""] = key.split("/");
     const attributes = { apiGroup, resource, subresource };
     if (beneathFloor(attributes) || !matches(rule.apiGroups, apiGroup)) continue;
     if (!resourceMatches(rule.resources, attributes)) continue;
-    if (
-      policy.deniedApiGroups.includes(apiGroup) ||
-      policy.deniedResources.includes(key) ||
-      policy.deniedResources.includes(resource)
-    )
-      continue;
-    const allowed =
-      !policy.allowWorkloadWrites && workloadResources.includes(key)
-        ? verbs.filter((verb) => !workloadWriteVerbs.includes(verb))
-        : verbs;
+    const allowed = candidates.filter((verb) => !policyDenies(policy, { ...attributes, verb }));
     if (allowed.length === 0) continue;
     const id = `${apiGroup}\u0000${allowed.join(",")}`;
     const entry = byGroupAndVerbs.get(id) ?? { apiGroups: [apiGroup], resources: [], verbs: allowed };
@@ -122,7 +106,7 @@ export function explicitRules(
  * policy in force. Without it, wildcard rules give no RBAC at all (never "*").
  */
 export interface WildcardExpansion {
-  served: readonly ServedResource[];
+  served: readonly NamespacedResource[];
   policy: SharingPolicyConfig;
 }
 
