@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Ring0's local Kubernetes binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, etcdctl, etcdutl, kwok, kwokctl) from source fetched
+# kube-scheduler, kubectl, etcd, etcdctl, etcdutl, kwok, kwokctl, and Ring0's ring0-simkubelet
+# from tools/kube/kwok/simkubelet) from source fetched
 # through the Go module proxy only. Versions are pinned by tools/kube/go.mod + go.sum
 # (k8s, kubectl, etcd) and tools/kube/kwok/go.mod + go.sum (kwok). See tools/kube/README.md.
 #
@@ -53,7 +54,7 @@ repo_root="$(cd "$(dirname "$script_path")/.." && pwd)"
 kube_dir="$repo_root/tools/kube"
 kwok_dir="$kube_dir/kwok"
 
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd etcdctl etcdutl kwok kwokctl)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd etcdctl etcdutl kwok kwokctl ring0-simkubelet)
 
 # Cache key: every go.mod/go.sum/*.go under tools/kube, this script, and `go version`.
 cache_key() {
@@ -167,6 +168,8 @@ build etcdctl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdctl/v3
 build etcdutl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdutl/v3
 build kwok "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwok
 build kwokctl "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwokctl
+# Ring0's own kubelet API for kwok's simulated nodes: sandboxed exec, simulated logs (see its doc).
+build ring0-simkubelet "$kwok_dir" "" "-s -w" ring0/tools/kube/kwok/simkubelet
 
 {
   echo "kubernetes $kube_version"

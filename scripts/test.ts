@@ -46,6 +46,49 @@ async function check(stage: string, command: string, args: string[]) {
   return code === 0;
 }
 
+/**
+ * `go test -json` in a Go module of tools/: each test counts (packages that fail to build count as
+ * one failure). The sandbox tests need root and busybox; without them they are skipped, and say so.
+ */
+async function goTests(stage: string, dir: string, packages: string[]) {
+  const output = path.join(resultsDir, `${stage.replace(/[^a-z0-9]+/gi, "-")}.jsonl`);
+  const out = fs.openSync(output, "w");
+  const code = await new Promise<number>((resolve) => {
+    process.stdout.write(`\n▶ go test ${packages.join(" ")} (${dir})\n`);
+    const child = spawn("go", ["test", "-count=1", "-json", ...packages], {
+      cwd: dir,
+      stdio: ["ignore", out, "inherit"],
+      env: {
+        ...process.env,
+        // The installed Go may live in /usr/local/go/bin without being on PATH (as kube-build.sh knows).
+        PATH: `${process.env.PATH ?? ""}:/usr/local/go/bin`,
+        GOTOOLCHAIN: "local",
+        GOFLAGS: "-mod=readonly -buildvcs=false",
+        CGO_ENABLED: "0",
+        GOWORK: "off",
+      },
+    });
+    child.on("exit", (exitCode) => resolve(exitCode ?? 1));
+    child.on("error", (error) => {
+      process.stderr.write(`go: ${error.message}\n`);
+      resolve(1);
+    });
+  });
+  fs.closeSync(out);
+  const tally: Tally = { passed: 0, failed: 0, skipped: 0 };
+  for (const line of fs.readFileSync(output, "utf8").split("\n")) {
+    if (!line.startsWith("{")) continue;
+    const event = JSON.parse(line) as { Action?: string; Test?: string; Output?: string };
+    if (event.Output && (event.Action === "output" || !event.Action)) process.stdout.write(event.Output);
+    if (!event.Test) continue;
+    if (event.Action === "pass") tally.passed += 1;
+    else if (event.Action === "fail") tally.failed += 1;
+    else if (event.Action === "skip") tally.skipped += 1;
+  }
+  if (code !== 0 && tally.failed === 0) tally.failed = 1;
+  add(stage, tally);
+}
+
 async function ensureChromium(): Promise<boolean> {
   if (fs.existsSync(chromium)) return true;
   if (process.getuid?.() !== 0) {
@@ -79,6 +122,7 @@ async function main() {
   await check("kube-build", "bash", ["scripts/kube-build.sh"]);
   // helm v3 for the helm template | kubectl apply integration test (tools/helm, cached; cold ~minutes).
   await check("helm-build", "bash", ["scripts/helm-build.sh"]);
+  await goTests("go:simkubelet", "tools/kube/kwok", ["./simkubelet"]);
   await check("lint", "biome", ["ci", "."]);
   await check("typecheck", "tsc", ["--noEmit"]);
 
