@@ -39,9 +39,13 @@ import path from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
 import WebSocket from "ws";
-import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
+import {
+  SIMULATED_POD_LABEL,
+  simulatedPodLogFile,
+  startSimulatedPodLogs,
+} from "@/server/cluster/simulated-pods";
 import { env } from "@/server/env";
 import { installCrds } from "@/server/k8s/crds";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -931,9 +935,14 @@ async function main() {
     cleanup.push("postgres stop", () => database.stop());
 
     // The data plane as the runtime wires it for the local world (test/integration/data-plane-world.ts).
-    const binder = startKwokDebugBinder(superConn, { stateDir: world, logger });
+    const binder = startSimulatedPodLogs(superConn, { stateDir: world, logger });
     cleanup.push("kwok debug binder", () => binder.stop());
-    const agents = await startVnAgents({ superCluster: superConn, stateDir: world, logger });
+    const agents = await startVnAgents({
+      superCluster: superConn,
+      stateDir: world,
+      logger,
+      kubeletTls: await superCluster.kubeletClient(),
+    });
     cleanup.push("vn-agents", () => agents.stop());
     await agents.ready();
 
@@ -966,7 +975,7 @@ async function main() {
       superCluster: superConn,
       directory,
       logger,
-      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
       tenantFilter: (name) => name === tenant,
     });
     cleanup.push("syncer stop", () => syncer.stop());
@@ -987,9 +996,7 @@ async function main() {
         },
       });
     }
-    const logFiles = pods.map(
-      (pod) => kwokDebugPaths(world, superNamespace(tenant, NAMESPACE), pod).logsFile,
-    );
+    const logFiles = pods.map((pod) => simulatedPodLogFile(world, superNamespace(tenant, NAMESPACE), pod));
     await waitFor(
       "the pods Running with their logs served",
       async () => {

@@ -25,9 +25,9 @@ import os from "node:os";
 import path from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
+import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import type { KubeObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
@@ -355,7 +355,7 @@ async function main() {
       superCluster: superConn,
       directory,
       logger,
-      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
     });
     cleanup.push("syncer stop", () => syncer.stop());
     await syncer.start();

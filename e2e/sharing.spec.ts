@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { kwokDebugPaths } from "@/server/cluster/kwok-debug";
+import { simulatedPodLogFile } from "@/server/cluster/simulated-pods";
 import { superNamespace } from "@/server/syncer/naming";
 import { expect, test } from "./fixtures";
 import { kubectlBinary, kubectlThroughPortal, refusalOf } from "./kubectl";
@@ -107,7 +107,7 @@ test.describe("cross-tenant sharing (issue 8)", () => {
         await expect(member.getByTestId(`pod-row-${pod}`)).toContainText("Running", syncing);
       });
 
-      const { logsFile } = kwokDebugPaths(e2eStateDir, superNamespace("acme", namespace), pod);
+      const logsFile = simulatedPodLogFile(e2eStateDir, superNamespace("acme", namespace), pod);
       const logs = member.getByRole("tabpanel", { name: "Logs" });
       const lines = logs.getByTestId("log-lines");
 

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Locator, Page } from "@playwright/test";
 import NodeWebSocket from "ws";
-import { kwokDebugPaths } from "@/server/cluster/kwok-debug";
+import { simulatedPodLogFile } from "@/server/cluster/simulated-pods";
 import { superNamespace } from "@/server/syncer/naming";
 import { expect, test } from "./fixtures";
 import { kubectlThroughPortal } from "./kubectl";
@@ -81,7 +81,7 @@ test.describe("browser streams (issue 6)", () => {
         await expect(admin.getByRole("heading", { level: 1, name: `Pod ${name}` })).toBeVisible();
       });
 
-      const { logsFile } = kwokDebugPaths(e2eStateDir, superNamespace("acme", "default"), name);
+      const logsFile = simulatedPodLogFile(e2eStateDir, superNamespace("acme", "default"), name);
       const logs = admin.getByRole("tabpanel", { name: "Logs" });
       const lines = logs.getByRole("log", { name: `Logs of pod ${name}` });
 
@@ -285,7 +285,7 @@ test.describe("browser streams (issue 6)", () => {
       kubectl = await kubectlThroughPortal(admin, work);
       kubectl(["create", "deployment", name, "--image=nginx", "--replicas=2", "-n", "default"]);
       const logsFileOf = (pod: string) =>
-        kwokDebugPaths(e2eStateDir, superNamespace("acme", "default"), pod).logsFile;
+        simulatedPodLogFile(e2eStateDir, superNamespace("acme", "default"), pod);
 
       let podNames: string[] = [];
       await test.step("the Workloads list shows the pods' owner and opens its logs", async () => {

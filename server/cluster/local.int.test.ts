@@ -1,12 +1,14 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createObject, type KubeObject } from "@/server/k8s/apply";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
-import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "./kwok-debug";
 import { localSuperCluster } from "./local";
 import { localNodeName } from "./nodes";
 import { CommandError, run } from "./process";
+import { SIMULATED_POD_LABEL, simulatedPodLogFile, startSimulatedPodLogs } from "./simulated-pods";
 
 const conn = testSuperCluster();
 const stateDir = inject("superStateDir");
@@ -15,12 +17,12 @@ const logger = createLogger({}, "warn");
 let kubectl = "";
 let namespace = "";
 let cleanup: () => Promise<void> = async () => {};
-let binder: ReturnType<typeof startKwokDebugBinder>;
+let binder: ReturnType<typeof startSimulatedPodLogs>;
 
 const pod = (name: string, labelled: boolean): KubeObject => ({
   apiVersion: "v1",
   kind: "Pod",
-  metadata: { name, namespace, labels: labelled ? { [KWOK_EXEC_LABEL]: "true" } : { app: "plain" } },
+  metadata: { name, namespace, labels: labelled ? { [SIMULATED_POD_LABEL]: "true" } : { app: "plain" } },
   spec: { nodeName: localNodeName(0), containers: [{ name: "app", image: "registry.invalid/app:1" }] },
 });
 
@@ -36,7 +38,7 @@ async function running(name: string) {
 beforeAll(async () => {
   kubectl = await localSuperCluster({ stateDir, logger }).kubectlPath();
   [namespace, cleanup] = await testNamespace(conn, "kwok-exec");
-  binder = startKwokDebugBinder(conn, { stateDir, logger });
+  binder = startSimulatedPodLogs(conn, { stateDir, logger });
 });
 
 afterAll(async () => {
@@ -57,14 +59,13 @@ describe("the local super cluster", () => {
     expect(again).toEqual({ kubeconfig, server: conn.server, created: false });
   });
 
-  it("serves kubectl logs and a scoped kubectl exec for labelled pods only", {
+  it("serves kubectl logs of labelled pods, and runs kubectl exec in a sandbox, never on this host", {
     timeout: 90_000,
   }, async () => {
     await createObject(conn, pod("shell", true));
     await createObject(conn, pod("plain", false));
     await running("shell");
     await running("plain");
-    const paths = kwokDebugPaths(stateDir, namespace, "shell");
     const kubectlArgs = ["--kubeconfig", kubeconfig, "-n", namespace];
 
     const logs = await eventually(async () => {
@@ -72,31 +73,44 @@ describe("the local super cluster", () => {
       return result.stdout.includes("simulated pod") ? result.stdout : undefined;
     }, 30_000);
     expect(logs).toContain(`simulated pod ${namespace}/shell started on ${localNodeName(0)}`);
+    expect(fs.existsSync(simulatedPodLogFile(stateDir, namespace, "shell"))).toBe(true);
+    const noLogs = await run(kubectl, [...kubectlArgs, "logs", "plain"], { timeoutMs: 20_000 }).catch(
+      (error: unknown) => error,
+    );
+    expect(noLogs).toBeInstanceOf(CommandError);
 
+    // A file only this host has: the sandbox must not see it.
+    const hostFile = path.join(stateDir, "host-only");
+    fs.writeFileSync(hostFile, "host secret");
     const exec = await eventually(async () => {
       const result = await run(
         kubectl,
-        [...kubectlArgs, "exec", "shell", "--", "sh", "-c", "pwd; env | sort"],
-        {
-          timeoutMs: 20_000,
-        },
+        [
+          ...kubectlArgs,
+          "exec",
+          "shell",
+          "--",
+          "sh",
+          "-c",
+          `pwd; id -u; hostname; cat ${hostFile} 2>&1; ls /; env | sort`,
+        ],
+        { timeoutMs: 20_000 },
       );
       return result.stdout;
     }, 30_000);
-    const [workDir, ...environment] = exec.trim().split("\n");
-    expect(workDir).toBe(paths.workDir);
-    expect(environment).toContain(`POD_NAME=shell`);
-    expect(environment).toContain(`HOME=${paths.workDir}`);
-    // Nothing of the test runner's own environment leaks into the simulated container.
-    const leaked = environment.filter((line) =>
-      /^(DATABASE_URL|NODE_OPTIONS|npm_|VITEST|AWS_|GITHUB_)/.test(line),
+    const [workDir, uid, hostname, secret, ...rest] = exec.trim().split("\n");
+    expect(workDir).toBe("/home");
+    expect(uid).toBe("65534");
+    expect(hostname).toBe("shell");
+    expect(secret).toMatch(/No such file/);
+    expect(rest).toContain("bin");
+    expect(rest).not.toContain("work");
+    expect(rest).toContain("HOSTNAME=shell");
+    // Nothing of this host's or the test runner's environment reaches the sandbox.
+    const leaked = rest.filter((line) =>
+      /^(DATABASE_URL|NODE_OPTIONS|npm_|VITEST|KWOK_|AWS_|GITHUB_)/.test(line),
     );
     expect(leaked).toEqual([]);
-
-    const refused = await run(kubectl, [...kubectlArgs, "exec", "plain", "--", "pwd"], {
-      timeoutMs: 20_000,
-    }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(CommandError);
-    expect((refused as CommandError).result.stderr).toMatch(/no exec found|not found/i);
+    expect(exec).not.toContain("host secret");
   });
 });

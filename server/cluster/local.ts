@@ -5,9 +5,15 @@
  *
  * State, all under `stateDir`:
  *   <stateDir>/kwok/                       kwokctl's work dir (KWOK_WORKDIR): config, clusters/<name>/ (pki, logs, pids)
- *   <stateDir>/kwok/kwok.yaml              the KwokctlConfiguration Ring0 writes (binaries, 127.0.0.1, CRDs)
+ *   <stateDir>/kwok/kwok.yaml              the KwokctlConfiguration Ring0 writes (binaries, 127.0.0.1, CRDs, flags)
+ *   <stateDir>/kwok/etcd-pki/              etcd's CA, serving and kube-apiserver client certificates (root-only)
+ *   <stateDir>/kwok/node-pki/              the simulated kubelet's serving CA and the CA of its only clients
+ *   <stateDir>/kwok/sim-kubelet*           ring0-simkubelet's record and sandbox root (./sim-kubelet.ts)
  *   <stateDir>/super-cluster.kubeconfig    admin kubeconfig of the super cluster
- *   <stateDir>/kwok-exec/                  work dirs and log files for kwok's simulated exec/logs
+ *   <stateDir>/sim-logs/                   simulated pods' log files, served by ring0-simkubelet
+ *
+ * Every component runs behind the walls of ./hardening.ts: etcd on TLS with client certificates,
+ * anonymous requests only on health endpoints, no kubelet API from kwok.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -17,16 +23,32 @@ import { isAlreadyExists, K8sError } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import {
+  anonymousHealthOnlyFlags,
+  closeKwokctlKeys,
+  ensureEtcdPki,
+  ensureNodePki,
+  etcdTlsFlags,
+  type NodePki,
+  simulatedKubeletFlags,
+  writeAuthenticationConfiguration,
+} from "./hardening";
+import {
+  type ComponentFlags,
+  componentFlagsOf,
   freePortsFor,
   isPortFree,
   type KwokctlPorts,
   kubeBinaries,
+  mergeComponentFlags,
   renderKwokctlConfig,
   runKwokctl,
   until,
+  waitExited,
+  withAllComponentFlags,
 } from "./kwokctl";
 import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
 import { CommandError } from "./process";
+import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
 
 export interface LocalSuperClusterOptions {
   stateDir: string;
@@ -61,13 +83,32 @@ export interface LocalSuperCluster {
   scaleNodes(count: number): Promise<void>;
   /** The connection to the running cluster (throws when it is not up). */
   connect(): ClusterConnection;
-  /** etcd's client URL (for tests that compact etcd). */
-  etcdEndpoint(): string | undefined;
+  /** etcd's client URL and a client certificate of its CA (for tests that compact etcd). */
+  etcdClient(): Promise<EtcdClient | undefined>;
+  /** What vn-agents need to call the simulated nodes' kubelet API: its CA and their client certificate. */
+  kubeletClient(): Promise<KubeletClientTls>;
   /** The kubectl of the binaries this cluster runs on. */
   kubectlPath(): Promise<string>;
 }
 
-const KWOK_CRDS = ["Logs", "ClusterLogs", "Exec", "ClusterExec"];
+export interface EtcdClient {
+  endpoint: string;
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+export interface KubeletClientTls {
+  /** CA of the kubelets' serving certificates. */
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/** Simulated pods' log files (<dir>/<namespace>/<pod>.log), written by Ring0, served by ring0-simkubelet. */
+export function simulatedPodLogsDir(stateDir: string): string {
+  return path.join(path.resolve(stateDir), "sim-logs");
+}
 const CREATE_TIMEOUT_MS = 5 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
 const SUPER_CLUSTER_PORTS = [
@@ -111,21 +152,104 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   const kwokctl = (binDir: string, args: string[], timeoutMs: number) =>
     runKwokctl({ workDir: kwokDir, name, configPath }, binDir, args, { timeoutMs, logger: log });
 
-  const writeKwokctlConfig = (binDir: string, ports: KwokctlPorts | null = null) => {
-    fs.mkdirSync(kwokDir, { recursive: true });
+  const writeKwokctlConfig = (
+    binDir: string,
+    ports: KwokctlPorts | null = null,
+    flags: ComponentFlags = {},
+  ) => {
+    fs.mkdirSync(kwokDir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(
       configPath,
       renderKwokctlConfig({
         workDir: kwokDir,
         binDir,
         writer: "server/cluster/local.ts, on every `up`",
-        enableCRDs: KWOK_CRDS,
         ports: {
           ...(options.apiserverPort ? { kubeApiserverPort: options.apiserverPort } : {}),
           ...(ports ?? {}),
         },
+        flags,
       }),
     );
+  };
+
+  const savedConfigPath = path.join(clusterDir, "kwok.yaml");
+
+  /**
+   * Every flag of ./hardening.ts for etcd on these ports, plus what Ring0's tests rely on:
+   * PodTemplates (unused by Ring0) bypass the watch cache, so tests can watch from a resourceVersion
+   * that etcd compaction removed and see the API server's real 410.
+   */
+  const wantedFlags = async (etcd: { client: number; peer: number }): Promise<ComponentFlags> =>
+    mergeComponentFlags(
+      etcdTlsFlags(etcd, await ensureEtcdPki(kwokDir)),
+      anonymousHealthOnlyFlags(writeAuthenticationConfiguration(kwokDir)),
+      simulatedKubeletFlags(await ensureNodePki(kwokDir)),
+      { "kube-apiserver": { "watch-cache-sizes": "podtemplates#0" } },
+    );
+
+  /** etcd's ports from the saved cluster config (http or https, whichever it was made with). */
+  const savedEtcdPorts = (text: string): { client: number; peer: number } | undefined => {
+    const flags = componentFlagsOf(text, "etcd");
+    const port = (url: string | undefined) => Number(/:(\d+)$/.exec(url ?? "")?.[1]);
+    const client = port(flags?.get("listen-client-urls"));
+    const peer = port(flags?.get("listen-peer-urls"));
+    return client > 0 && peer > 0 ? { client, peer } : undefined;
+  };
+
+  /**
+   * Puts a cluster made before these walls (or with other certificates) behind them: its saved config
+   * gets every wanted flag. True when the config changed (a running cluster must be restarted).
+   */
+  const hardenSavedConfig = async (): Promise<boolean> => {
+    const text = fs.readFileSync(savedConfigPath, "utf8");
+    const ports = savedEtcdPorts(text);
+    if (!ports)
+      throw new Error(`${savedConfigPath} names no etcd ports: delete the cluster (npm run cluster:down)`);
+    const patched = withAllComponentFlags(text, await wantedFlags(ports));
+    if ("missing" in patched) {
+      throw new Error(
+        `${savedConfigPath} has no ${patched.missing} component: delete the cluster (npm run cluster:down)`,
+      );
+    }
+    if (patched.text === text) return false;
+    fs.writeFileSync(savedConfigPath, patched.text);
+    return true;
+  };
+
+  let simKubeletPort: number | undefined;
+
+  /** The simulated kubelet, and every Ring0 node advertising its port. */
+  const ensureSimulatedKubelet = async (binDir: string) => {
+    simKubeletPort = await ensureSimKubelet({
+      kwokDir,
+      logsDir: path.join(clusterDir, "logs"),
+      podLogsDir: simulatedPodLogsDir(stateDir),
+      binDir,
+      pki: await ensureNodePki(kwokDir),
+      logger: log,
+    });
+    const list = await kubeRequest<{
+      items: {
+        metadata: { name: string };
+        status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+      }[];
+    }>(connect(), {
+      path: "/api/v1/nodes",
+      query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
+      timeoutMs: 30_000,
+    });
+    const port = simKubeletPort;
+    const stale = list.items.filter((node) => node.status?.daemonEndpoints?.kubeletEndpoint?.Port !== port);
+    await mapLimit(stale, 16, async (node) => {
+      await kubeRequest(connect(), {
+        method: "PATCH",
+        path: `/api/v1/nodes/${encodeURIComponent(node.metadata.name)}/status`,
+        contentType: "application/merge-patch+json",
+        body: { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } },
+        timeoutMs: 30_000,
+      });
+    });
   };
 
   const connect = (): ClusterConnection => {
@@ -152,7 +276,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   const createNodes = async (indices: number[]) => {
     await mapLimit(indices, 16, async (index) => {
       try {
-        await createObject(connect(), localNodeManifest(index, kubeletVersion));
+        await createObject(connect(), localNodeManifest(index, kubeletVersion, simKubeletPort));
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
       }
@@ -229,8 +353,21 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
 
     async up({ nodes = 3 } = {}) {
       const current = await cluster.status();
-      if (current.running && current.server) {
+      if (current.running && current.server && fs.existsSync(savedConfigPath)) {
         connection = undefined;
+        const binDir = await resolveBinDir("manage");
+        if (await hardenSavedConfig()) {
+          // Made before the walls of ./hardening.ts (or with other certificates): restarted behind them.
+          log.info("restarting the local super cluster behind its walls (etcd TLS, no anonymous access)");
+          writeKwokctlConfig(binDir);
+          await kwokctl(binDir, ["stop", "cluster"], 120_000);
+          await kwokctl(binDir, ["start", "cluster", "--timeout", "3m"], CREATE_TIMEOUT_MS);
+          connection = undefined;
+          await waitReady();
+        }
+        closeKwokctlKeys(path.join(clusterDir, "pki"));
+        // Ring0's own binary comes from today's build, whatever the cluster was made with.
+        await ensureSimulatedKubelet(await resolveBinDir("create"));
         await ensureNodes(nodes);
         log.debug("reusing running local super cluster", { server: current.server });
         return { kubeconfig: kubeconfigPath, server: current.server, created: false };
@@ -240,28 +377,31 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       fs.writeFileSync(binDirRecord, `${binDir}\n`);
       connection = undefined;
       let created = false;
-      if (fs.existsSync(path.join(clusterDir, "kwok.yaml")) && fs.existsSync(kubeconfigPath)) {
+      if (fs.existsSync(savedConfigPath) && fs.existsSync(kubeconfigPath)) {
         // Stopped (e.g. after a reboot): start the same cluster with its data.
         log.info("starting the stopped local super cluster", { stateDir });
         try {
+          await hardenSavedConfig();
           await kwokctl(binDir, ["start", "cluster", "--timeout", "3m"], CREATE_TIMEOUT_MS);
         } catch (error) {
           log.warn("restarting the local super cluster failed; recreating it", { error });
           await kwokctl(binDir, ["delete", "cluster"], 120_000).catch(() => undefined);
         }
       }
-      if (!fs.existsSync(path.join(clusterDir, "kwok.yaml")) || !(await cluster.status()).running) {
+      if (!fs.existsSync(savedConfigPath) || !(await cluster.status()).running) {
         if (options.apiserverPort && !(await isPortFree(options.apiserverPort))) {
           throw new Error(
             `port ${options.apiserverPort} on 127.0.0.1 is in use: stop what listens there or choose another apiserver port`,
           );
         }
         // Ports chosen here on 127.0.0.1, so kwokctl never probes for free ones on all interfaces.
+        const ports = options.apiserverPort
+          ? await freePortsFor(SUPER_CLUSTER_PORTS)
+          : await freePortsFor([...SUPER_CLUSTER_PORTS, "kubeApiserverPort"]);
         writeKwokctlConfig(
           binDir,
-          options.apiserverPort
-            ? await freePortsFor(SUPER_CLUSTER_PORTS)
-            : await freePortsFor([...SUPER_CLUSTER_PORTS, "kubeApiserverPort"]),
+          ports,
+          await wantedFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }),
         );
         log.info("creating the local super cluster (kwokctl, binary runtime)", { stateDir, binDir });
         fs.rmSync(kubeconfigPath, { force: true });
@@ -279,10 +419,6 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
               "2m",
               "--timeout",
               "4m",
-              // PodTemplates (unused by Ring0) bypass the watch cache, so tests can watch from a
-              // resourceVersion that etcd compaction removed and see the API server's real 410.
-              "--extra-args",
-              "kube-apiserver=watch-cache-sizes=podtemplates#0",
             ],
             CREATE_TIMEOUT_MS,
           );
@@ -300,8 +436,10 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         }
         created = true;
       }
+      closeKwokctlKeys(path.join(clusterDir, "pki"));
       connection = undefined;
       await waitReady();
+      await ensureSimulatedKubelet(binDir);
       await ensureNodes(nodes);
       await waitNodesReady(nodes);
       const server = serverOf();
@@ -313,13 +451,16 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     },
 
     async down() {
+      const simKubelet = stopSimKubelet(kwokDir);
       if (!fs.existsSync(clusterDir)) {
         fs.rmSync(kubeconfigPath, { force: true });
+        if (simKubelet) await waitExited([simKubelet]);
         return;
       }
       const binDir = await resolveBinDir("manage");
       writeKwokctlConfig(binDir);
       await kwokctl(binDir, ["delete", "cluster"], 120_000);
+      if (simKubelet) await waitExited([simKubelet]);
       fs.rmSync(kubeconfigPath, { force: true });
       connection = undefined;
       log.info("local super cluster deleted", { stateDir });
@@ -378,14 +519,31 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
 
     kubectlPath: async () => path.join(await resolveBinDir("manage"), "kubectl"),
 
-    etcdEndpoint() {
+    async etcdClient() {
+      let text: string;
       try {
-        const text = fs.readFileSync(path.join(clusterDir, "kwok.yaml"), "utf8");
-        const url = /--listen-client-urls=(http:\/\/[0-9.]+:\d+)/.exec(text)?.[1];
-        return url?.replace("0.0.0.0", "127.0.0.1");
+        text = fs.readFileSync(savedConfigPath, "utf8");
       } catch {
         return undefined;
       }
+      const url = componentFlagsOf(text, "etcd")?.get("listen-client-urls");
+      if (!url) return undefined;
+      const pki = await ensureEtcdPki(kwokDir);
+      return {
+        endpoint: url,
+        ca: pki["etcd-ca"].cert,
+        cert: pki["apiserver-etcd-client"].cert,
+        key: pki["apiserver-etcd-client"].key,
+      };
+    },
+
+    async kubeletClient() {
+      const pki: NodePki = await ensureNodePki(kwokDir);
+      return {
+        ca: pki["kubelet-ca"].cert,
+        cert: pki["vn-agent-kubelet-client"].cert,
+        key: pki["vn-agent-kubelet-client"].key,
+      };
     },
   };
   return cluster;

@@ -19,11 +19,15 @@ export function localNodeIndex(name: string): number | undefined {
 }
 
 /**
- * A kwok-managed Node. kwok's node stage fills in conditions and the kubelet endpoint; the Hostname
- * address comes first so the API server reaches kwok's kubelet API on localhost and never dials the
- * documentation-range InternalIP.
+ * A kwok-managed Node. kwok's node stage fills in conditions; the kubelet endpoint is
+ * ring0-simkubelet's port (kwok serves none). The Hostname address comes first so the API server
+ * reaches that kubelet API on localhost and never dials the documentation-range InternalIP.
  */
-export function localNodeManifest(index: number, kubeletVersion = "v1.36.4"): KubeObject {
+export function localNodeManifest(
+  index: number,
+  kubeletVersion = "v1.36.4",
+  kubeletPort?: number,
+): KubeObject {
   const zone = ZONES[index % ZONES.length] ?? "zone-a";
   const resources = { cpu: "16", memory: "64Gi", pods: "110", "ephemeral-storage": "200Gi" };
   const name = localNodeName(index);
@@ -66,6 +70,7 @@ export function localNodeManifest(index: number, kubeletVersion = "v1.36.4"): Ku
         machineID: "",
         systemUUID: "",
       },
+      ...(kubeletPort ? { daemonEndpoints: { kubeletEndpoint: { Port: kubeletPort } } } : {}),
       phase: "Running",
     },
   };

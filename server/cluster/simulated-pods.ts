@@ -1,168 +1,131 @@
 /**
- * `kubectl logs` / `kubectl exec` for simulated pods of the local super cluster. kwok serves both
- * from per-pod `Logs` and `Exec` objects (kwok.x-k8s.io/v1alpha1, named like the pod). kwok's
- * ClusterExec can only select by namespace and name, so Ring0 scopes exec by label instead: this
- * binder watches pods labelled `ring0.dev/kwok-exec: "true"` and gives each one, and only those:
- *   - an Exec running commands in a dedicated work dir <stateDir>/kwok-exec/work/<namespace>/<pod>,
- *     with a minimal environment (kwok's own is already minimal: see kwokctlEnv in local.ts) and,
- *     when Ring0 runs as root, as the unprivileged user nobody (65534);
- *   - a Logs object following <stateDir>/kwok-exec/logs/<namespace>/<pod>.log.
- * Both are owned by the pod, so the garbage collector removes them with it.
+ * The simulated pods of the local super cluster: pods on kwok's nodes run no process, so Ring0 gives
+ * each one it labels `ring0.dev/kwok-exec: "true"` (the label's name is older than this module) a log
+ * file that ring0-simkubelet serves for `kubectl logs` (<stateDir>/sim-logs/<namespace>/<pod>.log,
+ * CRI format). Exec needs nothing per pod: ring0-simkubelet runs every command in a sandbox of its
+ * own (tools/kube/kwok/simkubelet), never as a plain process on this host. Files go with their pods.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { isNotFound } from "@/server/k8s/errors";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { listAndWatch } from "@/server/k8s/watch";
 import type { Logger } from "@/server/logger";
+import { simulatedPodLogsDir } from "./local";
 
-export const KWOK_EXEC_LABEL = "ring0.dev/kwok-exec";
-const NOBODY = 65534;
+/** Pods Ring0 keeps a simulated log for (the syncer labels tenant pods in the local world). */
+export const SIMULATED_POD_LABEL = "ring0.dev/kwok-exec";
 
-export interface KwokDebugPaths {
-  workDir: string;
-  logsFile: string;
-}
+/** A DNS-1123 name, as the API server allows: never a path that leaves the logs directory. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 
-export function kwokDebugPaths(stateDir: string, namespace: string, pod: string): KwokDebugPaths {
-  const root = path.join(path.resolve(stateDir), "kwok-exec");
-  return {
-    workDir: path.join(root, "work", namespace, pod),
-    logsFile: path.join(root, "logs", namespace, `${pod}.log`),
-  };
-}
-
-/** The Exec and Logs objects for one labelled pod (pure; unit-tested). */
-export function kwokDebugManifests(pod: V1Pod, paths: KwokDebugPaths, runAsNobody: boolean): KubeObject[] {
-  const name = pod.metadata?.name ?? "";
-  const namespace = pod.metadata?.namespace ?? "default";
-  const metadata = {
-    name,
-    namespace,
-    labels: { "app.kubernetes.io/managed-by": "ring0" },
-    ownerReferences: [
-      { apiVersion: "v1", kind: "Pod", name, uid: pod.metadata?.uid ?? "", blockOwnerDeletion: false },
-    ],
-  };
-  return [
-    {
-      apiVersion: "kwok.x-k8s.io/v1alpha1",
-      kind: "Exec",
-      metadata,
-      spec: {
-        execs: [
-          {
-            local: {
-              workDir: paths.workDir,
-              envs: [
-                { name: "PATH", value: "/usr/local/bin:/usr/bin:/bin" },
-                { name: "HOME", value: paths.workDir },
-                { name: "TERM", value: "xterm-256color" },
-                { name: "HOSTNAME", value: name },
-                { name: "POD_NAME", value: name },
-                { name: "POD_NAMESPACE", value: namespace },
-              ],
-              ...(runAsNobody ? { securityContext: { runAsUser: NOBODY, runAsGroup: NOBODY } } : {}),
-            },
-          },
-        ],
-      },
-    },
-    {
-      apiVersion: "kwok.x-k8s.io/v1alpha1",
-      kind: "Logs",
-      metadata,
-      spec: { logs: [{ logsFile: paths.logsFile, follow: true }] },
-    },
-  ];
-}
-
-/** Whether the unprivileged user could reach `dir`: every ancestor must be world-searchable. */
-function reachableByOthers(dir: string): boolean {
-  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
-    try {
-      if ((fs.statSync(current).mode & 0o001) === 0) return false;
-    } catch {
-      return false;
-    }
-    if (current === path.dirname(current)) return true;
+/** The log file of a simulated pod; throws for a name the API server would not have accepted. */
+export function simulatedPodLogFile(stateDir: string, namespace: string, pod: string): string {
+  if (!OBJECT_NAME.test(namespace) || !OBJECT_NAME.test(pod)) {
+    throw new Error(`"${namespace}/${pod}" is not a pod name`);
   }
+  return path.join(simulatedPodLogsDir(stateDir), namespace, `${pod}.log`);
 }
 
-function prepareFiles(pod: V1Pod, paths: KwokDebugPaths, runAsNobody: boolean): void {
-  fs.mkdirSync(paths.workDir, { recursive: true, mode: 0o755 });
-  fs.mkdirSync(path.dirname(paths.logsFile), { recursive: true });
-  if (runAsNobody) fs.chownSync(paths.workDir, NOBODY, NOBODY);
-  if (!fs.existsSync(paths.logsFile)) {
-    const now = new Date().toISOString();
-    const containers = (pod.spec?.containers ?? []).map((container) => container.name).join(", ") || "(none)";
-    // kwok reads CRI's log format: "<RFC3339Nano> <stream> <F|P> <message>".
-    fs.writeFileSync(
-      paths.logsFile,
-      `${now} stdout F ring0: simulated pod ${pod.metadata?.namespace}/${pod.metadata?.name} started on ${pod.spec?.nodeName ?? "?"}\n` +
-        `${now} stdout F ring0: containers: ${containers}\n`,
-    );
-  }
+/** The first lines of a simulated pod's log, in the CRI format: "<RFC3339Nano> <stream> <F|P> <message>". */
+export function simulatedPodLogStart(pod: V1Pod, now: Date): string {
+  const stamp = now.toISOString();
+  const containers = (pod.spec?.containers ?? []).map((container) => container.name).join(", ") || "(none)";
+  return (
+    `${stamp} stdout F ring0: simulated pod ${pod.metadata?.namespace}/${pod.metadata?.name} started on ${pod.spec?.nodeName ?? "?"}\n` +
+    `${stamp} stdout F ring0: containers: ${containers}\n`
+  );
 }
 
 /**
- * Keep Exec/Logs objects in step with labelled pods until stop(). Runs wherever the local super
- * cluster is used (Ring0's runtime, tests); a pod is served by kwok once its objects exist.
+ * Keep log files in step with labelled pods until stop(). Runs wherever the local super cluster is
+ * used (Ring0's runtime, tests); a pod's log exists once the scheduler has placed it.
  */
-export function startKwokDebugBinder(
+export function startSimulatedPodLogs(
   conn: ClusterConnection,
   options: { stateDir: string; logger: Logger },
-): { stop(): void; bound(): Set<string> } {
-  const log = options.logger.child({ component: "kwok-debug-binder" });
-  const runningAsRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  const bound = new Set<string>();
+): { stop(): void; written(): Set<string> } {
+  const log = options.logger.child({ component: "simulated-pod-logs" });
+  const written = new Set<string>();
 
-  const bind = async (pod: V1Pod) => {
+  const write = (pod: V1Pod) => {
     const namespace = pod.metadata?.namespace ?? "default";
     const name = pod.metadata?.name ?? "";
     const key = `${namespace}/${name}/${pod.metadata?.uid ?? ""}`;
-    if (bound.has(key) || pod.metadata?.deletionTimestamp) return;
-    // Not before the scheduler has placed it: the log file's first line names its node, and kwok
-    // serves nothing for an unscheduled pod anyway. Its binding is a MODIFIED event: bound then.
+    if (written.has(key) || pod.metadata?.deletionTimestamp) return;
+    // Not before the scheduler has placed it: the first line names its node. Its binding is a
+    // MODIFIED event: written then.
     if (!pod.spec?.nodeName) return;
-    const paths = kwokDebugPaths(options.stateDir, namespace, name);
     try {
-      fs.mkdirSync(paths.workDir, { recursive: true, mode: 0o755 });
-      // Drop to nobody when Ring0 runs as root and nobody can reach the work dir.
-      const asNobody = runningAsRoot && reachableByOthers(paths.workDir);
-      prepareFiles(pod, paths, asNobody);
-      for (const manifest of kwokDebugManifests(pod, paths, asNobody)) {
-        await serverSideApply(conn, manifest, { force: true });
-      }
-      bound.add(key);
+      const file = simulatedPodLogFile(options.stateDir, namespace, name);
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      if (!fs.existsSync(file))
+        fs.writeFileSync(file, simulatedPodLogStart(pod, new Date()), { mode: 0o600 });
+      written.add(key);
     } catch (error) {
-      if (isNotFound(error)) return; // the pod went away meanwhile
-      log.warn("could not enable kwok logs/exec for pod", { pod: `${namespace}/${name}`, error });
+      log.warn("could not write a simulated pod's log", { pod: `${namespace}/${name}`, error });
+    }
+  };
+
+  /**
+   * Log files of pods that went while nobody watched (Ring0 was down) are removed, so a new pod of
+   * the same name starts afresh. Files touched in the last minute are left: another process's
+   * watch may have written one for a pod this list has not seen yet.
+   */
+  const forgetGone = (pods: V1Pod[]) => {
+    const root = simulatedPodLogsDir(options.stateDir);
+    const keep = new Set(pods.map((pod) => `${pod.metadata?.namespace}/${pod.metadata?.name}.log`));
+    const before = Date.now() - 60_000;
+    let namespaces: string[] = [];
+    try {
+      namespaces = fs.readdirSync(root);
+    } catch {
+      return;
+    }
+    for (const namespace of namespaces) {
+      let files: string[] = [];
+      try {
+        files = fs.readdirSync(path.join(root, namespace));
+      } catch {
+        continue;
+      }
+      for (const file of files) {
+        const full = path.join(root, namespace, file);
+        try {
+          if (!keep.has(`${namespace}/${file}`) && fs.statSync(full).mtimeMs < before)
+            fs.rmSync(full, { force: true });
+        } catch {
+          // gone meanwhile
+        }
+      }
     }
   };
 
   const watch = listAndWatch<V1Pod>(
     conn,
-    { path: "/api/v1/pods", labelSelector: `${KWOK_EXEC_LABEL}=true` },
+    { path: "/api/v1/pods", labelSelector: `${SIMULATED_POD_LABEL}=true` },
     {
       onSync: (pods) => {
-        for (const pod of pods) void bind(pod);
+        forgetGone(pods);
+        for (const pod of pods) write(pod);
       },
       onEvent: (type, pod) => {
         if (type === "DELETED") {
           const namespace = pod.metadata?.namespace ?? "default";
-          bound.delete(`${namespace}/${pod.metadata?.name}/${pod.metadata?.uid ?? ""}`);
-          const paths = kwokDebugPaths(options.stateDir, namespace, pod.metadata?.name ?? "");
-          fs.rmSync(paths.workDir, { recursive: true, force: true });
-          fs.rmSync(paths.logsFile, { force: true });
+          written.delete(`${namespace}/${pod.metadata?.name}/${pod.metadata?.uid ?? ""}`);
+          try {
+            fs.rmSync(simulatedPodLogFile(options.stateDir, namespace, pod.metadata?.name ?? ""), {
+              force: true,
+            });
+          } catch {
+            // not a pod name: nothing was written for it
+          }
           return;
         }
-        void bind(pod);
+        write(pod);
       },
       onError: (error) => log.debug("pod watch error", { error: error.message }),
     },
   );
-  return { stop: () => watch.stop(), bound: () => bound };
+  return { stop: () => watch.stop(), written: () => written };
 }

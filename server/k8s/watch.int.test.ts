@@ -1,3 +1,4 @@
+import https from "node:https";
 import { describe, expect, inject, it } from "vitest";
 import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
@@ -7,16 +8,31 @@ import { clusterWatchTransport, createListWatch, listAndWatch, type WatchTranspo
 
 const conn = testSuperCluster();
 
-/** Compact the super cluster's etcd up to its current revision (etcd's JSON gateway on 127.0.0.1). */
+/** Compact the super cluster's etcd up to its current revision (etcd's JSON gateway, with a client certificate). */
 async function compactEtcd(): Promise<number> {
   const cluster = localSuperCluster({ stateDir: inject("superStateDir"), logger: createLogger({}, "warn") });
-  const endpoint = cluster.etcdEndpoint();
-  if (!endpoint) throw new Error("no etcd endpoint in the kwokctl cluster config");
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${endpoint}${path}`, { method: "POST", body: JSON.stringify(body) });
-    if (!response.ok) throw new Error(`etcd ${path}: HTTP ${response.status} ${await response.text()}`);
-    return (await response.json()) as { header?: { revision?: string } };
-  };
+  const client = await cluster.etcdClient();
+  if (!client) throw new Error("no etcd endpoint in the kwokctl cluster config");
+  const post = (path: string, body: unknown) =>
+    new Promise<{ header?: { revision?: string } }>((resolve, reject) => {
+      const request = https.request(
+        `${client.endpoint}${path}`,
+        { method: "POST", ca: client.ca, cert: client.cert, key: client.key },
+        (response) => {
+          let text = "";
+          response.on("data", (chunk: Buffer) => {
+            text += chunk.toString("utf8");
+          });
+          response.on("end", () => {
+            if (response.statusCode !== 200)
+              reject(new Error(`etcd ${path}: HTTP ${response.statusCode} ${text}`));
+            else resolve(JSON.parse(text) as { header?: { revision?: string } });
+          });
+        },
+      );
+      request.on("error", reject);
+      request.end(JSON.stringify(body));
+    });
   const revision = Number(
     (await post("/v3/kv/range", { key: Buffer.from("/").toString("base64") })).header?.revision,
   );

@@ -4,7 +4,7 @@
  * certificates are built with @peculiar/x509 (pure JS, no openssl). Callers decide names, lifetimes
  * and when to re-issue; this module only issues.
  */
-import { randomBytes } from "node:crypto";
+import { X509Certificate as NodeX509Certificate, randomBytes } from "node:crypto";
 import * as x509 from "@/server/provisioners/pki-x509";
 
 // Node's WebCrypto (globalThis.crypto): keys never leave Node's own crypto implementation.
@@ -126,4 +126,52 @@ export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey
     ],
   });
   return { cert: `${cert.toString("pem")}\n`, key: await privateKeyPem(keys.privateKey) };
+}
+
+/** The SANs of a certificate as Node prints them ("DNS:a, IP Address:127.0.0.1"), as a set. */
+function subjectAltNames(cert: NodeX509Certificate): Set<string> {
+  return new Set(
+    (cert.subjectAltName ?? "")
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  );
+}
+
+/**
+ * Whether an existing leaf can stay: signed by `issuer`, with exactly the wanted SANs, and more than
+ * `renewBeforeMs` left to live.
+ */
+export function leafStillGood(
+  existing: CertificateAndKey | undefined,
+  names: { dns?: readonly string[]; ips?: readonly string[] },
+  issuer: CertificateAndKey,
+  now: Date,
+  renewBeforeMs: number,
+): boolean {
+  if (!existing?.cert || !existing.key) return false;
+  try {
+    const cert = new NodeX509Certificate(existing.cert);
+    const ca = new NodeX509Certificate(issuer.cert);
+    if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
+    if (new Date(cert.validTo).getTime() - now.getTime() < renewBeforeMs) return false;
+    const wanted = new Set([
+      ...(names.dns ?? []).map((name) => `DNS:${name}`),
+      ...(names.ips ?? []).map((ip) => `IP Address:${ip}`),
+    ]);
+    const actual = subjectAltNames(cert);
+    return wanted.size === actual.size && [...wanted].every((name) => actual.has(name));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `existing` is a CA certificate with its key (a CA is never replaced once present). */
+export function caStillGood(existing: CertificateAndKey | undefined): existing is CertificateAndKey {
+  if (!existing?.cert || !existing.key) return false;
+  try {
+    return new NodeX509Certificate(existing.cert).ca;
+  } catch {
+    return false;
+  }
 }

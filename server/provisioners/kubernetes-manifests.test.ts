@@ -199,3 +199,41 @@ describe("kubeconfigs", () => {
     expect(decoded("admin.conf")).toContain(Buffer.from("CERT admin").toString("base64"));
   });
 });
+
+describe("the walls of a control plane in pods", () => {
+  const workloads = controlPlaneWorkloadManifests(options()) as Workload[];
+  const container = (name: string) => {
+    const workload = workloads.find((object) => object.kind !== "Service" && object.metadata.name === name);
+    return workload?.spec.template.spec.containers[0] as unknown as {
+      args: string[];
+      ports?: { containerPort: number }[];
+      readinessProbe?: { exec?: { command: string[] }; httpGet?: unknown };
+    };
+  };
+
+  it("serves etcd only over TLS with client certificates; its metrics stay inside the pod", () => {
+    const etcd = container("etcd");
+    const urls = etcd.args.filter((arg) => /-urls=/.test(arg) && !arg.startsWith("--listen-metrics-urls"));
+    expect(urls.filter((arg) => /^--(listen|advertise)-client-urls=/.test(arg))).toEqual([
+      "--listen-client-urls=https://0.0.0.0:2379",
+      expect.stringMatching(/^--advertise-client-urls=https:\/\//),
+    ]);
+    expect(etcd.args).toContain("--client-cert-auth=true");
+    expect(etcd.args).toContain("--listen-metrics-urls=http://127.0.0.1:2381");
+    expect(etcd.ports?.map((port) => port.containerPort)).toEqual([2379]);
+    expect(etcd.readinessProbe?.exec?.command).toContain("endpoint");
+    expect(etcd.readinessProbe?.httpGet).toBeUndefined();
+  });
+
+  it("authenticates anonymous API requests only on health endpoints", () => {
+    const apiserver = container("kube-apiserver");
+    expect(apiserver.args).toContain(
+      "--authentication-config=/etc/kubernetes/authentication/authentication-config.yaml",
+    );
+    expect(apiserver.args.some((arg) => arg.startsWith("--anonymous-auth"))).toBe(false);
+    const configMap = controlPlaneWorkloadManifests(options()).find(
+      (object) => object.kind === "ConfigMap",
+    ) as (KubeObject & { data: Record<string, string> }) | undefined;
+    expect(configMap?.data["authentication-config.yaml"]).toMatch(/conditions:\n(\s+- path: \/\w+\n){4}/);
+  });
+});

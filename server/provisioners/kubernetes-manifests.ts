@@ -5,6 +5,7 @@
  * server/provisioners/kubernetes.ts applies them; the unit tests read them.
  */
 import { createHash } from "node:crypto";
+import { authenticationConfiguration } from "@/server/cluster/hardening";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type ControlPlanePki, type PkiNames, pkiFiles } from "./pki";
 
@@ -259,6 +260,30 @@ function podSpec(containers: unknown[], volumes: unknown[]) {
   };
 }
 
+/**
+ * etcd's health over its own TLS client port with its own certificate (issued for client auth too),
+ * since nothing of etcd listens in plain text where the kubelet could probe it.
+ */
+const etcdHealthProbe = {
+  exec: {
+    command: [
+      "etcdctl",
+      "--endpoints=https://127.0.0.1:2379",
+      `--cacert=${PKI_DIR}/${pkiFiles.etcdCaCert}`,
+      `--cert=${PKI_DIR}/${pkiFiles.etcdServerCert}`,
+      `--key=${PKI_DIR}/${pkiFiles.etcdServerKey}`,
+      "--command-timeout=4s",
+      "endpoint",
+      "health",
+    ],
+  },
+  timeoutSeconds: 5,
+};
+
+/** The API server's AuthenticationConfiguration: anonymous requests only on its health endpoints. */
+export const AUTHENTICATION_CONFIG_MAP = "apiserver-authentication";
+const AUTHENTICATION_CONFIG_DIR = "/etc/kubernetes/authentication";
+
 function httpsProbe(path: string, port: number, failureThreshold: number) {
   return { httpGet: { path, port, scheme: "HTTPS" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold };
 }
@@ -302,19 +327,17 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
       "--initial-advertise-peer-urls=http://127.0.0.1:2380",
       `--initial-cluster=${ETCD_NAME}-0=http://127.0.0.1:2380`,
       "--initial-cluster-state=new",
-      "--listen-metrics-urls=http://0.0.0.0:2381",
+      // Metrics and health only inside the pod (nothing plain-text on the network); probes use TLS.
+      "--listen-metrics-urls=http://127.0.0.1:2381",
       "--client-cert-auth=true",
       `--trusted-ca-file=${PKI_DIR}/${pkiFiles.etcdCaCert}`,
       `--cert-file=${PKI_DIR}/${pkiFiles.etcdServerCert}`,
       `--key-file=${PKI_DIR}/${pkiFiles.etcdServerKey}`,
       "--snapshot-count=10000",
     ],
-    ports: [
-      { name: "client", containerPort: 2379 },
-      { name: "metrics", containerPort: 2381 },
-    ],
-    readinessProbe: { httpGet: { path: "/readyz", port: 2381 }, periodSeconds: 10, failureThreshold: 3 },
-    livenessProbe: { httpGet: { path: "/livez", port: 2381 }, periodSeconds: 10, failureThreshold: 8 },
+    ports: [{ name: "client", containerPort: 2379 }],
+    readinessProbe: { ...etcdHealthProbe, periodSeconds: 10, failureThreshold: 3 },
+    livenessProbe: { ...etcdHealthProbe, periodSeconds: 10, failureThreshold: 8 },
     resources: { requests: { cpu: "100m", memory: "256Mi" } },
     securityContext: containerSecurityContext,
     volumeMounts: [
@@ -416,6 +439,7 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       `--service-account-key-file=${pki(pkiFiles.serviceAccountPub)}`,
       `--service-account-signing-key-file=${pki(pkiFiles.serviceAccountKey)}`,
       `--service-cluster-ip-range=${TENANT_SERVICE_CIDR}`,
+      `--authentication-config=${AUTHENTICATION_CONFIG_DIR}/authentication-config.yaml`,
       "--profiling=false",
     ],
     ports: [{ name: "https", containerPort: APISERVER_PORT }],
@@ -423,9 +447,13 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
     livenessProbe: { ...httpsProbe("/livez", APISERVER_PORT, 8), initialDelaySeconds: 15 },
     resources: { requests: { cpu: "250m", memory: "512Mi" } },
     securityContext: containerSecurityContext,
-    volumeMounts: [{ name: "pki", mountPath: PKI_DIR, readOnly: true }],
+    volumeMounts: [
+      { name: "pki", mountPath: PKI_DIR, readOnly: true },
+      { name: "authentication", mountPath: AUTHENTICATION_CONFIG_DIR, readOnly: true },
+    ],
   };
   const volumes = [
+    { name: "authentication", configMap: { name: AUTHENTICATION_CONFIG_MAP } },
     pkiVolume([
       pkiFiles.caCert,
       pkiFiles.apiserverCert,
@@ -438,6 +466,12 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
     ]),
   ];
   return [
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: AUTHENTICATION_CONFIG_MAP, namespace, labels: labels(tenant, APISERVER_NAME) },
+      data: { "authentication-config.yaml": authenticationConfiguration() },
+    },
     {
       apiVersion: "v1",
       kind: "Service",

@@ -7,8 +7,6 @@ import {
   replaceBinDir,
   replacePorts,
   sortVersionsNewestFirst,
-  vnAgentKubeletArgs,
-  withKubeApiserverArgs,
 } from "./local";
 import { ControlPlaneSpecError } from "./types";
 import { resolveVersion } from "./versions";
@@ -156,53 +154,5 @@ describe("the KwokctlConfiguration Ring0 writes", () => {
       expect(text).toContain(`  ${option}: ${port}\n`);
     expect(text).not.toContain("enableCRDs");
     expect(text).not.toMatch(/https?:\/\//);
-  });
-});
-
-describe("withKubeApiserverArgs", () => {
-  const saved = [
-    "apiVersion: config.kwok.x-k8s.io/v1alpha1",
-    "components:",
-    "- args:",
-    "  - --name=node0",
-    "  binary: /x/etcd",
-    "  name: etcd",
-    "- args:",
-    "  - --etcd-prefix=/registry",
-    "  - --kubelet-client-certificate=/old.crt",
-    "  - --secure-port=1234",
-    "  binary: /x/kube-apiserver",
-    "  command:",
-    "  - kube-apiserver",
-    "  name: kube-apiserver",
-    "- args:",
-    "  - --bind-address=127.0.0.1",
-    "  name: kube-controller-manager",
-    "kind: KwokctlConfiguration",
-    "",
-  ].join("\n");
-  const args = vnAgentKubeletArgs("/state/tenants/acme");
-
-  it("sets the vn-agent kubelet flags on kube-apiserver only, replacing an old value", () => {
-    const patched = withKubeApiserverArgs(saved, args) ?? "";
-    expect(patched).toContain(
-      "  - --kubelet-client-certificate=/state/tenants/acme/vn-agent/kubelet-client.crt",
-    );
-    expect(patched).toContain("  - --kubelet-client-key=/state/tenants/acme/vn-agent/kubelet-client.key");
-    expect(patched).toContain(
-      "  - --kubelet-certificate-authority=/state/tenants/acme/vn-agent/vn-agent-ca.crt",
-    );
-    expect(patched).not.toContain("/old.crt");
-    expect(patched.indexOf("--kubelet-client-key")).toBeLessThan(
-      patched.indexOf("  binary: /x/kube-apiserver"),
-    );
-    expect(patched.indexOf("--kubelet-client-key")).toBeGreaterThan(patched.indexOf("--secure-port=1234"));
-    expect(patched.split("\n").filter((line) => line.includes("--kubelet")).length).toBe(3);
-  });
-
-  it("is idempotent, and undefined when there is no kube-apiserver component", () => {
-    const once = withKubeApiserverArgs(saved, args) ?? "";
-    expect(withKubeApiserverArgs(once, args)).toBe(once);
-    expect(withKubeApiserverArgs("components:\n- args:\n  - --x\n  name: etcd\n", args)).toBeUndefined();
   });
 });

@@ -8,6 +8,8 @@
  *   kwok.yaml                      the KwokctlConfiguration Ring0 writes (binaries, 127.0.0.1, ports)
  *   kubeconfig                     admin kubeconfig kwokctl writes (for a person debugging)
  *   clusters/ring0-<tenant>/       kwokctl's cluster: kwok.yaml (what `start` runs), pki/, etcd/, logs/, pids/, bin/
+ *   etcd-pki/                      etcd's own CA, serving and kube-apiserver client certificates (root-only)
+ *   authentication-config.yaml     kube-apiserver's: anonymous requests only on health endpoints
  *
  *   vn-agent/                      the apiserver's kubelet client certificate (from the vn-agent client CA) and
  *                                  the vn-agent serving CA it verifies kubelets (vn-agents) with
@@ -19,14 +21,25 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
+  anonymousHealthOnlyFlags,
+  closeKwokctlKeys,
+  ensureEtcdPki,
+  etcdTlsFlags,
+  onlyComponents,
+  writeAuthenticationConfiguration,
+} from "@/server/cluster/hardening";
+import {
+  type ComponentFlags,
   freePortsFor,
   isPortFree,
   killProcessesMentioning,
   kubeBinaries,
+  mergeComponentFlags,
   processesMentioning,
   renderKwokctlConfig,
   runKwokctl,
   waitExited,
+  withAllComponentFlags,
 } from "@/server/cluster/kwokctl";
 import { CommandError } from "@/server/cluster/process";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
@@ -212,55 +225,6 @@ export function admissionConfigFiles(dir: string): Record<string, string> {
   };
 }
 
-function yamlScalar(value: string): string {
-  return /^[A-Za-z0-9_./=:-]+$/.test(value) ? value : JSON.stringify(value);
-}
-
-/**
- * kwokctl's saved cluster config with `args` set on the kube-apiserver component: an existing flag
- * of the same name is replaced, a missing one appended to its args list. Undefined when the
- * component or its args list is not found (the config is not what kwokctl writes).
- */
-export function withKubeApiserverArgs(text: string, args: Record<string, string>): string | undefined {
-  const lines = text.split("\n");
-  const start = lines.indexOf("components:");
-  if (start === -1) return undefined;
-  // Components are the "- " items at column 0 until the next top-level key.
-  let end = start + 1;
-  while (end < lines.length && (lines[end]?.startsWith("- ") || lines[end]?.startsWith("  "))) end++;
-  let itemStart = -1;
-  for (let index = start + 1; index <= end; index++) {
-    const line = lines[index] ?? "";
-    if (index === end || line.startsWith("- ")) {
-      if (itemStart !== -1) {
-        const item = lines.slice(itemStart, index);
-        if (item.some((candidate) => candidate === "  name: kube-apiserver")) {
-          const argsAt = item.findIndex((candidate) => candidate === "- args:" || candidate === "  args:");
-          if (argsAt === -1) return undefined;
-          let argsEnd = argsAt + 1;
-          while (argsEnd < item.length && item[argsEnd]?.startsWith("  - ")) argsEnd++;
-          const present = new Set(item.slice(argsAt + 1, argsEnd));
-          const wanted = Object.entries(args).map(
-            ([name, value]) => `  - ${yamlScalar(`--${name}=${value}`)}`,
-          );
-          if (wanted.every((line) => present.has(line))) return text;
-          const names = Object.keys(args);
-          const kept = item
-            .slice(argsAt + 1, argsEnd)
-            .filter((arg) => !names.some((name) => arg.replace(/^ {2}- "?/, "").startsWith(`--${name}=`)));
-          const added = Object.entries(args).map(
-            ([name, value]) => `  - ${yamlScalar(`--${name}=${value}`)}`,
-          );
-          const patched = [...item.slice(0, argsAt + 1), ...kept, ...added, ...item.slice(argsEnd)];
-          return [...lines.slice(0, itemStart), ...patched, ...lines.slice(index)].join("\n");
-        }
-      }
-      itemStart = index;
-    }
-  }
-  return undefined;
-}
-
 /** Point binary paths in kwokctl's saved cluster config at another bin dir. */
 export function replaceBinDir(text: string, from: string, to: string): string {
   return text.split(`${path.resolve(from)}/`).join(`${path.resolve(to)}/`);
@@ -407,11 +371,22 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       },
     );
 
-  const writeConfig = (paths: TenantPaths, binDir: string, ports: LocalControlPlanePorts) => {
-    fs.mkdirSync(paths.dir, { recursive: true });
+  const writeConfig = (
+    paths: TenantPaths,
+    binDir: string,
+    ports: LocalControlPlanePorts,
+    flags: ComponentFlags = {},
+  ) => {
+    fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
     writeAtomically(
       paths.config,
-      renderKwokctlConfig({ workDir: paths.dir, binDir, writer: "server/provisioners/local.ts", ports }),
+      renderKwokctlConfig({
+        workDir: paths.dir,
+        binDir,
+        writer: "server/provisioners/local.ts",
+        ports,
+        flags,
+      }),
     );
   };
 
@@ -446,6 +421,22 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     }
     return { ...args, ...admissionConfigArgs(paths.dir) };
   };
+
+  /**
+   * Every flag a tenant's control plane runs with: kubelet requests through the vn-agents and the
+   * walls of server/cluster/hardening.ts (etcd on TLS with client certificates on the recorded ports,
+   * anonymous requests only on health endpoints, no open controller-manager metrics).
+   */
+  const wantedFlags = async (
+    tenant: string,
+    paths: TenantPaths,
+    ports: LocalControlPlanePorts,
+  ): Promise<ComponentFlags> =>
+    mergeComponentFlags(
+      { "kube-apiserver": await writeKubeletClient(tenant, paths) },
+      etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
+      onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
+    );
 
   /** Ports recorded by every tenant: a stopped tenant's ports stay its own. */
   const recordedPorts = (): Set<number> => {
@@ -523,7 +514,8 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     for (let attempt = 1; ; attempt++) {
       const ports = await pickPorts();
       try {
-        writeConfig(paths, binDir, ports);
+        fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+        writeConfig(paths, binDir, ports, await wantedFlags(tenant, paths, ports));
         const record: LocalControlPlaneRecord = {
           version,
           binDir,
@@ -532,7 +524,6 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
           stopped: false,
         };
         writeRecord(paths, record);
-        const kubeletArgs = await writeKubeletClient(tenant, paths);
         log.info("creating the control plane (kwokctl, binary runtime)", { version, ports, dir: paths.dir });
         try {
           await kwokctl(
@@ -550,14 +541,11 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
               paths.kubeconfig,
               "--timeout",
               "2m",
-              ...Object.entries(kubeletArgs).flatMap(([name, value]) => [
-                "--extra-args",
-                `kube-apiserver=${name}=${value}`,
-              ]),
             ],
             CREATE_TIMEOUT_MS,
             log,
           );
+          closeKwokctlKeys(paths.pki);
           return record;
         } catch (error) {
           await removeAll(tenant, paths, log);
@@ -779,24 +767,28 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       return observeNow(tenant);
     }
 
-    // Control planes created before the vn-agents get the kubelet flags now: restarted with them.
-    const kubeletArgs = await writeKubeletClient(tenant, paths);
+    // Control planes created before (the vn-agents, the walls, other certificates) get their flags
+    // now: restarted with them.
     const savedConfig = readText(paths.clusterConfig) ?? "";
-    const withKubeletArgs = withKubeApiserverArgs(savedConfig, kubeletArgs);
-    if (withKubeletArgs === undefined) {
-      log.warn("kube-apiserver not found in kwokctl's saved config; its kubelet flags are not set", {
-        config: paths.clusterConfig,
-      });
-    } else if (withKubeletArgs !== savedConfig) {
+    const patched = withAllComponentFlags(savedConfig, await wantedFlags(tenant, paths, record.ports));
+    if ("missing" in patched) {
+      // Never started without its walls (plain-text etcd, anonymous access): a terminal refusal.
+      if (states.some((state) => state !== "stopped")) await stop(tenant, paths, record, log);
+      throw new ControlPlaneSpecError(
+        `${paths.clusterConfig} has no ${patched.missing} component, so the control plane cannot be started behind its walls; delete the tenant's control plane (it is recreated) or restore that file`,
+      );
+    }
+    if (patched.text !== savedConfig) {
       if (states.some((state) => state !== "stopped")) {
-        log.info("restarting the control plane to send its kubelet requests through the vn-agents");
+        log.info("restarting the control plane with its current flags (vn-agents, etcd TLS, authentication)");
         await stop(tenant, paths, record, log);
       }
-      writeAtomically(paths.clusterConfig, withKubeletArgs);
+      writeAtomically(paths.clusterConfig, patched.text);
       signal?.throwIfAborted();
       await start(tenant, paths, record, log);
       return observeNow(tenant);
     }
+    closeKwokctlKeys(paths.pki);
 
     if (states.every((state) => state === "running")) {
       if (record.stopped) writeRecord(paths, { ...record, stopped: false });

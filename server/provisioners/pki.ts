@@ -8,13 +8,14 @@
  * `ensurePki` is the only entry point that issues: it keeps every CA it is given, and re-issues a
  * leaf only when it is missing, not signed by the current CA, near expiry or has the wrong names.
  */
-import { X509Certificate as NodeX509Certificate } from "node:crypto";
 import {
   type CertificateAndKey,
+  caStillGood,
   DAY_MS,
   generateKeys,
   issueCa,
   issueLeaf,
+  leafStillGood,
   privateKeyPem,
   publicKeyPem,
 } from "@/server/pki/certificates";
@@ -96,49 +97,6 @@ const leafNames: LeafName[] = [
   "apiserverEtcdClient",
 ];
 
-/** The SANs of a certificate as Node prints them ("DNS:a, IP Address:127.0.0.1"), as a set. */
-function subjectAltNames(cert: NodeX509Certificate): Set<string> {
-  return new Set(
-    (cert.subjectAltName ?? "")
-      .split(",")
-      .map((entry) => entry.trim())
-      .filter(Boolean),
-  );
-}
-
-/** Whether an existing leaf can stay: signed by `issuer`, names as wanted, not near expiry. */
-function leafStillGood(
-  existing: CertificateAndKey | undefined,
-  profile: LeafProfile,
-  issuer: CertificateAndKey,
-  now: Date,
-): boolean {
-  if (!existing?.cert || !existing.key) return false;
-  try {
-    const cert = new NodeX509Certificate(existing.cert);
-    const ca = new NodeX509Certificate(issuer.cert);
-    if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return false;
-    if (new Date(cert.validTo).getTime() - now.getTime() < RENEW_BEFORE_DAYS * DAY_MS) return false;
-    const wanted = new Set([
-      ...(profile.dns ?? []).map((name) => `DNS:${name}`),
-      ...(profile.ips ?? []).map((ip) => `IP Address:${ip}`),
-    ]);
-    const actual = subjectAltNames(cert);
-    return wanted.size === actual.size && [...wanted].every((name) => actual.has(name));
-  } catch {
-    return false;
-  }
-}
-
-function caStillGood(existing: CertificateAndKey | undefined): existing is CertificateAndKey {
-  if (!existing?.cert || !existing.key) return false;
-  try {
-    return new NodeX509Certificate(existing.cert).ca;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A complete PKI for `names`, keeping everything in `existing` that is still good. CAs are never
  * replaced once present (a replaced CA would lock out every client); `issued` lists what was
@@ -165,7 +123,7 @@ export async function ensurePki(
     const profile = profiles[name];
     const issuer = issuers[profile.issuer];
     const current = existing[name];
-    if (current && leafStillGood(current, profile, issuer, now)) {
+    if (current && leafStillGood(current, profile, issuer, now, RENEW_BEFORE_DAYS * DAY_MS)) {
       leaves[name] = current;
     } else {
       issued.push(name);

@@ -4,10 +4,13 @@ import path from "node:path";
 
 /**
  * Ring0's state directory: embedded PostgreSQL data, IAM keys, generated secrets and the
- * lock that stops a second instance from sharing them.
+ * lock that stops a second instance from sharing them. Nobody else may list it (0711): the
+ * embedded PostgreSQL's own OS user still passes through to its data dir, and everything secret
+ * inside is root-only on its own.
  */
 export function ensureStateDir(stateDir: string): void {
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 });
+  fs.chmodSync(stateDir, 0o711);
 }
 
 export class AlreadyRunningError extends Error {

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { localClusterLogFile, localSuperCluster } from "@/server/cluster/local";
+import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
@@ -59,7 +59,7 @@ export async function connectSuperCluster(
     log.error("installing Ring0's CRDs failed", { error });
   }
   // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
-  const binder = local ? startKwokDebugBinder(connection, { stateDir: config.stateDir, logger: log }) : null;
+  const binder = local ? startSimulatedPodLogs(connection, { stateDir: config.stateDir, logger: log }) : null;
   // Operators read kwok's log per node (it is every local node's kubelet).
   if (local)
     registerNodeLogProvider("kwok", kwokLogProvider(localClusterLogFile(config.stateDir, "kwok-controller")));

@@ -4,7 +4,8 @@
  */
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
+import { localSuperCluster } from "@/server/cluster/local";
+import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
@@ -252,7 +253,7 @@ export async function startTenants(
         superCluster,
         directory,
         logger: log,
-        superPodLabels: localWorld ? { [KWOK_EXEC_LABEL]: "true" } : undefined,
+        superPodLabels: localWorld ? { [SIMULATED_POD_LABEL]: "true" } : undefined,
         // A new namespace without a ResourceQuota gets the tenant's default share.
         namespaceDefaultShare,
         // Validated at start-up (server/env.ts); absent: every rule, NET_BIND_SERVICE only.
@@ -281,7 +282,12 @@ export async function startTenants(
   // vn-agents: the kubelet-API proxies tenant apiservers reach the super nodes through (server/vn-agent).
   let vnAgents: VnAgents | null = null;
   try {
-    vnAgents = await startVnAgents({ superCluster, stateDir: config.stateDir, logger: log });
+    // In the local world the simulated nodes' kubelet API wants the node PKI's client certificate.
+    const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
+    const kubeletTls = localWorld
+      ? await localSuperCluster({ stateDir: config.stateDir, logger: log }).kubeletClient()
+      : undefined;
+    vnAgents = await startVnAgents({ superCluster, stateDir: config.stateDir, logger: log, kubeletTls });
     registerNodeLogProvider("vn-agent", vnAgentLogProvider);
   } catch (error) {
     log.error("starting the vn-agents failed: kubectl logs/exec on tenant pods will not work", { error });

@@ -18,9 +18,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";
-import { kwokDebugPaths } from "@/server/cluster/kwok-debug";
 import { localSuperCluster } from "@/server/cluster/local";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { simulatedPodLogFile } from "@/server/cluster/simulated-pods";
 import { createObject, deleteObject, serverSideApply } from "@/server/k8s/apply";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
@@ -358,7 +358,7 @@ describe("sharing isolation", { timeout: 120_000 }, () => {
         return result.code === 0 ? result : undefined;
       }, 20_000);
       expect(pods.stdout.trim()).toBe("pod/web");
-      const { logsFile } = kwokDebugPaths(superStateDir, superNamespace(acme, "shared"), "web");
+      const logsFile = simulatedPodLogFile(superStateDir, superNamespace(acme, "shared"), "web");
       await eventually(async () => (fs.existsSync(logsFile) ? true : undefined), 60_000);
       fs.appendFileSync(logsFile, `${new Date().toISOString()} stdout F shared-line-${suffix}\n`);
       const logs = await eventually(async () => {

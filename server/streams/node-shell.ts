@@ -6,7 +6,6 @@
  * each time a new one opens. The exec endpoint records and audits the session like any shell.
  */
 import { randomBytes } from "node:crypto";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
@@ -146,26 +145,10 @@ export async function openNodeShell(
       kind: "Pod",
       metadata: { name, namespace: nodeShellNamespace },
     }).catch(() => undefined);
-    if (pod?.status?.phase === "Running") {
-      // The runtime serves exec for it once its exec config exists (kwok: the debug binder's Exec).
-      if (!options.extraLabels?.[KWOK_EXEC_LABEL] || (await kwokExecReady(conn, name))) return name;
-    }
+    if (pod?.status?.phase === "Running") return name;
     if (pod?.status?.phase === "Failed" || pod?.status?.phase === "Succeeded") break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   await deleteNodeShell(conn, name).catch(() => false);
   throw new StreamError(504, `The shell pod on node "${options.node}" did not start within a minute.`);
-}
-
-async function kwokExecReady(conn: ClusterConnection, name: string): Promise<boolean> {
-  try {
-    await readObject(conn, {
-      apiVersion: "kwok.x-k8s.io/v1alpha1",
-      kind: "Exec",
-      metadata: { name, namespace: nodeShellNamespace },
-    });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -12,10 +12,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
-import { KWOK_EXEC_LABEL, kwokDebugPaths } from "@/server/cluster/kwok-debug";
 import { processesMentioning } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { SIMULATED_POD_LABEL, simulatedPodLogFile } from "@/server/cluster/simulated-pods";
 import { readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
@@ -140,7 +140,7 @@ describe("issue 5, done when", { timeout: 180_000 }, () => {
       run: "web",
       [syncLabels.tenant]: acme,
       [syncLabels.managed]: "true",
-      [KWOK_EXEC_LABEL]: "true",
+      [SIMULATED_POD_LABEL]: "true",
     });
     expect(below.metadata.annotations).toMatchObject({
       [syncAnnotations.namespace]: "default",
@@ -153,7 +153,7 @@ describe("issue 5, done when", { timeout: 180_000 }, () => {
 
   it("kubectl logs and kubectl exec answer through the gateway, the tenant apiserver and the vn-agent", async () => {
     // kwok's Logs object for the pod follows this file (the binder writes its first lines).
-    const { logsFile } = kwokDebugPaths(superStateDir, superNs(), "web");
+    const logsFile = simulatedPodLogFile(superStateDir, superNs(), "web");
     await eventually(async () => (fs.existsSync(logsFile) ? true : undefined), 60_000);
     fs.appendFileSync(logsFile, `${new Date().toISOString()} stdout F ${marker}\n`);
 

@@ -5,11 +5,10 @@
  * super pod is that tenant's and bound to this node, and pipes the request — upgrades (SPDY,
  * WebSocket) included — to the node's real kubelet. Redirects are refused, never followed.
  *
- * To kwok's kubelet API: kwok serves HTTP and HTTPS on one port (cmux), HTTPS with the super
- * cluster's kwokctl admin certificate (SANs include localhost, issued by the super cluster's CA).
- * The agent speaks HTTPS and verifies that certificate against `kubeletCa` (by default the super
- * cluster's CA from its kubeconfig) for the name "localhost". It presents no client certificate:
- * kwok asks for none, and the super cluster's admin credentials are not the agent's to hand out.
+ * To the node's kubelet API it speaks HTTPS, verifies the serving certificate against
+ * `kubeletTls.ca` for the name "localhost", and presents `kubeletTls`'s client certificate when it
+ * has one. In the local world that API is ring0-simkubelet's (simulated nodes), which accepts only
+ * the node PKI's clients: kube-apiserver and the vn-agents (server/cluster/hardening.ts).
  */
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
@@ -41,8 +40,8 @@ export interface VnAgentOptions {
   superNamespace(tenant: string, namespace: string): string;
   /** The agent's serving certificate and the CA its callers' client certificates must chain to. */
   tls: { cert: string; key: string; clientCa: string };
-  /** CA that the node's kubelet serving certificate must chain to. */
-  kubeletCa: string;
+  /** CA that the node's kubelet serving certificate must chain to, and the agents' client certificate. */
+  kubeletTls: { ca: string; cert?: string; key?: string };
   logger: Logger;
   /** Port to listen on (default: any free one); fails with EADDRINUSE when it is taken. */
   port?: number;
@@ -220,7 +219,10 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       host: "127.0.0.1",
       port: decision.port,
       servername: "localhost",
-      ca: options.kubeletCa,
+      ca: options.kubeletTls.ca,
+      ...(options.kubeletTls.cert && options.kubeletTls.key
+        ? { cert: options.kubeletTls.cert, key: options.kubeletTls.key }
+        : {}),
       rejectUnauthorized: true,
       method: req.method,
       path: decision.target,

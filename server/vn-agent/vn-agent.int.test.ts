@@ -9,9 +9,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
-import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { killProcessesMentioning, kubeBinaries } from "@/server/cluster/kwokctl";
+import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
+import { SIMULATED_POD_LABEL, startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
@@ -27,12 +28,16 @@ import { ensureVnAgentPki, type VnAgentPki } from "./pki";
 import { vnAgentPortsFile } from "./ports";
 import { startVnAgents, type VnAgents } from "./vn-agents";
 
+/** The run's super cluster serves its simulated nodes' kubelet API only to the node PKI's clients. */
+const superKubeletTls = () =>
+  localSuperCluster({ stateDir: inject("superStateDir"), logger: createLogger({}, "warn") }).kubeletClient();
+
 const logger = createLogger({}, "warn");
 const conn = testSuperCluster();
 const superNs = superNamespace("vna", "default");
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-vn-agent-"));
 
-let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
+let binder: ReturnType<typeof startSimulatedPodLogs> | undefined;
 let agents: VnAgents | undefined;
 let pki: VnAgentPki;
 let vna: CertificateAndKey;
@@ -125,7 +130,7 @@ function execOverWebSocket(port: number, target: string, client: CertificateAndK
 }
 
 beforeAll(async () => {
-  binder = startKwokDebugBinder(conn, { stateDir: inject("superStateDir"), logger });
+  binder = startSimulatedPodLogs(conn, { stateDir: inject("superStateDir"), logger });
   await createObject(conn, {
     apiVersion: "v1",
     kind: "Namespace",
@@ -141,7 +146,7 @@ beforeAll(async () => {
     metadata: {
       name: "web",
       namespace: superNs,
-      labels: { [syncLabels.tenant]: "vna", [syncLabels.managed]: "true", [KWOK_EXEC_LABEL]: "true" },
+      labels: { [syncLabels.tenant]: "vna", [syncLabels.managed]: "true", [SIMULATED_POD_LABEL]: "true" },
       annotations: {
         [syncAnnotations.namespace]: "default",
         [syncAnnotations.name]: "web",
@@ -165,7 +170,7 @@ beforeAll(async () => {
   pki = await ensureVnAgentPki(stateDir);
   vna = await pki.issueTenantKubeletClient("vna");
   other = await pki.issueTenantKubeletClient("other");
-  agents = await startVnAgents({ superCluster: conn, stateDir, logger });
+  agents = await startVnAgents({ superCluster: conn, stateDir, logger, kubeletTls: await superKubeletTls() });
   await agents.ready();
 }, 90_000);
 
@@ -338,7 +343,12 @@ describe("vn-agents across a Ring0 restart", () => {
       squatter.listen({ host: "127.0.0.1", port: before.get(taken)?.port }, resolve),
     );
     try {
-      agents = await startVnAgents({ superCluster: conn, stateDir, logger });
+      agents = await startVnAgents({
+        superCluster: conn,
+        stateDir,
+        logger,
+        kubeletTls: await superKubeletTls(),
+      });
       await agents.ready();
       const after = agents.endpoints();
       for (const node of kept) expect(after.get(node)?.port).toBe(before.get(node)?.port);

@@ -19,8 +19,12 @@ export interface VnAgentsOptions {
   /** Ring0's state dir: the PKI lives in <stateDir>/vn-agent-pki/, each node's port in <stateDir>/vn-agent-ports.json. */
   stateDir: string;
   logger: Logger;
-  /** CA the nodes' kubelet serving certificates chain to; default: the super cluster's CA (kwok serves with its admin certificate). */
-  kubeletCa?: string;
+  /**
+   * How agents call the nodes' kubelets: the CA of their serving certificates and a client
+   * certificate (the local world's simulated kubelet demands one). Default: the super cluster's CA
+   * and no client certificate.
+   */
+  kubeletTls?: { ca: string; cert?: string; key?: string };
   /** Default: the syncer's naming. */
   superNamespace?: (tenant: string, namespace: string) => string;
 }
@@ -38,13 +42,13 @@ export function clusterCa(conn: ClusterConnection): string {
   const cluster = conn.kubeConfig.getCurrentCluster();
   if (cluster?.caData) return Buffer.from(cluster.caData, "base64").toString("utf8");
   if (cluster?.caFile) return fs.readFileSync(cluster.caFile, "utf8");
-  throw new Error(`the kubeconfig of ${conn.name} names no CA; pass kubeletCa to verify the kubelets with`);
+  throw new Error(`the kubeconfig of ${conn.name} names no CA; pass kubeletTls to verify the kubelets with`);
 }
 
 export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents> {
   const log = options.logger.child({ component: "vn-agents" });
   const pki = await ensureVnAgentPki(options.stateDir);
-  const kubeletCa = options.kubeletCa ?? clusterCa(options.superCluster);
+  const kubeletTls = options.kubeletTls ?? { ca: clusterCa(options.superCluster) };
   const ports = openPortBook(vnAgentPortsFile(options.stateDir));
   const nodes = new Map<string, V1Node>();
   const agents = new Map<string, Promise<VnAgent | undefined>>();
@@ -66,7 +70,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
         superCluster: options.superCluster,
         superNamespace: options.superNamespace ?? defaultSuperNamespace,
         tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
-        kubeletCa,
+        kubeletTls,
         // Operators read each agent's log per node (the node page's "vn-agent log").
         logger: teeLogger(options.logger, vnAgentLogRing(name)),
         ...(port ? { port } : {}),

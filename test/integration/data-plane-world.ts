@@ -10,8 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
-import { KWOK_EXEC_LABEL, kwokDebugPaths, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { killProcessesMentioning } from "@/server/cluster/kwokctl";
+import { localSuperCluster } from "@/server/cluster/local";
+import {
+  SIMULATED_POD_LABEL,
+  simulatedPodLogFile,
+  startSimulatedPodLogs,
+} from "@/server/cluster/simulated-pods";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
@@ -90,9 +95,14 @@ export async function startDataPlaneWorld(options: {
   });
 
   try {
-    const binder = startKwokDebugBinder(superCluster, { stateDir: superStateDir, logger });
+    const binder = startSimulatedPodLogs(superCluster, { stateDir: superStateDir, logger });
     cleanups.push(() => binder.stop());
-    const agents = await startVnAgents({ superCluster, stateDir, logger });
+    const agents = await startVnAgents({
+      superCluster,
+      stateDir,
+      logger,
+      kubeletTls: await localSuperCluster({ stateDir: superStateDir, logger }).kubeletClient(),
+    });
     cleanups.push(() => agents.stop());
     await agents.ready();
 
@@ -127,7 +137,7 @@ export async function startDataPlaneWorld(options: {
       logger,
       heartbeatIntervalMs: 2_000,
       tenantRecheckMs: 1_000,
-      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
       tenantFilter: (tenant) => ours.has(tenant),
     });
     await syncer.start();
@@ -155,7 +165,7 @@ export async function startDataPlaneWorld(options: {
       stateDir,
       syncer,
       agents,
-      kwokLogFile: (namespace, pod) => kwokDebugPaths(superStateDir, namespace, pod).logsFile,
+      kwokLogFile: (namespace, pod) => simulatedPodLogFile(superStateDir, namespace, pod),
       stop,
     };
   } catch (error) {
