@@ -32,11 +32,27 @@ export interface Naming {
   superNamespace(tenant: string, namespace: string): string;
 }
 
+/**
+ * The Pod Security Standard level a tenant's pods are held to: "baseline" (the isolation filter's
+ * rules), or "restricted" (baseline plus non-root users, all capabilities dropped, no privilege
+ * escalation and a seccomp profile). The super namespaces carry the same level in their
+ * `pod-security.kubernetes.io/*` labels.
+ */
+export type PodSecurityLevel = "baseline" | "restricted";
+
 export interface IsolationPolicy {
   /** Rule ids that are enforced (all by default); operators may relax some. */
   enabled: IsolationRule[];
   /** Capabilities a container may add (default: a safe set such as NET_BIND_SERVICE). */
   allowedCapabilities: string[];
+  /** Taint keys a tenant pod may tolerate (default: node.kubernetes.io/not-ready and /unreachable). */
+  allowedTolerations: string[];
+  /** The level pods are held to: the operator's default, or the tenant's own (Tenant spec.syncer.podSecurity). */
+  podSecurity: PodSecurityLevel;
+  /** Tenant namespace label keys copied onto the super namespace ("key" or "domain/*"); none by default. */
+  namespaceLabels: string[];
+  /** Tenant pod annotation keys copied onto the super pod ("key" or "domain/*"); none by default. */
+  podAnnotations: string[];
 }
 
 export type IsolationRule =
@@ -50,7 +66,16 @@ export type IsolationRule =
   | "allowPrivilegeEscalation"
   | "procMount"
   | "sysctls"
-  | "nodeName";
+  | "nodeName"
+  | "appArmorProfile"
+  | "seLinuxOptions"
+  | "seccompProfile"
+  | "windowsHostProcess"
+  | "probeHost"
+  | "volumes"
+  | "tolerations"
+  | "runAsNonRoot"
+  | "runAsUser";
 
 export interface IsolationViolation {
   rule: IsolationRule;

@@ -1,36 +1,66 @@
 import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@/server/k8s/nodes";
-import type { IsolationRule } from "./contracts";
+import type { IsolationPolicy, IsolationRule } from "./contracts";
 import {
   checkPodIsolation,
   defaultIsolationPolicy,
   IsolationPolicyError,
   isolationRules,
   parseIsolationPolicy,
+  podSecurityLabels,
+  runningPodPolicy,
+  tenantIsolationPolicy,
 } from "./filter";
 
 type Spec = NonNullable<V1Pod["spec"]>;
+type Metadata = NonNullable<V1Pod["metadata"]>;
+/** Tenant input as written: fields client-node's types do not know yet, or of the wrong shape. */
+type Loose = Record<string, unknown>;
+/** A container or volume client-node's types cannot express (e.g. a deprecated tcpSocket handler). */
+const untyped = <T>(value: Loose | Loose[]): T => value as unknown as T;
 
 /** A compliant pod: one nginx container, nothing that reaches the node. */
-function pod(change: (spec: Spec) => void = () => {}): V1Pod {
+function pod(change: (spec: Spec, metadata: Metadata) => void = () => {}): V1Pod {
   const spec: Spec = { containers: [{ name: "web", image: "nginx", ports: [{ containerPort: 80 }] }] };
-  change(spec);
-  return { apiVersion: "v1", kind: "Pod", metadata: { name: "web", namespace: "default" }, spec };
+  const metadata: Metadata = { name: "web", namespace: "default" };
+  change(spec, metadata);
+  return { apiVersion: "v1", kind: "Pod", metadata, spec };
 }
 
 const web = (spec: Spec) => spec.containers[0]!;
+const loose = (value: object) => value as Loose;
+
+const restricted = (policy = defaultIsolationPolicy()): IsolationPolicy => ({
+  ...policy,
+  podSecurity: "restricted",
+});
+
+/** What the restricted level asks of every container, so a restricted case breaks one rule only. */
+const hardened = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } };
+function restrictedPod(change: (spec: Spec, metadata: Metadata) => void = () => {}): V1Pod {
+  return pod((spec, metadata) => {
+    spec.securityContext = { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } };
+    web(spec).securityContext = structuredClone(hardened);
+    change(spec, metadata);
+  });
+}
 
 function check(subject: V1Pod, policy = defaultIsolationPolicy()) {
   return checkPodIsolation(subject, policy);
 }
 
-/** One rule each: a pod that breaks it (and only it), the field reported, and a compliant variant. */
-const cases: {
+const ruleAndField = (violations: { rule: string; field: string }[]) =>
+  violations.map(({ rule, field }) => ({ rule, field }));
+
+interface RuleCase {
   rule: IsolationRule;
-  violating: (spec: Spec) => void;
+  violating: (spec: Spec, metadata: Metadata) => void;
   field: string;
-  compliant: (spec: Spec) => void;
-}[] = [
+  compliant: (spec: Spec, metadata: Metadata) => void;
+}
+
+/** One rule each at baseline: a pod that breaks it (and only it), the field reported, and a compliant variant. */
+const baselineCases: RuleCase[] = [
   {
     rule: "privileged",
     violating: (spec) => {
@@ -154,18 +184,127 @@ const cases: {
       spec.nodeSelector = { "kubernetes.io/os": "linux" };
     },
   },
+  {
+    rule: "appArmorProfile",
+    violating: (spec) => {
+      web(spec).securityContext = { appArmorProfile: { type: "Unconfined" } };
+    },
+    field: "spec.containers[0].securityContext.appArmorProfile.type",
+    compliant: (spec) => {
+      web(spec).securityContext = { appArmorProfile: { type: "RuntimeDefault" } };
+    },
+  },
+  {
+    rule: "seLinuxOptions",
+    violating: (spec) => {
+      spec.securityContext = { seLinuxOptions: { type: "spc_t" } };
+    },
+    field: "spec.securityContext.seLinuxOptions.type",
+    compliant: (spec) => {
+      spec.securityContext = { seLinuxOptions: { type: "container_t", level: "s0:c123,c456" } };
+    },
+  },
+  {
+    rule: "seccompProfile",
+    violating: (spec) => {
+      spec.securityContext = { seccompProfile: { type: "Unconfined" } };
+    },
+    field: "spec.securityContext.seccompProfile.type",
+    compliant: (spec) => {
+      spec.securityContext = { seccompProfile: { type: "RuntimeDefault" } };
+    },
+  },
+  {
+    rule: "windowsHostProcess",
+    violating: (spec) => {
+      spec.securityContext = { windowsOptions: { hostProcess: true } };
+    },
+    field: "spec.securityContext.windowsOptions.hostProcess",
+    compliant: (spec) => {
+      spec.securityContext = { windowsOptions: { hostProcess: false } };
+    },
+  },
+  {
+    rule: "probeHost",
+    violating: (spec) => {
+      web(spec).livenessProbe = { httpGet: { host: "169.254.169.254", path: "/latest/meta-data", port: 80 } };
+    },
+    field: "spec.containers[0].livenessProbe.httpGet.host",
+    compliant: (spec) => {
+      web(spec).livenessProbe = { httpGet: { path: "/healthz", port: 80 } };
+    },
+  },
+  {
+    rule: "volumes",
+    violating: (spec) => {
+      spec.volumes = [
+        { name: "config", configMap: { name: "settings" } },
+        { name: "share", nfs: { server: "nfs.internal", path: "/exports" } },
+      ];
+    },
+    field: "spec.volumes[1].nfs",
+    compliant: (spec) => {
+      spec.volumes = [
+        { name: "config", configMap: { name: "settings" } },
+        { name: "data", persistentVolumeClaim: { claimName: "data" } },
+      ];
+    },
+  },
+  {
+    rule: "tolerations",
+    violating: (spec) => {
+      spec.tolerations = [{ operator: "Exists" }];
+    },
+    field: "spec.tolerations[0]",
+    compliant: (spec) => {
+      spec.tolerations = [
+        {
+          key: "node.kubernetes.io/not-ready",
+          operator: "Exists",
+          effect: "NoExecute",
+          tolerationSeconds: 300,
+        },
+      ];
+    },
+  },
 ];
 
-describe("checkPodIsolation", () => {
+/** The restricted level's own rules, on a pod that meets everything else restricted asks. */
+const restrictedCases: RuleCase[] = [
+  {
+    rule: "runAsNonRoot",
+    violating: (spec) => {
+      spec.securityContext = { ...spec.securityContext, runAsNonRoot: false };
+    },
+    field: "spec.securityContext.runAsNonRoot",
+    compliant: (spec) => {
+      spec.securityContext = { ...spec.securityContext, runAsNonRoot: undefined };
+      web(spec).securityContext = { ...hardened, runAsNonRoot: true };
+    },
+  },
+  {
+    rule: "runAsUser",
+    violating: (spec) => {
+      web(spec).securityContext = { ...hardened, runAsUser: 0 };
+    },
+    field: "spec.containers[0].securityContext.runAsUser",
+    compliant: (spec) => {
+      web(spec).securityContext = { ...hardened, runAsUser: 1000 };
+    },
+  },
+];
+
+describe("checkPodIsolation at baseline", () => {
   it("passes a plain pod", () => {
     expect(check(pod())).toEqual([]);
   });
 
   it("has a test case for every rule", () => {
-    expect(cases.map((testCase) => testCase.rule).sort()).toEqual([...isolationRules].sort());
+    const covered = [...baselineCases, ...restrictedCases].map((testCase) => testCase.rule);
+    expect(covered.sort()).toEqual([...isolationRules].sort());
   });
 
-  for (const testCase of cases) {
+  for (const testCase of baselineCases) {
     describe(testCase.rule, () => {
       it("reports the violation with its field and a message for the tenant", () => {
         const violations = check(pod(testCase.violating));
@@ -196,7 +335,7 @@ describe("checkPodIsolation", () => {
         ];
       }),
     );
-    expect(violations.map(({ rule, field }) => ({ rule, field }))).toEqual([
+    expect(ruleAndField(violations)).toEqual([
       { rule: "privileged", field: "spec.initContainers[0].securityContext.privileged" },
       { rule: "capabilities", field: "spec.ephemeralContainers[0].securityContext.capabilities.add[0]" },
     ]);
@@ -230,47 +369,642 @@ describe("checkPodIsolation", () => {
 
   it("reports every violation of a pod at once", () => {
     const violations = check(
-      pod((spec) => {
-        for (const testCase of cases) testCase.violating(spec);
+      pod((spec, metadata) => {
+        for (const testCase of baselineCases) testCase.violating(spec, metadata);
         web(spec).securityContext = {
           privileged: true,
           allowPrivilegeEscalation: true,
           procMount: "Unmasked",
           capabilities: { add: ["SYS_ADMIN"] },
         };
+        spec.securityContext = {
+          sysctls: [{ name: "kernel.msgmax", value: "65536" }],
+          seLinuxOptions: { type: "spc_t" },
+          seccompProfile: { type: "Unconfined" },
+          windowsOptions: { hostProcess: true },
+        };
+        spec.initContainers = [
+          { name: "setup", image: "busybox", securityContext: { appArmorProfile: { type: "Unconfined" } } },
+        ];
+        spec.volumes = [
+          { name: "root", hostPath: { path: "/" } },
+          { name: "share", nfs: { server: "nfs.internal", path: "/exports" } },
+        ];
       }),
     );
-    expect(new Set(violations.map((violation) => violation.rule))).toEqual(new Set(isolationRules));
+    const baselineRules = new Set(baselineCases.map((testCase) => testCase.rule));
+    expect(new Set(violations.map((violation) => violation.rule))).toEqual(baselineRules);
   });
 
   it("does not crash on malformed tenant input", () => {
-    const malformed = {
-      spec: { containers: [null, { name: "x", securityContext: { capabilities: { add: "SYS_ADMIN" } } }] },
-    } as unknown as V1Pod;
-    expect(() => check(malformed)).not.toThrow();
+    const malformed = [
+      {
+        spec: { containers: [null, { name: "x", securityContext: { capabilities: { add: "SYS_ADMIN" } } }] },
+      },
+      { spec: "not a spec" },
+      { spec: { containers: "web", volumes: [null, 7, { name: "v", projected: { sources: [null, "x"] } }] } },
+      { spec: { containers: [{ name: "x", livenessProbe: "probe", lifecycle: { postStart: 1 } }] } },
+      { spec: { tolerations: [null, 1, { key: 5 }], securityContext: { sysctls: [null, { name: 3 }] } } },
+      { metadata: { annotations: "none" }, spec: { containers: [{ securityContext: "x" }] } },
+      { metadata: { annotations: { "container.apparmor.security.beta.kubernetes.io/x": 5 } }, spec: {} },
+    ] as unknown as V1Pod[];
+    for (const subject of malformed) {
+      expect(() => check(subject)).not.toThrow();
+      expect(() => check(subject, restricted())).not.toThrow();
+    }
     expect(check({} as V1Pod)).toEqual([]);
+    expect(check(null as unknown as V1Pod)).toEqual([]);
+    // What cannot be read as allowed is refused.
+    expect(ruleAndField(check(malformed[4]!))).toContainEqual({
+      rule: "tolerations",
+      field: "spec.tolerations[2]",
+    });
+  });
+});
+
+describe("each escaping pod spec of issue 14 is refused with its rule and field", () => {
+  const escapes: [string, (spec: Spec, metadata: Metadata) => void, IsolationRule, string][] = [
+    [
+      "seccomp Unconfined on a container",
+      (spec) => {
+        web(spec).securityContext = { seccompProfile: { type: "Unconfined" } };
+      },
+      "seccompProfile",
+      "spec.containers[0].securityContext.seccompProfile.type",
+    ],
+    [
+      "the pod's seccomp annotation unconfined",
+      (_spec, metadata) => {
+        metadata.annotations = { "seccomp.security.alpha.kubernetes.io/pod": "unconfined" };
+      },
+      "seccompProfile",
+      "metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]",
+    ],
+    [
+      "a container's seccomp annotation unconfined",
+      (_spec, metadata) => {
+        metadata.annotations = { "container.seccomp.security.alpha.kubernetes.io/web": "unconfined" };
+      },
+      "seccompProfile",
+      "metadata.annotations[container.seccomp.security.alpha.kubernetes.io/web]",
+    ],
+    [
+      "AppArmor Unconfined for the pod",
+      (spec) => {
+        spec.securityContext = loose({ appArmorProfile: { type: "Unconfined" } });
+      },
+      "appArmorProfile",
+      "spec.securityContext.appArmorProfile.type",
+    ],
+    [
+      "the AppArmor annotation unconfined",
+      (_spec, metadata) => {
+        metadata.annotations = { "container.apparmor.security.beta.kubernetes.io/web": "unconfined" };
+      },
+      "appArmorProfile",
+      "metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]",
+    ],
+    [
+      "SELinux type spc_t on a container",
+      (spec) => {
+        web(spec).securityContext = { seLinuxOptions: { type: "spc_t" } };
+      },
+      "seLinuxOptions",
+      "spec.containers[0].securityContext.seLinuxOptions.type",
+    ],
+    [
+      "an SELinux user",
+      (spec) => {
+        spec.securityContext = { seLinuxOptions: { user: "system_u" } };
+      },
+      "seLinuxOptions",
+      "spec.securityContext.seLinuxOptions.user",
+    ],
+    [
+      "an SELinux role",
+      (spec) => {
+        web(spec).securityContext = { seLinuxOptions: { role: "system_r" } };
+      },
+      "seLinuxOptions",
+      "spec.containers[0].securityContext.seLinuxOptions.role",
+    ],
+    [
+      "a readiness probe's tcpSocket.host",
+      (spec) => {
+        web(spec).readinessProbe = { tcpSocket: { host: "10.0.0.1", port: 6443 } };
+      },
+      "probeHost",
+      "spec.containers[0].readinessProbe.tcpSocket.host",
+    ],
+    [
+      "a startup probe's httpGet.host",
+      (spec) => {
+        web(spec).startupProbe = { httpGet: { host: "kubernetes.default", port: 443 } };
+      },
+      "probeHost",
+      "spec.containers[0].startupProbe.httpGet.host",
+    ],
+    [
+      "a postStart handler's httpGet.host",
+      (spec) => {
+        web(spec).lifecycle = { postStart: { httpGet: { host: "10.0.0.1", port: 10250 } } };
+      },
+      "probeHost",
+      "spec.containers[0].lifecycle.postStart.httpGet.host",
+    ],
+    [
+      "a preStop handler's tcpSocket.host on an init container",
+      (spec) => {
+        spec.initContainers = untyped([
+          {
+            name: "setup",
+            image: "busybox",
+            lifecycle: { preStop: { tcpSocket: { host: "10.0.0.1", port: 22 } } },
+          },
+        ]);
+      },
+      "probeHost",
+      "spec.initContainers[0].lifecycle.preStop.tcpSocket.host",
+    ],
+    [
+      "a gitRepo volume",
+      (spec) => {
+        spec.volumes = [{ name: "src", gitRepo: { repository: "https://example.com/x.git" } }];
+      },
+      "volumes",
+      "spec.volumes[0].gitRepo",
+    ],
+    [
+      "a cloud disk",
+      (spec) => {
+        spec.volumes = [{ name: "disk", awsElasticBlockStore: { volumeID: "vol-123" } }];
+      },
+      "volumes",
+      "spec.volumes[0].awsElasticBlockStore",
+    ],
+    [
+      "an inline CSI volume",
+      (spec) => {
+        spec.volumes = [{ name: "secrets", csi: { driver: "secrets-store.csi.k8s.io" } }];
+      },
+      "volumes",
+      "spec.volumes[0].csi",
+    ],
+    [
+      "an iSCSI volume",
+      (spec) => {
+        spec.volumes = [{ name: "lun", iscsi: { targetPortal: "10.0.0.2:3260", iqn: "iqn.x", lun: 0 } }];
+      },
+      "volumes",
+      "spec.volumes[0].iscsi",
+    ],
+    [
+      "a projected cluster trust bundle",
+      (spec) => {
+        spec.volumes = untyped([
+          { name: "trust", projected: { sources: [{ clusterTrustBundle: { name: "x", path: "ca" } }] } },
+        ]);
+      },
+      "volumes",
+      "spec.volumes[0].projected.sources[0].clusterTrustBundle",
+    ],
+    [
+      "an ephemeral claim pre-bound to another volume",
+      (spec) => {
+        spec.volumes = [
+          {
+            name: "scratch",
+            ephemeral: {
+              volumeClaimTemplate: { spec: { accessModes: ["ReadWriteOnce"], volumeName: "pv-of-globex" } },
+            },
+          },
+        ];
+      },
+      "volumes",
+      "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.volumeName",
+    ],
+    [
+      "an ephemeral claim copying another claim (dataSource)",
+      (spec) => {
+        spec.volumes = [
+          {
+            name: "scratch",
+            ephemeral: {
+              volumeClaimTemplate: { spec: { dataSource: { kind: "PersistentVolumeClaim", name: "db" } } },
+            },
+          },
+        ];
+      },
+      "volumes",
+      "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.dataSource",
+    ],
+    [
+      "an ephemeral claim from a snapshot (dataSourceRef)",
+      (spec) => {
+        spec.volumes = [
+          {
+            name: "scratch",
+            ephemeral: {
+              volumeClaimTemplate: {
+                spec: {
+                  dataSourceRef: { apiGroup: "snapshot.storage.k8s.io", kind: "VolumeSnapshot", name: "s" },
+                },
+              },
+            },
+          },
+        ];
+      },
+      "volumes",
+      "spec.volumes[0].ephemeral.volumeClaimTemplate.spec.dataSourceRef",
+    ],
+    [
+      "a toleration of an operator's taint",
+      (spec) => {
+        spec.tolerations = [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoSchedule" }];
+      },
+      "tolerations",
+      "spec.tolerations[0].key",
+    ],
+    [
+      "a toleration of cordoned nodes",
+      (spec) => {
+        spec.tolerations = [{ key: "node.kubernetes.io/unschedulable", operator: "Exists" }];
+      },
+      "tolerations",
+      "spec.tolerations[0].key",
+    ],
+    [
+      "a toleration of every NoExecute taint",
+      (spec) => {
+        spec.tolerations = [{ operator: "Exists", effect: "NoExecute" }];
+      },
+      "tolerations",
+      "spec.tolerations[0]",
+    ],
+    [
+      "a Windows host process container",
+      (spec) => {
+        web(spec).securityContext = { windowsOptions: { hostProcess: true } };
+      },
+      "windowsHostProcess",
+      "spec.containers[0].securityContext.windowsOptions.hostProcess",
+    ],
+  ];
+
+  for (const [what, change, rule, field] of escapes) {
+    it(`refuses ${what} (${rule})`, () => {
+      const violations = check(pod(change));
+      expect(ruleAndField(violations)).toEqual([{ rule, field }]);
+      expect(violations[0]!.message).toMatch(/^[A-Z][^\n]*\.$/);
+    });
+  }
+});
+
+describe("safe pod specs pass", () => {
+  const safe: [string, (spec: Spec, metadata: Metadata) => void][] = [
+    ["a plain nginx pod", () => {}],
+    [
+      "RuntimeDefault and Localhost seccomp profiles",
+      (spec) => {
+        spec.securityContext = { seccompProfile: { type: "RuntimeDefault" } };
+        web(spec).securityContext = { seccompProfile: { type: "Localhost", localhostProfile: "web.json" } };
+      },
+    ],
+    [
+      "AppArmor profiles and annotations that keep the confinement",
+      (spec, metadata) => {
+        spec.securityContext = loose({ appArmorProfile: { type: "RuntimeDefault" } });
+        web(spec).securityContext = { appArmorProfile: { type: "Localhost", localhostProfile: "k8s-web" } };
+        metadata.annotations = {
+          "container.apparmor.security.beta.kubernetes.io/web": "runtime/default",
+          "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+        };
+      },
+    ],
+    [
+      "an SELinux level and an allowed type",
+      (spec) => {
+        web(spec).securityContext = { seLinuxOptions: { type: "container_init_t", level: "s0:c1,c2" } };
+      },
+    ],
+    [
+      "configMap, secret, emptyDir, downwardAPI, claim and ephemeral volumes",
+      (spec) => {
+        spec.volumes = [
+          { name: "a", configMap: { name: "settings" } },
+          { name: "b", secret: { secretName: "token" } },
+          { name: "c", emptyDir: { medium: "Memory" } },
+          {
+            name: "d",
+            downwardAPI: { items: [{ path: "labels", fieldRef: { fieldPath: "metadata.labels" } }] },
+          },
+          { name: "e", persistentVolumeClaim: { claimName: "data" } },
+          {
+            name: "f",
+            ephemeral: {
+              volumeClaimTemplate: {
+                spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+              },
+            },
+          },
+        ];
+      },
+    ],
+    [
+      "the tenant's own projected service-account token volume (kube-api-access)",
+      (spec) => {
+        spec.volumes = [
+          {
+            name: "kube-api-access-abcde",
+            projected: {
+              sources: [
+                { serviceAccountToken: { path: "token", expirationSeconds: 3607 } },
+                { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+                {
+                  downwardAPI: {
+                    items: [{ path: "namespace", fieldRef: { fieldPath: "metadata.namespace" } }],
+                  },
+                },
+              ],
+            },
+          },
+        ];
+      },
+    ],
+    [
+      "the tolerations every pod gets from DefaultTolerationSeconds",
+      (spec) => {
+        spec.tolerations = [
+          {
+            key: "node.kubernetes.io/not-ready",
+            operator: "Exists",
+            effect: "NoExecute",
+            tolerationSeconds: 300,
+          },
+          {
+            key: "node.kubernetes.io/unreachable",
+            operator: "Exists",
+            effect: "NoExecute",
+            tolerationSeconds: 300,
+          },
+        ];
+      },
+    ],
+    [
+      "probes and handlers on the pod's own address",
+      (spec) => {
+        web(spec).livenessProbe = { httpGet: { path: "/healthz", port: 80, host: "" } };
+        web(spec).readinessProbe = { tcpSocket: { port: 80 } };
+        web(spec).startupProbe = { exec: { command: ["true"] } };
+        web(spec).lifecycle = {
+          preStop: { httpGet: { path: "/drain", port: 80 } },
+          postStart: { exec: { command: ["true"] } },
+        };
+      },
+    ],
+  ];
+  for (const [what, change] of safe) {
+    it(what, () => {
+      expect(check(pod(change))).toEqual([]);
+    });
+  }
+});
+
+describe("checkPodIsolation at restricted", () => {
+  it("passes a pod that runs as non-root with no capabilities, no escalation and RuntimeDefault seccomp", () => {
+    expect(check(restrictedPod(), restricted())).toEqual([]);
+  });
+
+  for (const testCase of restrictedCases) {
+    describe(testCase.rule, () => {
+      it("reports the violation with its field", () => {
+        const violations = check(restrictedPod(testCase.violating), restricted());
+        expect(ruleAndField(violations)).toEqual([{ rule: testCase.rule, field: testCase.field }]);
+        expect(violations[0]!.message).toMatch(/^[A-Z][^\n]*\.$/);
+        expect(violations[0]!.message.slice(0, -1)).not.toMatch(/\.\s/);
+      });
+
+      it("passes the compliant variant", () => {
+        expect(check(restrictedPod(testCase.compliant), restricted())).toEqual([]);
+      });
+
+      it("is not reported at baseline, nor when the operator disabled it", () => {
+        expect(check(restrictedPod(testCase.violating))).toEqual([]);
+        const policy = restricted(parseIsolationPolicy({ disabled: [testCase.rule] }));
+        expect(check(restrictedPod(testCase.violating), policy)).toEqual([]);
+      });
+    });
+  }
+
+  it("asks a plain pod for everything the restricted level requires, naming each field", () => {
+    expect(ruleAndField(check(pod(), restricted()))).toEqual([
+      {
+        rule: "allowPrivilegeEscalation",
+        field: "spec.containers[0].securityContext.allowPrivilegeEscalation",
+      },
+      { rule: "capabilities", field: "spec.containers[0].securityContext.capabilities.drop" },
+      { rule: "runAsNonRoot", field: "spec.containers[0].securityContext.runAsNonRoot" },
+      { rule: "seccompProfile", field: "spec.containers[0].securityContext.seccompProfile.type" },
+    ]);
+  });
+
+  it("accepts the requirements per container instead of for the pod", () => {
+    const perContainer = pod((spec) => {
+      web(spec).securityContext = {
+        ...hardened,
+        runAsNonRoot: true,
+        runAsUser: 1000,
+        seccompProfile: { type: "Localhost", localhostProfile: "web.json" },
+      };
+    });
+    expect(check(perContainer, restricted())).toEqual([]);
+  });
+
+  it("holds init and ephemeral containers to it too", () => {
+    const violations = check(
+      restrictedPod((spec) => {
+        spec.initContainers = [{ name: "setup", image: "busybox", securityContext: { runAsNonRoot: false } }];
+      }),
+      restricted(),
+    );
+    expect(ruleAndField(violations)).toEqual([
+      {
+        rule: "allowPrivilegeEscalation",
+        field: "spec.initContainers[0].securityContext.allowPrivilegeEscalation",
+      },
+      { rule: "capabilities", field: "spec.initContainers[0].securityContext.capabilities.drop" },
+      { rule: "runAsNonRoot", field: "spec.initContainers[0].securityContext.runAsNonRoot" },
+    ]);
+  });
+
+  it("lets a container add NET_BIND_SERVICE only, whatever else the operator allows", () => {
+    const policy = restricted(parseIsolationPolicy({ allowedCapabilities: ["NET_BIND_SERVICE", "NET_RAW"] }));
+    const violations = check(
+      restrictedPod((spec) => {
+        web(spec).securityContext = {
+          ...hardened,
+          capabilities: { drop: ["all"], add: ["NET_BIND_SERVICE", "NET_RAW"] },
+        };
+      }),
+      policy,
+    );
+    expect(ruleAndField(violations)).toEqual([
+      { rule: "capabilities", field: "spec.containers[0].securityContext.capabilities.add[1]" },
+    ]);
+  });
+
+  it("reports every rule at once", () => {
+    const violations = check(
+      pod((spec, metadata) => {
+        for (const testCase of [...baselineCases, ...restrictedCases]) testCase.violating(spec, metadata);
+        web(spec).securityContext = { privileged: true, procMount: "Unmasked", runAsUser: 0 };
+        spec.securityContext = {
+          runAsNonRoot: false,
+          sysctls: [{ name: "kernel.msgmax", value: "65536" }],
+          seLinuxOptions: { type: "spc_t" },
+          windowsOptions: { hostProcess: true },
+        };
+        spec.initContainers = [
+          { name: "setup", image: "busybox", securityContext: { appArmorProfile: { type: "Unconfined" } } },
+        ];
+        spec.volumes = [
+          { name: "root", hostPath: { path: "/" } },
+          { name: "share", nfs: { server: "nfs.internal", path: "/exports" } },
+        ];
+      }),
+      restricted(),
+    );
+    expect(new Set(violations.map((violation) => violation.rule))).toEqual(new Set(isolationRules));
+  });
+});
+
+describe("tolerations the operator allows", () => {
+  const tolerating = (key: string) =>
+    pod((spec) => {
+      spec.tolerations = [{ key, operator: "Exists", effect: "NoSchedule" }];
+    });
+
+  it("allows only the keys in the policy, and never an empty key", () => {
+    const policy = parseIsolationPolicy({ allowedTolerations: ["ring0.dev/tenant-pool"] });
+    expect(check(tolerating("ring0.dev/tenant-pool"), policy)).toEqual([]);
+    expect(ruleAndField(check(tolerating("node.kubernetes.io/not-ready"), policy))).toEqual([
+      { rule: "tolerations", field: "spec.tolerations[0].key" },
+    ]);
+    expect(ruleAndField(check(tolerating(""), policy))).toEqual([
+      { rule: "tolerations", field: "spec.tolerations[0]" },
+    ]);
+  });
+
+  it("names the allowed keys in the message", () => {
+    const [violation] = check(tolerating("dedicated"));
+    expect(violation?.message).toContain(
+      "allowed: node.kubernetes.io/not-ready, node.kubernetes.io/unreachable",
+    );
+  });
+});
+
+describe("podSecurityLabels: the super namespace's Pod Security labels", () => {
+  const labels = (level: "baseline" | "restricted", enforce: string) => ({
+    "pod-security.kubernetes.io/enforce": enforce,
+    "pod-security.kubernetes.io/enforce-version": "latest",
+    "pod-security.kubernetes.io/warn": level,
+    "pod-security.kubernetes.io/warn-version": "latest",
+    "pod-security.kubernetes.io/audit": level,
+    "pod-security.kubernetes.io/audit-version": "latest",
+  });
+
+  it("enforces, warns and audits at the tenant's level", () => {
+    expect(podSecurityLabels(defaultIsolationPolicy())).toEqual(labels("baseline", "baseline"));
+    expect(podSecurityLabels(restricted())).toEqual(labels("restricted", "restricted"));
+  });
+
+  it("enforces nothing below when the operator relaxed a rule the standard covers", () => {
+    expect(podSecurityLabels(parseIsolationPolicy({ disabled: ["hostPath"] }))).toEqual(
+      labels("baseline", "privileged"),
+    );
+    expect(podSecurityLabels(parseIsolationPolicy({ allowedCapabilities: ["NET_RAW"] }))).toEqual(
+      labels("baseline", "privileged"),
+    );
+    expect(podSecurityLabels(restricted(parseIsolationPolicy({ disabled: ["runAsUser"] })))).toEqual(
+      labels("restricted", "privileged"),
+    );
+  });
+
+  it("keeps enforcing when only Ring0's own rules or the standard's own capabilities are relaxed", () => {
+    const relaxed = parseIsolationPolicy({
+      disabled: ["nodeName", "tolerations", "volumes", "allowPrivilegeEscalation"],
+      allowedCapabilities: ["NET_BIND_SERVICE", "CHOWN"],
+    });
+    expect(podSecurityLabels(relaxed)).toEqual(labels("baseline", "baseline"));
+    expect(podSecurityLabels(restricted(relaxed))).toEqual(labels("restricted", "privileged"));
+  });
+});
+
+describe("tenantIsolationPolicy", () => {
+  it("holds a tenant to its own level, or the operator's default", () => {
+    const operator = parseIsolationPolicy({ disabled: ["hostPort"] });
+    expect(tenantIsolationPolicy(operator, "restricted")).toEqual({ ...operator, podSecurity: "restricted" });
+    expect(tenantIsolationPolicy(operator, undefined)).toBe(operator);
+    expect(tenantIsolationPolicy(operator, "privileged")).toBe(operator);
+    const strict = parseIsolationPolicy({ podSecurity: "restricted" });
+    expect(tenantIsolationPolicy(strict, "baseline").podSecurity).toBe("baseline");
+  });
+});
+
+describe("runningPodPolicy", () => {
+  it("holds a running pod's changes to the tolerations rule only, if the operator enforces it", () => {
+    const running = runningPodPolicy(defaultIsolationPolicy());
+    expect(running.enabled).toEqual(["tolerations"]);
+    expect(
+      check(
+        pod((spec) => (spec.hostNetwork = true)),
+        running,
+      ),
+    ).toEqual([]);
+    expect(
+      check(
+        pod((spec) => (spec.tolerations = [{ operator: "Exists" }])),
+        running,
+      ),
+    ).toHaveLength(1);
+    expect(runningPodPolicy(parseIsolationPolicy({ disabled: ["tolerations"] })).enabled).toEqual([]);
   });
 });
 
 describe("parseIsolationPolicy", () => {
-  it("gives the defaults for an empty object: every rule, NET_BIND_SERVICE", () => {
+  it("gives the defaults for an empty object", () => {
     expect(parseIsolationPolicy("{}")).toEqual(defaultIsolationPolicy());
     expect(defaultIsolationPolicy()).toEqual({
       enabled: [...isolationRules],
       allowedCapabilities: ["NET_BIND_SERVICE"],
+      allowedTolerations: ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"],
+      podSecurity: "baseline",
+      namespaceLabels: [],
+      podAnnotations: [],
     });
   });
 
-  it("reads enabled rules, disabled rules and capabilities (normalised)", () => {
+  it("reads every field (capabilities normalised)", () => {
     expect(
       parseIsolationPolicy(
         JSON.stringify({
           enabled: ["privileged", "hostPath", "hostPort"],
           disabled: ["hostPort"],
           allowedCapabilities: ["cap_net_bind_service", "CHOWN"],
+          allowedTolerations: ["node.kubernetes.io/not-ready", "pool"],
+          podSecurity: "restricted",
+          namespaceLabels: ["team", "example.com/*"],
+          podAnnotations: ["example.com/owner"],
         }),
       ),
-    ).toEqual({ enabled: ["privileged", "hostPath"], allowedCapabilities: ["NET_BIND_SERVICE", "CHOWN"] });
+    ).toEqual({
+      enabled: ["privileged", "hostPath"],
+      allowedCapabilities: ["NET_BIND_SERVICE", "CHOWN"],
+      allowedTolerations: ["node.kubernetes.io/not-ready", "pool"],
+      podSecurity: "restricted",
+      namespaceLabels: ["team", "example.com/*"],
+      podAnnotations: ["example.com/owner"],
+    });
   });
 
   const bad: [string, unknown, string][] = [
@@ -283,6 +1017,26 @@ describe("parseIsolationPolicy", () => {
     ["a capability that is not a string", { allowedCapabilities: [42] }, "allowedCapabilities[0]"],
     ["capability ALL", { allowedCapabilities: ["NET_RAW", "ALL"] }, "allowedCapabilities[1]"],
     ["a malformed capability", { allowedCapabilities: ["net raw"] }, "allowedCapabilities[0]"],
+    ["an empty toleration key (every taint)", { allowedTolerations: [""] }, "allowedTolerations[0]"],
+    ["a malformed toleration key", { allowedTolerations: ["a b"] }, "allowedTolerations[0]"],
+    ["an unknown level", { podSecurity: "privileged" }, "podSecurity"],
+    [
+      "a Pod Security label",
+      { namespaceLabels: ["pod-security.kubernetes.io/enforce"] },
+      "namespaceLabels[0]",
+    ],
+    ["Ring0's own labels", { namespaceLabels: ["team", "ring0.dev/*"] }, "namespaceLabels[1]"],
+    [
+      "a Kubernetes annotation",
+      { podAnnotations: ["container.apparmor.security.beta.kubernetes.io/web"] },
+      "podAnnotations[0]",
+    ],
+    [
+      "kwok's annotations",
+      { podAnnotations: ["pod-complete.stage.kwok.x-k8s.io/delay"] },
+      "podAnnotations[0]",
+    ],
+    ["a malformed key", { podAnnotations: ["*"] }, "podAnnotations[0]"],
   ];
   for (const [what, input, field] of bad) {
     it(`refuses ${what}, naming field ${field}`, () => {

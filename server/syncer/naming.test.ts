@@ -6,6 +6,7 @@ import {
   MAX_LITERAL_NAMESPACE_LENGTH,
   naming,
   PREFIX_LENGTH,
+  prefixRefusals,
   superNamespace,
   tenantPrefix,
 } from "./naming";
@@ -175,5 +176,57 @@ describe("assertUniquePrefixes", () => {
     expect(assertUniquePrefixes(["acme", "abcd", "globex", "hooli", "zeta", "unique-one"], prefixOf)).toEqual(
       [{ prefix: "t00000004", tenants: ["abcd", "acme", "zeta"] }],
     );
+  });
+});
+
+describe("prefixRefusals: the tenants the syncer refuses for a colliding prefix", () => {
+  it("refuses no one when every prefix is unique", () => {
+    expect(prefixRefusals([{ name: "acme" }, { name: "globex" }]).size).toBe(0);
+  });
+
+  it("lets the oldest tenant of a group keep the prefix and refuses the others, naming it", () => {
+    const prefixOf = (tenant: string) => `t${tenant.length.toString().padStart(8, "0")}`;
+    const refusals = prefixRefusals(
+      [
+        { name: "acme", createdAt: "2026-03-01T00:00:00Z" },
+        { name: "abcd", createdAt: "2026-01-01T00:00:00Z" },
+        { name: "zeta", createdAt: new Date("2026-02-01T00:00:00Z") },
+        { name: "globex", createdAt: "2026-01-01T00:00:00Z" },
+      ],
+      prefixOf,
+    );
+    expect(Object.fromEntries(refusals)).toEqual({
+      acme: { prefix: "t00000004", owner: "abcd" },
+      zeta: { prefix: "t00000004", owner: "abcd" },
+    });
+  });
+
+  it("breaks a tie by name, and puts tenants of unknown age last", () => {
+    const prefixOf = () => "t00000000";
+    const refusals = prefixRefusals(
+      [
+        { name: "b", createdAt: "2026-01-01T00:00:00Z" },
+        { name: "a", createdAt: "2026-01-01T00:00:00Z" },
+        { name: "0" },
+      ],
+      prefixOf,
+    );
+    expect(Object.fromEntries(refusals)).toEqual({
+      b: { prefix: "t00000000", owner: "a" },
+      0: { prefix: "t00000000", owner: "a" },
+    });
+  });
+
+  it("finds a real collision of the 40-bit prefix", () => {
+    // Found by a birthday search over "collide-<base36>"; the syncer's integration suite uses the pair.
+    expect(tenantPrefix("collide-37er")).toBe(tenantPrefix("collide-z9nw"));
+    const refusals = prefixRefusals([
+      { name: "collide-z9nw", createdAt: "2026-01-02T00:00:00Z" },
+      { name: "collide-37er", createdAt: "2026-01-01T00:00:00Z" },
+    ]);
+    expect(refusals.get("collide-z9nw")).toEqual({
+      prefix: tenantPrefix("collide-37er"),
+      owner: "collide-37er",
+    });
   });
 });

@@ -6,8 +6,9 @@
  * - `tenantPrefix(t)` is always PREFIX_LENGTH (9) characters: "t" and 8 base32 characters (40 bits)
  *   of sha256(t). Because its length is fixed, the first 9 characters of a super namespace name
  *   determine the tenant: names of tenants with distinct prefixes can never be equal. Distinct
- *   tenants share a prefix only by a hash collision, which `assertUniquePrefixes` reports so the
- *   syncer can refuse the later tenant instead of mixing two tenants' objects.
+ *   tenants share a prefix only by a hash collision, which `assertUniquePrefixes` reports and
+ *   `prefixRefusals` turns into the tenants the syncer refuses (all but the oldest of a group)
+ *   instead of mixing two tenants' objects.
  * - After the prefix and "-" come at most 53 characters, the "rest", in one of two disjoint forms:
  *   - literal: a valid DNS-1123 label of at most 52 characters is kept as it is (length ≤ 52);
  *   - hashed: any other namespace (longer, or not a valid label) becomes a readable head (its first
@@ -116,4 +117,38 @@ export function assertUniquePrefixes(
     if (group.size > 1) collisions.push({ prefix, tenants: [...group].sort() });
   }
   return collisions.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
+}
+
+/** A tenant the syncer refuses to sync: its prefix is `owner`'s too. */
+export interface PrefixRefusal {
+  prefix: string;
+  /** The tenant that keeps the prefix. */
+  owner: string;
+}
+
+/**
+ * The tenants the syncer must not sync because their prefix collides with another's. In each
+ * colliding group the earliest-created tenant keeps the prefix (its namespaces may already be
+ * below; name order breaks a tie) and every other is refused, so a new tenant can never take over
+ * an existing tenant's super namespaces. `createdAt` is the Tenant's creationTimestamp (RFC 3339).
+ */
+export function prefixRefusals(
+  tenants: readonly { name: string; createdAt?: string | Date }[],
+  prefixOf: (tenant: string) => string = tenantPrefix,
+): Map<string, PrefixRefusal> {
+  const createdAt = new Map(tenants.map((tenant) => [tenant.name, tenant.createdAt]));
+  const age = (tenant: string) => {
+    const time = new Date(createdAt.get(tenant) ?? Number.NaN).getTime();
+    return Number.isNaN(time) ? Number.POSITIVE_INFINITY : time;
+  };
+  const refusals = new Map<string, PrefixRefusal>();
+  for (const { prefix, tenants: group } of assertUniquePrefixes(
+    tenants.map((tenant) => tenant.name),
+    prefixOf,
+  )) {
+    // The group is sorted by name, and the sort is stable: equal ages keep name order.
+    const [owner, ...refused] = [...group].sort((a, b) => age(a) - age(b));
+    for (const tenant of refused) refusals.set(tenant, { prefix, owner: owner ?? "" });
+  }
+  return refusals;
 }

@@ -106,3 +106,28 @@ describe("patroller: how a tenant pod and its copy below disagree", () => {
     );
   });
 });
+
+describe("patroller: the tenant's Pod Security level", () => {
+  it("does not count a pod its level refuses as missing below", () => {
+    const plain = pod();
+    expect(podDrift(plain, undefined, settings)).toBe("missing");
+    const restricted = { ...settings, policy: { ...settings.policy, podSecurity: "restricted" as const } };
+    expect(podDrift(plain, undefined, restricted)).toBeNull();
+  });
+});
+
+describe("patroller: a change of a running pod the filter refuses", () => {
+  it("is not drift: the copy stays as it was", () => {
+    const bound = boundTo("n0");
+    const tenantPod = pod(bound.spec, running, bound.metadata);
+    const copy = copyOf(tenantPod, { nodeName: "n0", status: running });
+    const tolerant = pod({ ...bound.spec, tolerations: [{ operator: "Exists" }] }, running, bound.metadata);
+    expect(podDrift(tolerant, copy, settings)).toBeNull();
+    const allowed = pod(
+      { ...bound.spec, tolerations: [{ key: "node.kubernetes.io/unreachable", operator: "Exists" }] },
+      running,
+      bound.metadata,
+    );
+    expect(podDrift(allowed, copy, settings)).toBe("changed");
+  });
+});

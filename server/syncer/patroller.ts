@@ -9,7 +9,7 @@ import { deleteObject } from "@/server/k8s/apply";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
-import { checkPodIsolation } from "./filter";
+import { checkPodIsolation, runningPodPolicy } from "./filter";
 import {
   boundByRing0,
   isTerminal,
@@ -90,8 +90,11 @@ export function podDrift(
     return malformedReason("pod", pod) === null ? "missing" : null;
   }
   if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return "stale";
-  const desired = withSyncHash(superObject(settings.tenant, "pod", pod, settings.placement));
-  if (syncHashOf(copy) !== syncHashOf(desired)) return "changed";
+  const desired = withSyncHash(superObject(settings.tenant, "pod", pod, settings.placement, settings.policy));
+  // A change the filter refuses stays in the tenant: the copy is as it should be.
+  const refused = () =>
+    checkPodIsolation(pod as unknown as V1Pod, runningPodPolicy(settings.policy)).length > 0;
+  if (syncHashOf(copy) !== syncHashOf(desired) && !refused()) return "changed";
   if (nodeNameOf(copy) && !nodeNameOf(pod)) return "unbound";
   return podStatusPatch(pod.status as Json | undefined, copy.status as Json | undefined) === null
     ? null
@@ -137,12 +140,12 @@ export function createPatroller(ctx: SyncContext, dependencies: PatrollerDepende
           continue;
         }
         if (kind === "pod") {
-          const placement = { tenant, placement: session.placement, policy: ctx.policy };
+          const placement = { tenant, placement: session.placement, policy: session.isolation };
           if (podDrift(object, copy, placement)) flag(tenant, kind, key);
           continue;
         }
         if (malformedReason(kind, object)) continue;
-        const desired = withSyncHash(superObject(tenant, kind, object));
+        const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
         if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
         else if (
           kind === "service" &&

@@ -6,7 +6,7 @@
  * cluster, and goes down on its own once room appears or the quota is raised.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
+import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { listEventsFor } from "@/server/k8s/events";
 import { eventually } from "@/server/k8s/test-cluster";
@@ -14,6 +14,7 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { parseIsolationPolicy } from "./filter";
 import { superNamespace } from "./naming";
 import { quotaConditionType } from "./quota-hold";
 import { createSyncer, type Syncer } from "./syncer";
@@ -138,10 +139,12 @@ describe("default namespace share", () => {
       logger,
       heartbeatIntervalMs: 2_000,
       tenantRecheckMs: 1_000,
-      superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+      superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
       tenantFilter: (name) => name === tenant,
       namespaceDefaultShare: async (name) =>
         name === tenant ? { "requests.cpu": "500m", pods: "5" } : undefined,
+      // Tenant namespace labels reach below only when allow-listed: "touched" marks a reconcile.
+      isolationPolicy: parseIsolationPolicy({ namespaceLabels: ["touched"] }),
     });
     await defaultShareSyncer.start();
   }, 120_000);

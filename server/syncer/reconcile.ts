@@ -16,8 +16,8 @@ import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import type { PodLike } from "@/server/quotas/usage";
-import { syncAnnotations, syncLabels } from "./contracts";
-import { checkPodIsolation } from "./filter";
+import { type IsolationViolation, syncAnnotations, syncLabels } from "./contracts";
+import { checkPodIsolation, runningPodPolicy } from "./filter";
 import { superNamespace } from "./naming";
 import { decideHold, quotaConditionType } from "./quota-hold";
 import {
@@ -59,6 +59,12 @@ function podRef(namespace: string, name: string) {
   return { apiVersion: "v1", kind: "Pod", metadata: { name, namespace } };
 }
 
+/** The condition message of a refused pod: the rules it broke, then what to change for each. */
+function isolationMessage(violations: IsolationViolation[]): string {
+  const rules = [...new Set(violations.map((violation) => violation.rule))].join(", ");
+  return `Refused by ${rules}: ${violations.map((violation) => violation.message).join(" ")}`;
+}
+
 function podPath(namespace: string, name: string, subresource?: string): string {
   const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
   return subresource ? `${base}/${subresource}` : base;
@@ -68,6 +74,8 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
   const { log } = ctx;
   /** Warnings already recorded (tenant|kind|ns|name|resourceVersion), so a refused object warns once. */
   const warned = new Set<string>();
+  /** Pods below whose update the super cluster refused (tenant|uid|hash), logged once each. */
+  const keptAsIs = new Set<string>();
 
   function superRef(tenant: string, kind: SyncedKind, namespace: string, name: string) {
     const info = kindInfo[kind];
@@ -131,7 +139,9 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
       kind: "Namespace",
       metadata: { name: namespace },
     };
-    const desired = withSyncHash(superObject(session.tenant, "namespace", tenantNamespace as Obj));
+    const desired = withSyncHash(
+      superObject(session.tenant, "namespace", tenantNamespace as Obj, {}, session.isolation),
+    );
     const current = ctx.superNamespaces()?.get("", desired.metadata.name);
     if (current?.metadata.deletionTimestamp) {
       throw new K8sError({
@@ -199,7 +209,7 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
       return;
     }
     await ensureNamespace(session, namespace);
-    const desired = withSyncHash(superObject(tenant, kind, object));
+    const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
     const current = await readOrNull<Obj>(ctx.superCluster, ref);
     if (current && syncHashOf(current) === syncHashOf(desired)) {
       if (kind === "service") await copyServiceStatus(session, object, current);
@@ -438,14 +448,9 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
       if (isTerminal(pod)) return;
       // Check the pod as the tenant wrote it; a node Ring0 bound it to is Ring0's, not the tenant's.
       const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
-      const violations = checkPodIsolation(checked as unknown as V1Pod, ctx.policy);
+      const violations = checkPodIsolation(checked as unknown as V1Pod, session.isolation);
       if (violations.length > 0) {
-        const message = violations.map((violation) => violation.message).join(" ");
-        await reportIsolation(
-          session,
-          pod,
-          `Refused by ${violations.map((v) => v.rule).join(", ")}: ${message}`,
-        );
+        await reportIsolation(session, pod, isolationMessage(violations));
         return;
       }
       const malformed = malformedReason("pod", pod);
@@ -474,28 +479,13 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     if (serviceAccount && serviceAccount !== "default") {
       await syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
-    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement));
+    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement, session.isolation));
     if (!below || syncHashOf(below) !== syncHashOf(desired)) {
-      try {
-        below = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
-      } catch (error) {
-        session.quotaHold.admitting.delete(`${namespace}/${name}`);
-        if (
-          error instanceof K8sError &&
-          (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
-          !isNamespaceTerminating(error)
-        ) {
-          await warnOnce(
-            session,
-            "pod",
-            pod,
-            "SyncRefused",
-            `The super cluster refused the pod: ${error.message}`,
-          );
-          return;
-        }
-        throw error;
-      }
+      const written = below
+        ? await updateBelow(session, pod, desired, below)
+        : await createBelow(session, pod, desired);
+      if (!written) return;
+      below = written;
     }
 
     if (quotaHeldBefore(pod)) await releaseQuotaHold(session, pod);
@@ -508,6 +498,73 @@ export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers
     }
     const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
     if (patch) await patchPodStatus(session, namespace, name, patch);
+  }
+
+  /** A new pod's copy below, or undefined when the super cluster refused it (the tenant is told why). */
+  async function createBelow(
+    session: TenantSession,
+    pod: Obj,
+    desired: KubeObject,
+  ): Promise<Obj | undefined> {
+    try {
+      return await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+    } catch (error) {
+      session.quotaHold.admitting.delete(`${pod.metadata.namespace ?? ""}/${pod.metadata.name}`);
+      if (!isRefusal(error)) throw error;
+      await warnOnce(
+        session,
+        "pod",
+        pod,
+        "SyncRefused",
+        `The super cluster refused the pod: ${error.message}`,
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * A running pod's copy brought up to date, or left as it is: a tenant's change is checked against
+   * `runningPodPolicy` (its tolerations) first. A refused update is not the tenant's doing (its own API
+   * server allows the same changes): Ring0 translates the pod differently since it was created
+   * (after an upgrade), so the copy keeps running as it is and its status still goes up.
+   */
+  async function updateBelow(
+    session: TenantSession,
+    pod: Obj,
+    desired: KubeObject,
+    below: Obj,
+  ): Promise<Obj> {
+    const violations = checkPodIsolation(pod as unknown as V1Pod, runningPodPolicy(session.isolation));
+    if (violations.length > 0) {
+      await reportIsolation(session, pod, isolationMessage(violations));
+      return below;
+    }
+    try {
+      return await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      const id = `${session.tenant}|${pod.metadata.uid}|${syncHashOf(desired)}`;
+      if (!keptAsIs.has(id)) {
+        keptAsIs.add(id);
+        if (keptAsIs.size > 10_000) keptAsIs.clear();
+        log.warn("a pod below cannot take its new translation; it keeps running as it is", {
+          tenant: session.tenant,
+          namespace: pod.metadata.namespace,
+          name: pod.metadata.name,
+          error: error.message,
+        });
+      }
+      return below;
+    }
+  }
+
+  /** The super cluster refused the write for what the object is (not for being unreachable or busy). */
+  function isRefusal(error: unknown): error is K8sError {
+    return (
+      error instanceof K8sError &&
+      (error.reason === "Invalid" || error.reason === "BadRequest" || error.reason === "Forbidden") &&
+      !isNamespaceTerminating(error)
+    );
   }
 
   function isNamespaceTerminating(error: K8sError): boolean {

@@ -28,6 +28,8 @@ export interface TenantSession {
   caches: Record<SyncedKind, WatchCache<Obj>>;
   vNodes: WatchCache<Obj>;
   placement: PlacementPolicy;
+  /** The operator's isolation policy at the tenant's Pod Security level (Tenant spec.syncer.podSecurity). */
+  isolation: IsolationPolicy;
   synced: boolean;
   unreachable: boolean;
   stopped: boolean;
@@ -46,7 +48,6 @@ export interface SyncContext {
   superCluster: ClusterConnection;
   log: Logger;
   clock: Clock;
-  policy: IsolationPolicy;
   superPods(): WatchCache<Obj> | undefined;
   superNodes(): WatchCache<Obj> | undefined;
   superNamespaces(): WatchCache<Obj> | undefined;

@@ -22,15 +22,22 @@ import { hardOfTenant } from "@/server/admission/hard";
 import { type Clock, systemClock } from "@/server/controllers/clock";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
+import { recordEvent } from "@/server/k8s/events";
 import type { Logger } from "@/server/logger";
 import type { QuotaHard } from "@/server/quotas/resources";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
-import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
+import {
+  type TenantResource,
+  tenantApiVersion,
+  tenantInformer,
+  tenantKind,
+} from "@/server/tenants/tenant-resources";
 import { type FairQueue, type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { createFairQueue } from "./fair-queue";
-import { defaultIsolationPolicy } from "./filter";
+import { defaultIsolationPolicy, tenantIsolationPolicy } from "./filter";
 import { createInFlightKeys, retryDelayMs } from "./in-flight";
+import { type PrefixRefusal, prefixRefusals } from "./naming";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createQuotaHoldState } from "./quota-hold";
 import { createReconcilers } from "./reconcile";
@@ -142,6 +149,10 @@ export function createSyncer(options: SyncerOptions): Syncer {
   let queue: FairQueue<string> = createFairQueue<string>({ clock });
   const sessions = new Map<string, TenantSession>();
   const tenants = new Map<string, TenantResource>();
+  /** Tenants whose prefix another, older tenant holds: never synced while both exist. */
+  let refusedTenants = new Map<string, PrefixRefusal>();
+  /** `${tenant}\0${owner}` already reported, so a refusal is an event once, not every re-check. */
+  const reportedRefusals = new Set<string>();
   let tenantsSynced = false;
   const evaluating = new Map<string, Promise<void>>();
   /** `${tenant}\0${key}` being reconciled now, those changed meanwhile, and failures in a row. */
@@ -163,7 +174,6 @@ export function createSyncer(options: SyncerOptions): Syncer {
     superCluster,
     log,
     clock,
-    policy,
     superPods: () => superPods,
     superNodes: () => superNodes,
     superNamespaces: () => superNamespaces,
@@ -196,7 +206,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
   }
 
   function enqueue(tenant: string, key: string): void {
-    if (!running || !serves(tenant)) return;
+    if (!running || !serves(tenant) || refusedTenants.has(tenant)) return;
     const id = `${tenant}\0${key}`;
     if (inFlight.offer(id)) queue.add(tenant, key);
   }
@@ -258,13 +268,24 @@ export function createSyncer(options: SyncerOptions): Syncer {
 
   function onTenantsChanged(list: TenantResource[]): void {
     tenantsSynced = true;
+    // Every Tenant counts, served here or not: a replica serving one of two colliding tenants
+    // must refuse it all the same.
+    refusedTenants = prefixRefusals(
+      list.map((tenant) => ({ name: tenant.metadata.name, createdAt: tenant.metadata.creationTimestamp })),
+    );
+    for (const id of reportedRefusals) {
+      const [tenant, owner] = id.split("\0");
+      if (refusedTenants.get(tenant ?? "")?.owner !== owner) reportedRefusals.delete(id);
+    }
     const seen = new Set<string>();
     for (const tenant of list) {
       if (!serves(tenant.metadata.name)) continue;
       seen.add(tenant.metadata.name);
       tenants.set(tenant.metadata.name, tenant);
       const weight = tenant.spec?.syncer?.weight;
-      if (typeof weight === "number") queue.setWeight(tenant.metadata.name, weight);
+      if (typeof weight === "number" && !refusedTenants.has(tenant.metadata.name)) {
+        queue.setWeight(tenant.metadata.name, weight);
+      }
       evaluate(tenant.metadata.name);
     }
     for (const name of [...tenants.keys()]) {
@@ -298,6 +319,13 @@ export function createSyncer(options: SyncerOptions): Syncer {
       await patroller.collectDeletedTenants({ synced: tenantsSynced, has: (tenant) => tenants.has(tenant) });
       return;
     }
+    const refusal = refusedTenants.get(name);
+    if (refusal) {
+      stopSession(name);
+      queue.removeTenant(name);
+      await reportPrefixRefusal(name, refusal);
+      return;
+    }
     const lookup = await directory.lookup(name);
     if (!running) return;
     if (lookup.state !== "ready") {
@@ -316,6 +344,14 @@ export function createSyncer(options: SyncerOptions): Syncer {
     if (current && current.conn !== conn) stopSession(name);
     const session = sessions.get(name) ?? startSession(name, conn);
     session.placement = { ...placementOf(resource), podLabels: options.superPodLabels };
+    const isolation = tenantIsolationPolicy(policy, resource.spec?.syncer?.podSecurity);
+    if (session.isolation.podSecurity !== isolation.podSecurity) {
+      session.isolation = isolation;
+      // The super namespaces' Pod Security labels follow the tenant's level.
+      for (const namespace of session.caches.namespace.values()) {
+        enqueue(name, workKey("namespace", "", namespace.metadata.name));
+      }
+    }
     const quota = quotaOf(resource);
     if (!sameHard(quota, session.quota)) {
       session.quota = quota;
@@ -331,6 +367,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
       tenant,
       conn,
       placement: {},
+      isolation: policy,
       synced: false,
       unreachable: false,
       stopped: false,
@@ -388,6 +425,30 @@ export function createSyncer(options: SyncerOptions): Syncer {
       if (!session.unreachable) queue.resume(tenant);
     });
     return session;
+  }
+
+  /** Log and record on the Tenant, once per owner, that the tenant is refused for its prefix. */
+  async function reportPrefixRefusal(tenant: string, refusal: PrefixRefusal): Promise<void> {
+    const id = `${tenant}\0${refusal.owner}`;
+    if (reportedRefusals.has(id)) return;
+    reportedRefusals.add(id);
+    const message = `Tenant ${tenant} is not synced: its super-cluster prefix ${refusal.prefix} is also tenant ${refusal.owner}'s (a hash collision), and ${refusal.owner} is older; rename ${tenant} (create it again under another name).`;
+    log.warn("tenant refused: its prefix collides with another tenant's", {
+      tenant,
+      owner: refusal.owner,
+      prefix: refusal.prefix,
+    });
+    await recordEvent(
+      superCluster,
+      {
+        apiVersion: tenantApiVersion,
+        kind: tenantKind,
+        name: tenant,
+        uid: tenants.get(tenant)?.metadata.uid,
+      },
+      { type: "Warning", reason: "PrefixCollision", message },
+      { component: syncerComponent, logger: log },
+    );
   }
 
   function stopSession(tenant: string): void {

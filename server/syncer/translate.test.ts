@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { syncAnnotations, syncLabels } from "./contracts";
+import { defaultIsolationPolicy, parseIsolationPolicy, podSecurityLabels } from "./filter";
 import { superNamespace } from "./naming";
 import {
   isSynced,
@@ -65,8 +66,8 @@ describe("downward translation", () => {
       [syncLabels.tenant]: "acme",
       [syncLabels.managed]: "true",
     });
+    // The tenant's annotations stay in the tenant unless the operator allow-lists them.
     expect(copy.metadata.annotations).toEqual({
-      note: "hi",
       [syncAnnotations.namespace]: "team",
       [syncAnnotations.name]: "web",
       [syncAnnotations.uid]: "uid-1",
@@ -87,6 +88,51 @@ describe("downward translation", () => {
     expect(spec.serviceAccountName).toBe("builder");
   });
 
+  it("mounts no service-account token of the super cluster, whatever the tenant asked", () => {
+    expect(superPodSpec(tenantPod.spec ?? {}).automountServiceAccountToken).toBe(false);
+    const asked = superPodSpec({ ...tenantPod.spec, automountServiceAccountToken: true });
+    expect(asked.automountServiceAccountToken).toBe(false);
+    // A token volume the tenant wrote itself goes too, with its mounts (the super cluster would mint it).
+    const written = superPodSpec({
+      containers: [
+        { name: "main", image: "vault", volumeMounts: [{ name: "vault-token", mountPath: "/vault" }] },
+      ],
+      volumes: [
+        {
+          name: "vault-token",
+          projected: { sources: [{ serviceAccountToken: { audience: "vault", path: "token" } }] },
+        },
+      ],
+    });
+    expect(written.volumes).toBeUndefined();
+    expect((written.containers as { volumeMounts?: unknown }[])[0]?.volumeMounts).toBeUndefined();
+  });
+
+  it("writes capability and sysctl names the way the super cluster's Pod Security admission reads them", () => {
+    const spec = superPodSpec({
+      securityContext: { sysctls: [{ name: "net/ipv4/tcp_syncookies", value: "1" }] },
+      containers: [
+        {
+          name: "main",
+          image: "nginx",
+          securityContext: { capabilities: { add: ["cap_net_bind_service"], drop: ["all"] } },
+        },
+      ],
+      initContainers: [{ name: "setup", image: "busybox" }],
+    });
+    expect((spec.securityContext as { sysctls: unknown }).sysctls).toEqual([
+      { name: "net.ipv4.tcp_syncookies", value: "1" },
+    ]);
+    expect(spec.containers).toEqual([
+      {
+        name: "main",
+        image: "nginx",
+        securityContext: { capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] } },
+      },
+    ]);
+    expect(spec.initContainers).toEqual([{ name: "setup", image: "busybox" }]);
+  });
+
   it("merges the operator's placement policy", () => {
     const spec = superPodSpec(
       { containers: [], nodeSelector: { disk: "ssd" }, tolerations: [{ key: "a", operator: "Exists" }] },
@@ -97,6 +143,145 @@ describe("downward translation", () => {
       { key: "a", operator: "Exists" },
       { key: "tenants", operator: "Exists" },
     ]);
+  });
+
+  it("never lets a tenant's labels override Ring0's, nor pass Ring0's or kwok's keys below", () => {
+    const sneaky: TenantObject = {
+      ...tenantPod,
+      metadata: {
+        ...tenantPod.metadata,
+        labels: {
+          app: "web",
+          [syncLabels.tenant]: "globex",
+          [syncLabels.managed]: "false",
+          "ring0.dev/kwok-exec": "true",
+          "stage.kwok.x-k8s.io/fast": "true",
+          "app.kubernetes.io/name": "web",
+        },
+        annotations: {
+          [syncAnnotations.uid]: "someone-else",
+          "ring0.dev/sync-hash": "0",
+          "kwok.x-k8s.io/node": "fake",
+          "pod-complete.stage.kwok.x-k8s.io/delay": "1s",
+          "k8s.v1.cni.cncf.io/networks": "kube-system/host-net",
+          "example.com/owner": "team-a",
+        },
+      },
+    };
+    const copy = superObject("acme", "pod", sneaky, {
+      podLabels: { "ring0.dev/kwok-exec": "false", tier: "below" },
+    });
+    expect(copy.metadata.labels).toEqual({
+      app: "web",
+      "app.kubernetes.io/name": "web",
+      "ring0.dev/kwok-exec": "false",
+      tier: "below",
+      [syncLabels.tenant]: "acme",
+      [syncLabels.managed]: "true",
+    });
+    expect(copy.metadata.annotations).toEqual({
+      [syncAnnotations.namespace]: "team",
+      [syncAnnotations.name]: "web",
+      [syncAnnotations.uid]: "uid-1",
+    });
+    // An operator may let some annotations through, never Ring0's, kwok's or Kubernetes' own.
+    const policy = parseIsolationPolicy({ podAnnotations: ["example.com/*"] });
+    const allowed = superObject(
+      "acme",
+      "pod",
+      sneaky,
+      {},
+      { ...policy, podAnnotations: ["example.com/*", "kwok.x-k8s.io/*"] },
+    );
+    expect(allowed.metadata.annotations).toEqual({
+      "example.com/owner": "team-a",
+      [syncAnnotations.namespace]: "team",
+      [syncAnnotations.name]: "web",
+      [syncAnnotations.uid]: "uid-1",
+    });
+    // The operator's labels beat the tenant's: a tenant label of the same key loses.
+    const tenantTier = { ...sneaky, metadata: { ...sneaky.metadata, labels: { tier: "mine" } } };
+    expect(
+      superObject("acme", "pod", tenantTier, { podLabels: { tier: "below" } }).metadata.labels?.tier,
+    ).toBe("below");
+  });
+
+  it("gives a super namespace Ring0's labels and the tenant's Pod Security level, and none of the tenant's", () => {
+    const namespace: TenantObject = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: {
+        name: "team",
+        uid: "ns-uid",
+        labels: {
+          "pod-security.kubernetes.io/enforce": "privileged",
+          "kubernetes.io/metadata.name": "team",
+          "istio-injection": "enabled",
+          [syncLabels.tenant]: "globex",
+          team: "a",
+        },
+        annotations: {
+          "scheduler.alpha.kubernetes.io/node-selector": "pool=infra",
+          "scheduler.alpha.kubernetes.io/defaultTolerations": '[{"operator":"Exists"}]',
+          note: "hi",
+        },
+      },
+    };
+    const copy = superObject("acme", "namespace", namespace);
+    expect(copy.metadata.name).toBe(superNamespace("acme", "team"));
+    expect(copy.metadata.labels).toEqual({
+      ...podSecurityLabels(defaultIsolationPolicy()),
+      [syncLabels.tenant]: "acme",
+      [syncLabels.managed]: "true",
+    });
+    expect(copy.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("baseline");
+    expect(copy.metadata.annotations).toEqual({
+      [syncAnnotations.namespace]: "team",
+      [syncAnnotations.name]: "team",
+      [syncAnnotations.uid]: "ns-uid",
+    });
+
+    const restricted = parseIsolationPolicy({ podSecurity: "restricted", namespaceLabels: ["team"] });
+    const labels = superObject("acme", "namespace", namespace, {}, restricted).metadata.labels;
+    expect(labels?.team).toBe("a");
+    expect(labels?.["istio-injection"]).toBeUndefined();
+    expect(labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
+    expect(labels?.["pod-security.kubernetes.io/warn"]).toBe("restricted");
+    // Even an allow-list object built in code cannot pass Pod Security or Ring0's labels.
+    const careless = { ...restricted, namespaceLabels: ["pod-security.kubernetes.io/*", "ring0.dev/*"] };
+    expect(superObject("acme", "namespace", namespace, {}, careless).metadata.labels).toEqual({
+      ...podSecurityLabels(restricted),
+      [syncLabels.tenant]: "acme",
+      [syncLabels.managed]: "true",
+    });
+  });
+
+  it("copies other kinds' labels and annotations except Ring0's and kwok's keys", () => {
+    const copy = superObject("acme", "service", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: "api",
+        namespace: "team",
+        labels: { app: "api", [syncLabels.tenant]: "globex" },
+        annotations: {
+          "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+          "ring0.dev/sync-hash": "0",
+          "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        },
+      },
+      spec: { ports: [{ port: 80 }] },
+    });
+    expect(copy.metadata.labels).toEqual({
+      app: "api",
+      [syncLabels.tenant]: "acme",
+      [syncLabels.managed]: "true",
+    });
+    expect(copy.metadata.annotations).toEqual({
+      "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+      [syncAnnotations.namespace]: "team",
+      [syncAnnotations.name]: "api",
+    });
   });
 
   it("lets the super cluster allocate a service's addresses and node ports", () => {
@@ -277,5 +462,47 @@ describe("service status upward", () => {
   it("copies only the load balancer, never the super cluster's conditions", () => {
     const below = { ...balanced, conditions: [{ type: "Ready", status: "True" }] };
     expect(serviceStatusPatch({}, below)).toEqual(balanced);
+  });
+});
+
+describe("confineAffinity", () => {
+  const term = (extra: Record<string, unknown>) => ({
+    topologyKey: "kubernetes.io/hostname",
+    labelSelector: { matchLabels: { app: "victim" } },
+    ...extra,
+  });
+  const affinity = {
+    nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+    podAntiAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: [
+        term({ namespaceSelector: {} }),
+        term({ namespaces: ["default", "other"] }),
+      ],
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 10, podAffinityTerm: term({ namespaceSelector: { matchLabels: { team: "x" } } }) },
+      ],
+    },
+  };
+
+  it("never selects another tenant's pods or namespaces", () => {
+    const spec = superPodSpec({ containers: [{ name: "app" }], affinity }, {}, "acme");
+    const anti = (spec.affinity as typeof affinity).podAntiAffinity;
+    const [everywhere, named] = anti.requiredDuringSchedulingIgnoredDuringExecution as Record<
+      string,
+      unknown
+    >[];
+    expect(everywhere?.namespaceSelector).toEqual({ matchLabels: { "ring0.dev/tenant": "acme" } });
+    expect(named?.namespaces).toEqual([superNamespace("acme", "default"), superNamespace("acme", "other")]);
+    for (const selected of [
+      everywhere,
+      named,
+      anti.preferredDuringSchedulingIgnoredDuringExecution[0]?.podAffinityTerm,
+    ]) {
+      expect((selected as { labelSelector: unknown }).labelSelector).toEqual({
+        matchLabels: { app: "victim" },
+        matchExpressions: [{ key: "ring0.dev/tenant", operator: "In", values: ["acme"] }],
+      });
+    }
+    expect((spec.affinity as typeof affinity).nodeAffinity).toEqual(affinity.nodeAffinity);
   });
 });

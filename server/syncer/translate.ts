@@ -5,7 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
-import { syncAnnotations, syncLabels } from "./contracts";
+import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
+import { defaultIsolationPolicy, normalizeCapability, normalizeSysctl, podSecurityLabels } from "./filter";
+import { allowListed, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
 
 /** The kinds the syncer copies down (vNodes and events travel up). */
@@ -104,15 +106,52 @@ export function isSynced(
   }
 }
 
-/** Labels of the tenant object with the syncer's own (the tenant cannot overwrite them). */
-function labelsFor(tenant: string, object: TenantObject): Record<string, string> {
-  return { ...(object.metadata.labels ?? {}), [syncLabels.tenant]: tenant, [syncLabels.managed]: "true" };
+/**
+ * Labels of the copy below (server/syncer/metadata.ts says what passes): a namespace keeps only
+ * the tenant labels the operator allow-listed, and gets the tenant's Pod Security labels; other
+ * kinds keep the tenant's labels outside Ring0's and kwok's domains. Ring0's own come last, so no
+ * tenant label overrides them.
+ */
+function labelsFor(
+  tenant: string,
+  kind: SyncedKind,
+  object: TenantObject,
+  policy: IsolationPolicy,
+): Record<string, string> {
+  if (kind === "namespace") {
+    return {
+      ...allowListed(object.metadata.labels, policy.namespaceLabels),
+      ...podSecurityLabels(policy),
+      ...ring0Labels(tenant),
+    };
+  }
+  return { ...withoutRing0OwnedKeys(object.metadata.labels), ...ring0Labels(tenant) };
 }
 
-function annotationsFor(object: TenantObject, namespace: string | undefined): Record<string, string> {
-  const annotations: Record<string, string> = { ...(object.metadata.annotations ?? {}) };
+function ring0Labels(tenant: string): Record<string, string> {
+  return { [syncLabels.tenant]: tenant, [syncLabels.managed]: "true" };
+}
+
+/**
+ * Annotations of the copy below: none of a namespace's (the super cluster's admission reads
+ * namespace annotations, e.g. a default node selector), only the allow-listed ones of a pod (CNI
+ * plugins, runtimes and mesh injectors read pod annotations), the tenant's outside Ring0's and
+ * kwok's domains for other kinds; then Ring0's own.
+ */
+function annotationsFor(
+  kind: SyncedKind,
+  object: TenantObject,
+  namespace: string | undefined,
+  policy: IsolationPolicy,
+): Record<string, string> {
+  const tenants =
+    kind === "namespace"
+      ? {}
+      : kind === "pod"
+        ? allowListed(object.metadata.annotations, policy.podAnnotations)
+        : withoutRing0OwnedKeys(object.metadata.annotations);
+  const annotations: Record<string, string> = { ...tenants };
   delete annotations["kubectl.kubernetes.io/last-applied-configuration"];
-  delete annotations[syncHashAnnotation];
   if (namespace !== undefined) annotations[syncAnnotations.namespace] = namespace;
   annotations[syncAnnotations.name] = object.metadata.name;
   if (object.metadata.uid) annotations[syncAnnotations.uid] = object.metadata.uid;
@@ -152,12 +191,93 @@ function withoutVolumeMounts(containers: unknown, removed: Set<string>): Json[] 
 }
 
 /**
- * The pod's spec as the super cluster gets it. The tenant's token volume goes (the super cluster
- * mounts the synced service account's own); the node is the super scheduler's choice; priority
- * classes, runtime classes and scheduler names are the tenant's and mean nothing below.
+ * Capability names as container runtimes and Pod Security admission expect them ("NET_RAW", not
+ * "cap_net_raw"): the filter accepts either spelling, the super cluster's admission only this one.
  */
-export function superPodSpec(spec: Json, placement: PlacementPolicy = {}): Json {
+function withCanonicalCapabilities(containers: Json[]): Json[] {
+  return containers.map((container) => {
+    const context = container?.securityContext as Json | undefined;
+    const capabilities = context?.capabilities as Json | undefined;
+    if (!capabilities) return container;
+    const canonical: Json = { ...capabilities };
+    for (const field of ["add", "drop"]) {
+      const names = capabilities[field];
+      if (Array.isArray(names)) {
+        canonical[field] = names.map((name) => (typeof name === "string" ? normalizeCapability(name) : name));
+      }
+    }
+    return { ...container, securityContext: { ...context, capabilities: canonical } };
+  });
+}
+
+/** One pod (anti-)affinity term, confined to the tenant's own pods (see {@link confineAffinity}). */
+function confinedTerm(term: unknown, tenant: string): unknown {
+  if (!term || typeof term !== "object") return term;
+  const copy: Json = { ...(term as Json) };
+  if (Array.isArray(copy.namespaces)) {
+    copy.namespaces = copy.namespaces
+      .filter((namespace): namespace is string => typeof namespace === "string")
+      .map((namespace) => superNamespace(tenant, namespace));
+  }
+  // Any selector of namespaces (even {}: all of them) means the tenant's own, never another's.
+  if (copy.namespaceSelector !== undefined)
+    copy.namespaceSelector = { matchLabels: { [syncLabels.tenant]: tenant } };
+  if (copy.labelSelector && typeof copy.labelSelector === "object") {
+    const selector = copy.labelSelector as Json;
+    const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+    copy.labelSelector = {
+      ...selector,
+      matchExpressions: [...expressions, { key: syncLabels.tenant, operator: "In", values: [tenant] }],
+    };
+  }
+  return copy;
+}
+
+/**
+ * Pod affinity and anti-affinity below only ever select the tenant's own pods in the tenant's own
+ * namespaces: as the tenant wrote them, a term could name another tenant's super namespace (or all
+ * namespaces) and that tenant's pod labels, to learn where its pods run or to keep its new pods
+ * from scheduling at all.
+ */
+export function confineAffinity(affinity: unknown, tenant: string): unknown {
+  if (!affinity || typeof affinity !== "object") return affinity;
+  const copy: Json = { ...(affinity as Json) };
+  for (const kind of ["podAffinity", "podAntiAffinity"]) {
+    const rules = copy[kind] as Json | undefined;
+    if (!rules || typeof rules !== "object") continue;
+    const confined: Json = { ...rules };
+    const required = rules.requiredDuringSchedulingIgnoredDuringExecution;
+    if (Array.isArray(required)) {
+      confined.requiredDuringSchedulingIgnoredDuringExecution = required.map((term) =>
+        confinedTerm(term, tenant),
+      );
+    }
+    const preferred = rules.preferredDuringSchedulingIgnoredDuringExecution;
+    if (Array.isArray(preferred)) {
+      confined.preferredDuringSchedulingIgnoredDuringExecution = preferred.map((weighted: Json) =>
+        weighted && typeof weighted === "object"
+          ? { ...weighted, podAffinityTerm: confinedTerm(weighted.podAffinityTerm, tenant) }
+          : weighted,
+      );
+    }
+    copy[kind] = confined;
+  }
+  return copy;
+}
+
+/**
+ * The pod's spec as the super cluster gets it. No service-account token of the super cluster is
+ * mounted (automountServiceAccountToken false), and every projected volume with a token source
+ * goes with its mounts: such a token is the tenant's identity (kube-api-access-*), which the super
+ * cluster would replace with one of its own. The node is the super scheduler's choice; priority
+ * classes, runtime classes and scheduler names are the tenant's and mean nothing below. Sysctl and
+ * capability names are written the way the super cluster's Pod Security admission reads them. Pod
+ * (anti-)affinity is confined to the tenant's own pods ({@link confineAffinity}).
+ */
+export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant?: string): Json {
   const copy: Json = structuredClone(spec);
+  if (tenant !== undefined && copy.affinity !== undefined)
+    copy.affinity = confineAffinity(copy.affinity, tenant);
   const volumes = (copy.volumes as Json[] | undefined) ?? [];
   const removed = new Set(volumes.filter(isTenantTokenVolume).map((volume) => String(volume.name)));
   const kept = volumes.filter((volume) => !removed.has(String(volume.name)));
@@ -165,7 +285,14 @@ export function superPodSpec(spec: Json, placement: PlacementPolicy = {}): Json 
   else delete copy.volumes;
   for (const field of ["containers", "initContainers"]) {
     const containers = withoutVolumeMounts(copy[field], removed);
-    if (containers) copy[field] = containers;
+    if (containers) copy[field] = withCanonicalCapabilities(containers);
+  }
+  copy.automountServiceAccountToken = false;
+  const context = copy.securityContext as Json | undefined;
+  if (Array.isArray(context?.sysctls)) {
+    context.sysctls = context.sysctls.map((sysctl: Json) =>
+      typeof sysctl?.name === "string" ? { ...sysctl, name: normalizeSysctl(sysctl.name) } : sysctl,
+    );
   }
   for (const field of [
     "nodeName",
@@ -215,20 +342,27 @@ function serviceSpec(spec: Json): Json {
 /**
  * The super cluster's copy of a tenant object (without the hash annotation), or null when this kind
  * is not copied. Owner references and finalizers stay in the tenant: their uids and controllers
- * live there.
+ * live there. `policy` is the tenant's isolation policy: its Pod Security level labels the super
+ * namespace, its allow-lists say which namespace labels and pod annotations pass.
  */
 export function superObject(
   tenant: string,
   kind: SyncedKind,
   object: TenantObject,
   placement: PlacementPolicy = {},
+  policy: IsolationPolicy = defaultIsolationPolicy(),
 ): KubeObject {
   const info = kindInfo[kind];
   const tenantNamespace = object.metadata.namespace;
   const metadata: KubeObject["metadata"] = {
     name: kind === "namespace" ? superNamespace(tenant, object.metadata.name) : object.metadata.name,
-    labels: labelsFor(tenant, object),
-    annotations: annotationsFor(object, kind === "namespace" ? object.metadata.name : tenantNamespace),
+    labels: labelsFor(tenant, kind, object, policy),
+    annotations: annotationsFor(
+      kind,
+      object,
+      kind === "namespace" ? object.metadata.name : tenantNamespace,
+      policy,
+    ),
   };
   if (info.namespaced && tenantNamespace) metadata.namespace = superNamespace(tenant, tenantNamespace);
   const base: KubeObject = { apiVersion: info.apiVersion, kind: info.kind, metadata };
@@ -238,8 +372,12 @@ export function superObject(
     case "pod":
       return {
         ...base,
-        metadata: { ...metadata, labels: { ...(placement.podLabels ?? {}), ...metadata.labels } },
-        spec: superPodSpec(object.spec ?? {}, placement),
+        // The operator's pod labels beat the tenant's, Ring0's beat both.
+        metadata: {
+          ...metadata,
+          labels: { ...metadata.labels, ...placement.podLabels, ...ring0Labels(tenant) },
+        },
+        spec: superPodSpec(object.spec ?? {}, placement, tenant),
       };
     case "service":
       return { ...base, spec: serviceSpec(object.spec ?? {}) };

@@ -40,7 +40,8 @@ export interface TenantResource extends KubeObject {
     controlPlane?: { provisioner?: Provisioner; version?: string };
     suspend?: boolean;
     quota?: TenantQuotaSpec;
-    syncer?: { weight?: number };
+    /** podSecurity: the Pod Security level its pods are held to (absent: the isolation policy's default). */
+    syncer?: { weight?: number; podSecurity?: "baseline" | "restricted" };
     admins?: string[];
   };
   status?: TenantStatus;
