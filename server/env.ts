@@ -176,6 +176,18 @@ const schema = z
       .min(1, "expected at least 1")
       .max(10_000, "expected at most 10000")
       .default(50),
+    RING0_GATEWAY_AUTH_FAILURES: z.coerce
+      .number({ error: "expected a number of failed authentications a minute" })
+      .int("expected a whole number")
+      .min(1, "expected at least 1")
+      .max(100_000, "expected at most 100000")
+      .default(30),
+    RING0_TRPC_MAX_BODY_BYTES: z.coerce
+      .number({ error: "expected bytes" })
+      .int("expected a whole number of bytes")
+      .min(16_384, "expected at least 16384 bytes")
+      .max(67_108_864, "expected at most 67108864 bytes (64 MiB)")
+      .default(1_048_576),
     RING0_GATEWAY_PORT: port.default(3443),
     RING0_GATEWAY_URL: gatewayUrl,
     RING0_GATEWAY_TLS_CERT: optionalFile,

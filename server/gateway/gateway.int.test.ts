@@ -12,10 +12,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from "vitest";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";
-import { KWOK_EXEC_LABEL, startKwokDebugBinder } from "@/server/cluster/kwok-debug";
 import { localSuperCluster } from "@/server/cluster/local";
 import { localNodeName } from "@/server/cluster/nodes";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { SIMULATED_POD_LABEL, startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
@@ -44,7 +44,7 @@ let kubectlBinary = "";
 let workDir = "";
 let namespace = "";
 let deleteNamespace: () => Promise<void> = async () => {};
-let binder: ReturnType<typeof startKwokDebugBinder> | undefined;
+let binder: ReturnType<typeof startSimulatedPodLogs> | undefined;
 const lookups: string[] = [];
 const servers: Array<{ servers: http.Server[]; listeners: GatewayListener[]; gateway: KubeGateway }> = [];
 /** Plain HTTP, for requests written by hand. */
@@ -439,11 +439,11 @@ describe("kubectl through the kube gateway", () => {
   it("runs kubectl exec over WebSockets and over SPDY, audited as k8s.exec", {
     timeout: 120_000,
   }, async () => {
-    binder = startKwokDebugBinder(conn, { stateDir, logger });
+    binder = startSimulatedPodLogs(conn, { stateDir, logger });
     const pod: KubeObject = {
       apiVersion: "v1",
       kind: "Pod",
-      metadata: { name: "shell", namespace, labels: { [KWOK_EXEC_LABEL]: "true" } },
+      metadata: { name: "shell", namespace, labels: { [SIMULATED_POD_LABEL]: "true" } },
       spec: { nodeName: localNodeName(0), containers: [{ name: "app", image: "registry.invalid/app:1" }] },
     };
     await createObject(conn, pod);

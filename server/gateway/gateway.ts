@@ -2,12 +2,16 @@
  * The kube gateway: `kubectl` against `https://<ring0>/k8s/tenants/<tenant>` with a Ring0 API token.
  *
  * Order matters and is the security argument: parse the path strictly (nothing looked up yet) →
+ * refuse an address or token with too many failed authentications (before any lookup) →
  * authenticate the bearer token → the token's tenant must be the path's tenant (otherwise the
  * answer is the one for a tenant that does not exist) → per-token limits → find the tenant's
  * control plane → forward with the client's identity headers removed and the Ring0 user
  * impersonated, over TLS with the control plane's admin certificate. Bodies stream both ways,
  * watches included; upgrades (exec, attach, port-forward over SPDY or WebSocket) are spliced
- * socket to socket once the tenant API server switched protocols.
+ * socket to socket once the tenant API server switched protocols. What stays open (watches,
+ * followed logs, upgrades) ends as soon as its right does: the token's owner is rechecked every
+ * few seconds (server/auth/rechecks.ts), a grantee's grants on every change; exec and attach
+ * sessions also end after a maximum length.
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
@@ -16,6 +20,12 @@ import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { pipeline } from "node:stream";
 import type { AuditEventInput } from "@/server/audit/repository";
+import {
+  type CredentialRechecks,
+  createCredentialRechecks,
+  type HeldCredential,
+  type LostRight,
+} from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
 import { actsAsGrantee, type GranteeVerdict } from "@/server/sharing/access";
@@ -28,11 +38,17 @@ import {
 } from "@/server/sharing/request-info";
 import type { GrantUse } from "@/server/sharing/usage";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { hashToken, tokenPrefix } from "@/server/tokens/format";
 import type { VerifiedToken } from "@/server/tokens/service";
 import { impersonationOf } from "./as-user";
 import { bearerToken, clientResponseHeaders, upstreamRequestHeaders } from "./headers";
 import { parseGatewayPath } from "./path";
-import { createConcurrencyLimiter, createRateLimiter, createSampler } from "./rate-limit";
+import {
+  createAuthFailureLimiter,
+  createConcurrencyLimiter,
+  createRateLimiter,
+  createSampler,
+} from "./rate-limit";
 import { auditedVerb, auditResult, isLongRunning } from "./requests";
 import { sendStatus, statusOnSocket } from "./status";
 import { createUpstreamPool, type Upstream } from "./upstream";
@@ -44,6 +60,8 @@ export interface KubeGatewayLimits {
   burst: number;
   /** Concurrent watches, followed logs and upgrades per token. */
   maxLongRunning: number;
+  /** Failed authentications per source address, and per presented token, a minute (default 30). */
+  authFailuresPerMinute?: number;
 }
 
 /** Sharing grants: how a token of one tenant reaches another (server/sharing/access.ts). */
@@ -57,6 +75,14 @@ export interface GatewaySharing {
 export interface KubeGatewayOptions {
   /** Verifies a Ring0 API token (createTokenService(...).verifyToken). */
   authenticate(plaintext: string): Promise<VerifiedToken | null>;
+  /** Verifies again for an open stream's recheck, past any cache `authenticate` keeps (default: it). */
+  reauthenticate?(plaintext: string): Promise<VerifiedToken | null>;
+  /** Where open streams' tokens are rechecked (default: the gateway's own, every `recheckMs`). */
+  rechecks?: CredentialRechecks;
+  /** How often open streams' tokens are rechecked when the gateway keeps its own (default 5 s). */
+  recheckMs?: number;
+  /** Exec and attach sessions end after this long (default 12 h, as RING0_STREAM_MAX_SECONDS). */
+  maxExecSessionMs?: number;
   /** The control plane directory in force (read per request: it is installed at start-up). */
   directory(): ControlPlaneDirectory | null;
   limits: KubeGatewayLimits;
@@ -88,9 +114,24 @@ interface Admitted {
   apiPath: string;
   upstreamPath: string;
   verified: VerifiedToken;
+  /** The token as open streams hold it, to be rechecked while they last. */
+  credential: HeldCredential;
+  /** A watch, a followed log or an upgrade: it stays open, so its right is rechecked. */
+  longRunning: boolean;
   upstream: Upstream;
   release: () => void;
 }
+
+/** Why the gateway ends an open stream itself. */
+type StreamEnd = LostRight | "grant-ended" | "max-session";
+
+const streamEndReasons: Record<StreamEnd, string> = {
+  "credential-invalid":
+    "its token was revoked or expired, or its owner was removed from the tenant or disabled",
+  "role-changed": "its owner's role changed since it was opened",
+  "grant-ended": "its sharing grant no longer covers it",
+  "max-session": "it reached the maximum session length",
+};
 
 interface RequestRecord {
   requestId: string;
@@ -136,6 +177,14 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     now,
   });
   const longRunning = createConcurrencyLimiter(options.limits.maxLongRunning);
+  const authFailures = createAuthFailureLimiter({
+    failuresPerMinute: options.limits.authFailuresPerMinute ?? 30,
+    now,
+  });
+  const reauthenticate = options.reauthenticate ?? options.authenticate;
+  const rechecks: CredentialRechecks =
+    options.rechecks ?? createCredentialRechecks({ intervalMs: options.recheckMs, logger: log });
+  const maxExecSessionMs = options.maxExecSessionMs ?? 12 * 60 * 60 * 1000;
   const deniedSampler = createSampler({ windowMs: options.deniedAuditWindowMs ?? 60_000, now });
   const pool = createUpstreamPool();
 
@@ -161,6 +210,18 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     if (!plaintext) {
       return deny(401, "Unauthorized: send a Ring0 API token as Authorization: Bearer r0_…");
     }
+    // Failed authentications are counted by address and by token; over budget, nothing is looked up.
+    const address = request.socket.remoteAddress ?? "unknown";
+    const tokenKey = hashToken(plaintext);
+    const prefix = tokenPrefix(plaintext);
+    const held = authFailures.refusal(address, tokenKey, prefix);
+    if (held) {
+      return deny(
+        429,
+        `Too many failed authentications from this address or with this token; retry after ${held.retryAfterSeconds}s.`,
+        held.retryAfterSeconds,
+      );
+    }
     let verified: VerifiedToken | null;
     try {
       verified = await options.authenticate(plaintext);
@@ -168,8 +229,16 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       log.error("kube gateway could not verify a token", { error });
       return deny(503, "Ring0 cannot verify API tokens right now; try again shortly.");
     }
-    if (!verified) return deny(401, "Unauthorized: the Ring0 API token is invalid, expired or revoked.");
+    if (!verified) {
+      authFailures.failed(address, tokenKey, prefix);
+      return deny(401, "Unauthorized: the Ring0 API token is invalid, expired or revoked.");
+    }
+    authFailures.succeeded(tokenKey);
     record.verified = verified;
+    const credential: HeldCredential = {
+      key: `token:${verified.token.id}`,
+      current: async () => (await reauthenticate(plaintext))?.user ?? null,
+    };
 
     // A token reaches its own tenant, and another only within a live sharing grant; without one,
     // any other tenant reads exactly like a missing one.
@@ -248,7 +317,8 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     }
 
     let release = () => {};
-    if (record.upgrade || isLongRunning(record.method, parsed.apiPath, parsed.query)) {
+    const long = record.upgrade || isLongRunning(record.method, parsed.apiPath, parsed.query);
+    if (long) {
       const acquired = longRunning.acquire(verified.token.id);
       if (!acquired) {
         return deny(
@@ -273,28 +343,70 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       apiPath: parsed.apiPath,
       upstreamPath: parsed.upstreamPath,
       verified,
+      credential,
+      longRunning: long,
       upstream,
       release,
     };
   }
 
   /**
-   * A grantee's long-running request (watch, followed log, exec) ends the moment its grant stops
-   * covering it. Returns the function that stops watching (a no-op for members).
+   * What stays open ends the moment its right does: a long-running request (watch, followed log,
+   * upgrade) once its token's owner no longer carries it, whoever they are; a grantee's request
+   * once the grants stop covering it. `end` runs at most once; returns the function that stops
+   * watching.
    */
-  function endWhenUngranted(record: RequestRecord, end: () => void): () => void {
+  function endWhenRightEnds(
+    record: RequestRecord,
+    admitted: Admitted,
+    end: (why: StreamEnd) => void,
+  ): () => void {
+    let ended = false;
+    const endOnce = (why: StreamEnd) => {
+      if (ended) return;
+      ended = true;
+      endedStream(record, admitted, why);
+      end(why);
+    };
+    // Every admitted request is held, not only those classified long-running: a request the API
+    // server keeps open for other reasons (a proxied stream) ends with its right too. The cost is one
+    // check per credential and round, however many requests it holds.
+    const stopRecheck = rechecks.hold(admitted.credential, admitted.verified.user, endOnce);
     const sharing = options.sharing;
-    if (!sharing || record.grant === undefined || !record.attributes || !record.verified || !record.tenant) {
-      return () => {};
-    }
-    const tenant = record.tenant;
-    return sharing.watch(record.verified.user, tenant, record.attributes, () => {
-      log.info("kube gateway closed a stream: its sharing grant no longer covers it", {
-        requestId: record.requestId,
-        tenant,
-        path: record.apiPath,
-      });
-      end();
+    const stopGrantWatch =
+      sharing && record.grant !== undefined && record.attributes
+        ? sharing.watch(admitted.verified.user, admitted.tenant, record.attributes, () =>
+            endOnce("grant-ended"),
+          )
+        : () => {};
+    return () => {
+      stopRecheck();
+      stopGrantWatch();
+    };
+  }
+
+  /** The log line of a stream the gateway ended, and the audit event when its start was audited. */
+  function endedStream(record: RequestRecord, admitted: Admitted, why: StreamEnd) {
+    const reason = streamEndReasons[why];
+    log.info("kube gateway closed a stream", {
+      reason,
+      requestId: record.requestId,
+      tenant: admitted.tenant,
+      path: record.apiPath,
+      tokenPrefix: admitted.verified.token.prefix,
+    });
+    if (!record.upgrade) return;
+    audit({
+      ...auditEvent(record, admitted.verified, admitted.tenant, "k8s.stream-ended", 200),
+      result: why === "max-session" ? "success" : "denied",
+      detail: {
+        method: record.method,
+        tokenPrefix: admitted.verified.token.prefix,
+        userAgent: record.userAgent ?? null,
+        reason: why,
+        message: `The gateway ended this stream: ${reason}.`,
+        ...(record.grant ? { grant: record.grant } : {}),
+      },
     });
   }
 
@@ -464,7 +576,11 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     upstreamRequest.setTimeout(responseTimeoutMs, () =>
       upstreamRequest.destroy(new Error("the tenant API server did not answer in time")),
     );
-    const stopWatching = endWhenUngranted(record, () => {
+    let endedBecause: StreamEnd | undefined;
+    // A chunked watch or log cannot carry a Status mid-stream: the client sees it end, reconnects,
+    // and is then told why (401, 403, 404).
+    const stopWatching = endWhenRightEnds(record, admitted, (why) => {
+      endedBecause = why;
       upstreamRequest.destroy();
       response.destroy();
     });
@@ -474,7 +590,9 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       if (!response.writableFinished) {
         upstreamRequest.destroy();
         // A watch the client stops is a normal end: log the status it was served with.
-        done(response.headersSent ? response.statusCode : 499, { error: "client closed the connection" });
+        done(response.headersSent ? response.statusCode : 499, {
+          error: endedBecause ? `ended by the gateway: ${endedBecause}` : "client closed the connection",
+        });
       }
     });
     upstreamRequest.on("response", (upstreamResponse) => {
@@ -567,15 +685,27 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
       const status = upstreamResponse.statusCode ?? 101;
       let closed = false;
       let stopWatching = () => {};
+      let maxSession: NodeJS.Timeout | undefined;
       const closeBoth = () => {
         if (closed) return;
         closed = true;
         stopWatching();
+        clearTimeout(maxSession);
         socket.destroy();
         upstreamSocket.destroy();
         admitted.release();
       };
-      stopWatching = endWhenUngranted(record, closeBoth);
+      stopWatching = endWhenRightEnds(record, admitted, closeBoth);
+      const verb = auditedVerb(record.method, record.apiPath, true);
+      if (verb === "exec" || verb === "attach") {
+        // A shell left open is a door left open: it ends after the maximum session length.
+        maxSession = setTimeout(() => {
+          if (closed) return;
+          endedStream(record, admitted, "max-session");
+          closeBoth();
+        }, maxExecSessionMs);
+        maxSession.unref();
+      }
       if (socket.destroyed) {
         closeBoth();
         done(499, { error: "client closed the connection" });
@@ -669,6 +799,7 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
     },
     close() {
       pool.close();
+      if (!options.rechecks) rechecks.close();
     },
   };
 }

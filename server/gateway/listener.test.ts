@@ -1,9 +1,11 @@
 import fs from "node:fs";
+import http from "node:http";
 import https from "node:https";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayListener, startGatewayListener } from "./listener";
+import { type GatewayListener, refuseGatewayOverPlainHttp, startGatewayListener } from "./listener";
 import { ensureGatewayTls, type GatewayTls } from "./tls";
 
 let dir = "";
@@ -70,5 +72,51 @@ describe("startGatewayListener", () => {
         port: listener.port,
       }),
     ).rejects.toMatchObject({ code: "EADDRINUSE" });
+  });
+});
+
+describe("refuseGatewayOverPlainHttp", () => {
+  it("refuses /k8s/ on the portal's plain HTTP port with 421 and the TLS URL, requests and upgrades alike", async () => {
+    const plain = refuseGatewayOverPlainHttp("https://localhost:3443");
+    const server = http.createServer((request, response) => plain.handleRequest(request, response));
+    server.on("upgrade", (request, socket, head) => plain.handleUpgrade(request, socket, head));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const ask = (headers: Record<string, string>) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const outgoing = http.request({
+            hostname: "127.0.0.1",
+            port,
+            path: "/k8s/tenants/acme/api/v1/pods?watch=1",
+            headers: { authorization: "Bearer r0_whatever", ...headers },
+          });
+          outgoing.on("upgrade", () => reject(new Error("unexpected upgrade")));
+          outgoing.on("response", (response) => {
+            let body = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk: string) => {
+              body += chunk;
+            });
+            response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+          });
+          outgoing.on("error", reject);
+          outgoing.end();
+        });
+      const variants: Array<Record<string, string>> = [{}, { connection: "Upgrade", upgrade: "websocket" }];
+      for (const headers of variants) {
+        const answer = await ask(headers);
+        expect(answer.status).toBe(421);
+        expect(JSON.parse(answer.body)).toMatchObject({
+          kind: "Status",
+          code: 421,
+          message:
+            "The kube gateway is served over TLS only: use https://localhost:3443/k8s/tenants/acme/api/v1/pods (this port serves the portal).",
+        });
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

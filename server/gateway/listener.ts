@@ -31,6 +31,30 @@ export interface GatewayListener {
 
 const notGateway = "Not found: this port serves only Ring0's kube gateway (/k8s/tenants/<tenant>).";
 
+/**
+ * `/k8s/` on the portal's plain HTTP port: refused (421) with the TLS URL to use instead. A bearer
+ * token must never cross a network in clear text, and kubectl would not send one there anyway; a
+ * TLS-terminating proxy forwards `/k8s/` to the gateway's own TLS port.
+ */
+export function refuseGatewayOverPlainHttp(
+  gatewayUrl: string,
+): Pick<KubeGateway, "handleRequest" | "handleUpgrade"> {
+  const message = (url: string | undefined) => {
+    const path = (url ?? "/k8s/").split("?")[0]?.slice(0, 200) ?? "/k8s/";
+    return `The kube gateway is served over TLS only: use ${gatewayUrl}${path} (this port serves the portal).`;
+  };
+  return {
+    handleRequest(request, response) {
+      sendStatus(response, 421, message(request.url));
+      request.resume();
+    },
+    handleUpgrade(request, socket) {
+      socket.on("error", () => socket.destroy());
+      socket.end(statusOnSocket(421, message(request.url)));
+    },
+  };
+}
+
 /** Listens (rejecting with the listen error, e.g. EADDRINUSE) and serves the gateway over TLS. */
 export async function startGatewayListener(options: GatewayListenerOptions): Promise<GatewayListener> {
   const { gateway, logger } = options;

@@ -29,6 +29,16 @@ describe("isLongRunning", () => {
     expect(isLongRunning("POST", "/api/v1/namespaces", q("watch=true"))).toBe(false);
     expect(isLongRunning("GET", "/api/v1/namespaces/watch", q(""))).toBe(false);
   });
+
+  it("reads watch and follow as the API server does: only 0 and false are false", () => {
+    for (const value of ["f", "F", "", "no", "off"]) {
+      expect(isLongRunning("GET", "/api/v1/namespaces", q(`watch=${value}`))).toBe(true);
+      expect(isLongRunning("GET", "/api/v1/namespaces/x/pods/p/log", q(`follow=${value}`))).toBe(true);
+    }
+    for (const value of ["0", "FALSE", "falſe"]) {
+      expect(isLongRunning("GET", "/api/v1/namespaces", q(`watch=${value}`))).toBe(false);
+    }
+  });
 });
 
 describe("auditResult", () => {

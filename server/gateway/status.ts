@@ -9,6 +9,7 @@ const reasons: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "NotFound",
+  421: "MisdirectedRequest",
   429: "TooManyRequests",
   502: "InternalError",
   503: "ServiceUnavailable",

@@ -42,3 +42,30 @@ describe("cachingVerifier", () => {
     expect(calls).toEqual(["r0_a", "r0_b", "r0_c", "r0_a"]);
   });
 });
+
+describe("cachingVerifier.refresh", () => {
+  it("asks past the cache and keeps the answer, so a refusal it finds holds for the next request", async () => {
+    let clock = 0;
+    let valid = true;
+    const calls: string[] = [];
+    const verify = cachingVerifier(
+      async (token: string) => {
+        calls.push(token);
+        return valid ? { user: "ada" } : null;
+      },
+      { ttlMs: 2_000, now: () => clock },
+    );
+    expect(await verify("r0_a")).toEqual({ user: "ada" });
+    valid = false;
+    clock = 100;
+    // Within the TTL a plain call would still answer from the cache; a recheck does not.
+    expect(await verify.refresh("r0_a")).toBeNull();
+    expect(await verify("r0_a")).toBeNull();
+    expect(calls).toEqual(["r0_a", "r0_a", "r0_a"]);
+
+    valid = true;
+    expect(await verify.refresh("r0_a")).toEqual({ user: "ada" });
+    expect(await verify("r0_a")).toEqual({ user: "ada" });
+    expect(calls).toHaveLength(4);
+  });
+});

@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import { describeZodError } from "@/server/api/trpc";
+import { originRefusal } from "@/server/auth/origin";
 import type { SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { env } from "@/server/env";
@@ -43,10 +44,14 @@ export function kubeconfigResponse(file: KubeconfigFile): Response {
   });
 }
 
-/** Cross-site forms must not mint credentials: the Origin header must be one of Ring0's. */
+/** Cross-site forms must not mint credentials: the request must come from one of Ring0's origins. */
 export function originAllowed(request: Request): boolean {
-  const origin = request.headers.get("origin");
-  return origin !== null && env().allowedOrigins.includes(origin);
+  const source = {
+    origin: request.headers.get("origin"),
+    referer: request.headers.get("referer"),
+    bearer: false,
+  };
+  return originRefusal(source, env().allowedOrigins) === null;
 }
 
 export type Guarded = { user: SessionUser } | { response: Response };

@@ -3,11 +3,11 @@ import http from "node:http";
 import path from "node:path";
 import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
+import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
-import { isGatewayPath, startKubeGateway } from "@/server/gateway";
+import { isGatewayPath, refuseGatewayOverPlainHttp, startKubeGateway } from "@/server/gateway";
 import { setGatewayEndpoint } from "@/server/gateway/endpoint";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
@@ -179,7 +179,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       // Node shells in the local world run on kwok, which serves exec for pods with this label.
       superPodLabels:
         !runtime.SUPER_KUBECONFIG && runtime.RING0_SUPER_CLUSTER === "local"
-          ? { [KWOK_EXEC_LABEL]: "true" }
+          ? { [SIMULATED_POD_LABEL]: "true" }
           : undefined,
       bufferBytes: runtime.RING0_STREAM_BUFFER_BYTES,
       idleMs: runtime.RING0_STREAM_IDLE_SECONDS * 1000,
@@ -229,9 +229,10 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     setGatewayEndpoint({ gatewayUrl: runtime.gatewayUrl, caPem: kubeconfigCa(runtime, gatewayTls) });
     cleanups.push(() => setGatewayEndpoint(null));
 
+    // /k8s/* is the kube gateway's, served on its TLS port only: refused here with that URL, never Next's.
+    const plainGateway = refuseGatewayOverPlainHttp(runtime.gatewayUrl);
     const server = http.createServer((request, response) => {
-      // /k8s/* is the kube gateway's (kubectl with a Ring0 token); Next never sees it.
-      if (isGatewayPath(request.url)) return kubeGateway.handleRequest(request, response);
+      if (isGatewayPath(request.url)) return plainGateway.handleRequest(request, response);
       handle(request, response).catch((error) => {
         log.error("request failed", { url: request.url, error });
         if (!response.headersSent) response.writeHead(500).end();
@@ -240,7 +241,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     // Only /ws/* is ours; every other upgrade (Next's dev HMR included) stays Next's.
     server.on("upgrade", (request, socket, head) => {
       if (isStreamPath(request.url)) streams.handle(request, socket, head);
-      else if (isGatewayPath(request.url)) kubeGateway.handleUpgrade(request, socket, head);
+      else if (isGatewayPath(request.url)) plainGateway.handleUpgrade(request, socket, head);
       else void nextUpgrade(request, socket, head);
     });
     await new Promise<void>((resolve, reject) => {

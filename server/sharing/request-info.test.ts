@@ -48,9 +48,16 @@ describe("requestAttributes: reads", () => {
     },
   );
 
-  it.each(["false", "0", "f", "False", "F"])("watch=%j on a collection stays list", (value) => {
+  // As a real kube-apiserver 1.36 answers them (checked with `kubectl get --raw …?watch=<value>`).
+  it.each(["false", "0", "False", "FALSE", "fal%C5%BFe"])("watch=%j on a collection stays list", (value) => {
     expect(attributes("GET", "/api/v1/namespaces/shared/pods", `watch=${value}`)).toMatchObject({
       verb: "list",
+    });
+  });
+
+  it.each(["f", "F", "", "yes", "no"])("watch=%j on a collection is a watch", (value) => {
+    expect(attributes("GET", "/api/v1/namespaces/shared/pods", `watch=${value}`)).toMatchObject({
+      verb: "watch",
     });
   });
 

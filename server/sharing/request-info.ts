@@ -47,12 +47,14 @@ const methodVerbs: Record<string, string> = {
 };
 
 /**
- * A boolean query parameter as the API server reads it: absent is false; "0", "f" and "false" (any
- * case) are false; anything else, even an empty value, is true.
+ * A boolean query parameter as the API server reads it (apimachinery's Convert_Slice_string_To_bool,
+ * for its handlers and its RequestInfo alike): absent is false; "0" and "false" under Unicode case
+ * folding (so "FALSE", and "falſe" with a long s) are false; anything else, "f" and "" included, is
+ * true.
  */
 export function queryFlag(value: string | null): boolean {
   if (value === null) return false;
-  return !(value === "0" || /^(f|false)$/i.test(value));
+  return !(value === "0" || value.toLowerCase().replace(/\u017f/g, "s") === "false");
 }
 
 /**

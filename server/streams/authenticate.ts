@@ -1,8 +1,8 @@
 /**
  * Who opens a browser stream: the session cookie (the browser) or a Ring0 API token in
- * `Authorization: Bearer` (a program such as a benchmark or the CLI). Each answer carries how to ask
- * again, so an open stream ends when the session ends, the member is removed, or the token is
- * revoked or expires.
+ * `Authorization: Bearer` (a program such as a benchmark or the CLI). Each answer carries the
+ * credential to ask again (server/auth/rechecks.ts), so an open stream ends when the session ends,
+ * the member is removed or their role changes, or the token is revoked or expires.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { bearerCredential } from "@/server/api/trpc";
@@ -10,6 +10,7 @@ import { isOperator } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
+import { hashToken } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
 import type { StreamAuthentication } from "@/server/ws/upgrade";
 
@@ -26,7 +27,10 @@ export async function authenticateStream(headers: IncomingHttpHeaders): Promise<
       user,
       method: "token",
       confinedTo: operatorWide ? null : token.tenant,
-      stillValid: async () => (await tokens.verifyToken(bearer.token))?.user.role === user.role,
+      credential: {
+        key: `token:${token.id}`,
+        current: async () => (await tokens.verifyToken(bearer.token))?.user ?? null,
+      },
     };
   }
   const cookie = headers.cookie;
@@ -36,9 +40,10 @@ export async function authenticateStream(headers: IncomingHttpHeaders): Promise<
     user,
     method: "session",
     confinedTo: null,
-    stillValid: async () => {
-      const now = await sessionUserFromCookieHeader(cookie);
-      return now?.subject === user.subject && now.role === user.role;
+    // The same Cookie header is the same session; its hash keeps the secret out of the key.
+    credential: {
+      key: `session:${hashToken(cookie ?? "")}`,
+      current: () => sessionUserFromCookieHeader(cookie),
     },
   };
 }

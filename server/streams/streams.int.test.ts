@@ -10,8 +10,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
-import { KWOK_EXEC_LABEL } from "@/server/cluster/kwok-debug";
 import { localClusterLogFile } from "@/server/cluster/local";
+import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createObject } from "@/server/k8s/apply";
 import { eventually } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
@@ -128,7 +128,7 @@ beforeAll(async () => {
     bufferBytes,
     idleMs: 60_000,
     maxSessionMs: 600_000,
-    superPodLabels: { [KWOK_EXEC_LABEL]: "true" },
+    superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
   };
   handler = createUpgradeHandler({
     allowedOrigins: [origin],
@@ -136,7 +136,12 @@ beforeAll(async () => {
     // an operator's session so the node sources can be exercised. Everyone else: the real check.
     authenticate: async (headers) =>
       headers["x-test-operator"] === operatorKey
-        ? { user: operator, method: "session", confinedTo: null, stillValid: async () => true }
+        ? {
+            user: operator,
+            method: "session",
+            confinedTo: null,
+            credential: { key: "session:operator", current: async () => operator },
+          }
         : authenticateStream(headers),
     endpoints: { "/ws/logs": createLogsEndpoint(settings), "/ws/exec": createExecEndpoint(settings) },
     maxPayload: 64 * 1024,

@@ -108,7 +108,11 @@ describe("stream registry", () => {
 });
 
 describe("who may open which source", () => {
-  const session = { method: "session" as const, confinedTo: null, stillValid: async () => true };
+  const session = {
+    method: "session" as const,
+    confinedTo: null,
+    credential: { key: "session:test", current: async () => null },
+  };
   it("lets a tenant's users reach its pods and hides other tenants as not found", () => {
     expect(
       sourceRefusal({ source: "tenant-pod", tenant: "acme" }, { user: user("tenant-member"), auth: session }),

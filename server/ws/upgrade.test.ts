@@ -2,6 +2,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { createCredentialRechecks } from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
 import { createLogger } from "@/server/logger";
 import { pingEndpoint } from "./ping";
@@ -21,6 +22,9 @@ let server: http.Server;
 let url: string;
 let handler: ReturnType<typeof createUpgradeHandler>;
 let otherUpgrades = 0;
+/** Who the valid session cookie signs in now (tests change it to end open streams). */
+let aliceNow: SessionUser | null = alice;
+const rechecks = createCredentialRechecks({ logger: createLogger({}, "error") });
 
 beforeAll(async () => {
   handler = createUpgradeHandler({
@@ -28,7 +32,12 @@ beforeAll(async () => {
     // Stands in for the session-cookie check (covered in session.test.ts): one valid cookie.
     authenticate: async (headers) =>
       headers.cookie === "session=valid"
-        ? { user: alice, method: "session", confinedTo: null, stillValid: async () => true }
+        ? {
+            user: alice,
+            method: "session",
+            confinedTo: null,
+            credential: { key: "session:valid", current: async () => aliceNow },
+          }
         : null,
     endpoints: {
       "/ws/ping": pingEndpoint,
@@ -38,6 +47,7 @@ beforeAll(async () => {
       },
     },
     maxPayload: 1024,
+    rechecks,
     logger: createLogger({}, "error"),
   });
   server = http.createServer();
@@ -54,6 +64,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   handler.close();
+  rechecks.close();
   await new Promise((resolve) => server.close(resolve));
 });
 
@@ -159,6 +170,33 @@ describe("WebSocket upgrades under /ws/", () => {
     healthy.send(JSON.stringify({ type: "ping", id: "still-here" }));
     expect(await nextMessage(healthy)).toMatchObject({ type: "pong", id: "still-here" });
     healthy.close();
+  });
+
+  it("ends an open stream once its session ends (4401) or its role changes (4403), at the next recheck", async () => {
+    try {
+      const downgraded = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+      await nextMessage(downgraded);
+      aliceNow = { ...alice, role: "tenant-viewer" };
+      const frame = nextMessage(downgraded);
+      await rechecks.round();
+      expect(await frame).toMatchObject({
+        type: "error",
+        status: 403,
+        message: expect.stringContaining("role"),
+      });
+      expect((await closed(downgraded)).code).toBe(4403);
+
+      aliceNow = alice;
+      const signedOut = connect("/ws/ping", { Origin: origin, Cookie: "session=valid" });
+      await nextMessage(signedOut);
+      aliceNow = null;
+      const ended = nextMessage(signedOut);
+      await rechecks.round();
+      expect(await ended).toMatchObject({ type: "error", status: 401 });
+      expect((await closed(signedOut)).code).toBe(4401);
+    } finally {
+      aliceNow = alice;
+    }
   });
 
   it("leaves other upgrades to their owner", async () => {

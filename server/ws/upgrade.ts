@@ -1,6 +1,12 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import { hasBearer, originRefusal } from "@/server/auth/origin";
+import {
+  type CredentialRechecks,
+  createCredentialRechecks,
+  type HeldCredential,
+} from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
 import { closeCodes } from "@/server/streams/protocol";
@@ -13,8 +19,8 @@ export interface StreamAuthentication {
   method: "session" | "token";
   /** A token's tenant when the token is confined to it; null for sessions and operator-wide tokens. */
   confinedTo: string | null;
-  /** Still valid? (session not ended, membership not removed, token not revoked or expired). */
-  stillValid(): Promise<boolean>;
+  /** The session or token, rechecked while the stream is open (server/auth/rechecks.ts). */
+  credential: HeldCredential;
 }
 
 export interface StreamContext {
@@ -53,7 +59,9 @@ export interface UpgradeOptions {
   endpoints: Record<string, StreamEndpoint>;
   maxPayload: number;
   keepaliveMs?: number;
-  /** How often each open stream's authentication is checked again (default 10 s). */
+  /** Where open streams' credentials are rechecked (default: the handler's own, every `recheckMs`). */
+  rechecks?: CredentialRechecks;
+  /** How often open streams' credentials are rechecked when the handler keeps its own (default 5 s). */
   recheckMs?: number;
   registry?: StreamRegistry;
   logger: Logger;
@@ -101,31 +109,11 @@ export function isStreamPath(url: string | undefined): boolean {
 export function createUpgradeHandler(options: UpgradeOptions) {
   const server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
   const keepaliveMs = options.keepaliveMs ?? 25_000;
-  const recheckMs = options.recheckMs ?? 10_000;
+  // Streams outlive the request that opened them: their credential is asked again while they last.
+  const rechecks =
+    options.rechecks ?? createCredentialRechecks({ intervalMs: options.recheckMs, logger: options.logger });
   const alive = new WeakMap<WebSocket, boolean>();
-  const authentications = new Map<WebSocket, StreamAuthentication>();
   const paths = new WeakMap<WebSocket, string>();
-
-  // Streams outlive the request that opened them: ask again whether their caller still may.
-  const recheck = setInterval(() => {
-    for (const [socket, auth] of authentications) {
-      auth.stillValid().then(
-        (valid) => {
-          if (!valid && authentications.has(socket)) {
-            authentications.delete(socket);
-            sendError(
-              socket,
-              401,
-              "Your session ended or your access was revoked. Sign in again to reconnect.",
-            );
-            socket.close(closeCodes.sessionEnded, "session ended");
-          }
-        },
-        (error) => options.logger.warn("stream authentication recheck failed", { error }),
-      );
-    }
-  }, recheckMs);
-  recheck.unref();
 
   const keepalive = setInterval(() => {
     for (const socket of server.clients) {
@@ -141,13 +129,19 @@ export function createUpgradeHandler(options: UpgradeOptions) {
 
   async function handle(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on("error", () => socket.destroy());
-    const origin = request.headers.origin;
-    // A browser always sends Origin, and only cookies ride along cross-site (the hijacking risk);
-    // a bearer token is set by a program on purpose, so Origin may be absent then (but not foreign).
-    const bearer = /^\s*bearer\s/i.test(request.headers.authorization ?? "");
-    if (origin ? !options.allowedOrigins.includes(origin) : !bearer) {
-      options.logger.warn("websocket refused: origin not allowed", { origin, path: request.url });
-      return refuse(socket, 403, "Origin not allowed.");
+    // A browser always sends Origin, and cookies ride along cross-site (the hijacking risk); a
+    // bearer token is set by a program on purpose, so Origin may be absent then (but not foreign).
+    const bearer = hasBearer(request.headers.authorization);
+    const originProblem = originRefusal(
+      { origin: request.headers.origin ?? null, referer: request.headers.referer ?? null, bearer },
+      options.allowedOrigins,
+    );
+    if (originProblem) {
+      options.logger.warn("websocket refused: origin not allowed", {
+        origin: request.headers.origin,
+        path: request.url,
+      });
+      return refuse(socket, 403, originProblem);
     }
     // A program (bearer token) reads refusals as HTTP statuses. A browser cannot: a refused upgrade
     // is only "1006" to page script. So a browser from an allowed Origin gets the same refusal as
@@ -199,8 +193,30 @@ export function createUpgradeHandler(options: UpgradeOptions) {
         }
         webSocket.once("close", admission.release);
       }
-      authentications.set(webSocket, auth);
-      webSocket.once("close", () => authentications.delete(webSocket));
+      const release = rechecks.hold(auth.credential, user, (why) => {
+        context.logger.info("stream closed: its credential no longer carries it", { why });
+        // A peer that never answers the close frame would keep a closing socket (and its upstream)
+        // for ws's 30 s close timeout: after a second the connection is cut.
+        setTimeout(() => {
+          if (webSocket.readyState !== webSocket.CLOSED) webSocket.terminate();
+        }, 1_000).unref();
+        if (why === "role-changed") {
+          sendError(
+            webSocket,
+            403,
+            "Your role changed since this stream opened. Reopen it to go on with the rights of your new role.",
+          );
+          webSocket.close(closeCodes.forbidden, "role changed");
+          return;
+        }
+        sendError(
+          webSocket,
+          401,
+          "Your session ended or your access was revoked. Sign in again to reconnect.",
+        );
+        webSocket.close(closeCodes.sessionEnded, "session ended");
+      });
+      webSocket.once("close", release);
       try {
         endpoint.open(webSocket, context);
       } catch (error) {
@@ -226,7 +242,7 @@ export function createUpgradeHandler(options: UpgradeOptions) {
     },
     close(): void {
       clearInterval(keepalive);
-      clearInterval(recheck);
+      if (!options.rechecks) rechecks.close();
       for (const socket of server.clients) socket.close(1001, "server shutting down");
       server.close();
     },

@@ -1,4 +1,5 @@
 import { cookies } from "next/headers";
+import { originRefusal } from "@/server/auth/origin";
 import { sessionCookieNames, signOut } from "@/server/auth/sign-out";
 import { env } from "@/server/env";
 
@@ -6,8 +7,12 @@ export const dynamic = "force-dynamic";
 
 /** POST only, from an allowed Origin: a cross-site page cannot sign a user out. */
 export async function POST(request: Request) {
-  const origin = request.headers.get("origin");
-  if (!origin || !env().allowedOrigins.includes(origin)) {
+  const source = {
+    origin: request.headers.get("origin"),
+    referer: request.headers.get("referer"),
+    bearer: false,
+  };
+  if (originRefusal(source, env().allowedOrigins)) {
     return Response.json({ error: "Sign-out must come from Ring0's own pages." }, { status: 403 });
   }
   const { redirect } = await signOut(request.headers.get("cookie"));

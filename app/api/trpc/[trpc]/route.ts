@@ -1,15 +1,7 @@
-import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
-import { appRouter } from "@/server/api/root";
-import { createContext } from "@/server/api/trpc";
+import { handleTrpcRequest } from "@/server/api/http";
 
 export const dynamic = "force-dynamic";
 
-const handler = (req: Request) =>
-  fetchRequestHandler({
-    endpoint: "/api/trpc",
-    req,
-    router: appRouter,
-    createContext: () => createContext({ headers: req.headers }),
-  });
+const handler = (req: Request) => handleTrpcRequest(req);
 
 export { handler as GET, handler as POST };
