@@ -190,6 +190,8 @@ async function main() {
   // Browser streams: log throughput and `seq 1000000` against kubectl, keystroke echo against the
   // API server's exec, memory with 250 streams held for 5 minutes (~9 min; --expose-gc via npm).
   await check("bench:streams", "npm", ["run", "bench:streams"]);
+  // The walls' cost: etcd over TLS against a bare cluster, a sandboxed exec against a plain request (~1 min).
+  await check("bench:walls", "tsx", ["bench/walls.ts"]);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);

@@ -98,39 +98,16 @@ export type Outcome =
   | { connected: false; error: string }
   | { connected: true; status?: number; body: string };
 
-/** Plain HTTP to 127.0.0.1:port, as an attacker without TLS would try. */
-export function plainHttp(port: number, pathName = "/"): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const request = http.get({ host: "127.0.0.1", port, path: pathName, timeout: 3_000 }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => {
-        body += chunk;
-      });
-      response.on("end", () => resolve({ connected: true, status: response.statusCode, body }));
-    });
-    request.on("timeout", () => request.destroy(new Error("timeout")));
-    request.on("error", (error) => resolve({ connected: false, error: error.message }));
-  });
-}
-
-/** HTTPS to 127.0.0.1:port without verifying the server, with or without a client certificate. */
-export function httpsGet(
+/** A GET to 127.0.0.1:port: its status and body, or why no answer came. */
+function get(
+  transport: typeof http | typeof https,
   port: number,
   pathName: string,
-  client: { cert?: string; key?: string } = {},
+  options: https.RequestOptions,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
-    const request = https.get(
-      {
-        host: "127.0.0.1",
-        port,
-        path: pathName,
-        rejectUnauthorized: false,
-        timeout: 5_000,
-        agent: false,
-        ...(client.cert ? { cert: client.cert, key: client.key } : {}),
-      },
+    const request = transport.get(
+      { host: "127.0.0.1", port, path: pathName, timeout: 5_000, agent: false, ...options },
       (response) => {
         let body = "";
         response.setEncoding("utf8");
@@ -142,6 +119,23 @@ export function httpsGet(
     );
     request.on("timeout", () => request.destroy(new Error("timeout")));
     request.on("error", (error) => resolve({ connected: false, error: error.message }));
+  });
+}
+
+/** Plain HTTP to 127.0.0.1:port, as an attacker without TLS would try. */
+export function plainHttp(port: number, pathName = "/"): Promise<Outcome> {
+  return get(http, port, pathName, {});
+}
+
+/** HTTPS to 127.0.0.1:port without verifying the server, with or without a client certificate. */
+export function httpsGet(
+  port: number,
+  pathName: string,
+  client: { cert?: string; key?: string } = {},
+): Promise<Outcome> {
+  return get(https, port, pathName, {
+    rejectUnauthorized: false,
+    ...(client.cert ? { cert: client.cert, key: client.key } : {}),
   });
 }
 

@@ -27,6 +27,7 @@ import { tokenPrefix } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
 import { signInTenantAdmin, superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import { setGatewayEndpoint } from "./endpoint";
 import { createKubeGateway, type GatewaySharing, type KubeGateway, type KubeGatewayLimits } from "./gateway";
 import { type GatewayListener, startGatewayListener } from "./listener";
@@ -93,19 +94,7 @@ async function startGateway(
 
 function kubeconfigFor(tenant: string, token: string): string {
   const file = path.join(workDir, `${tenant}-${token.slice(0, 10)}.kubeconfig`);
-  fs.writeFileSync(
-    file,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      `clusters: [{name: ring0, cluster: {server: '${secureBase}/k8s/tenants/${tenant}', certificate-authority-data: ${Buffer.from(gatewayCa).toString("base64")}}}]`,
-      `users: [{name: me, user: {token: '${token}'}}]`,
-      "contexts: [{name: ring0, context: {cluster: ring0, user: me}}]",
-      "current-context: ring0",
-    ].join("\n"),
-    { mode: 0o600 },
-  );
-  return file;
+  return writeGatewayKubeconfig(file, { gatewayUrl: secureBase, caPem: gatewayCa, tenant, token });
 }
 
 /** kubectl through the gateway as gw-a's admin; a non-zero exit is returned, not thrown. */

@@ -23,6 +23,7 @@ import { tokenPrefix } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import { createKubeGateway, type KubeGateway } from "./gateway";
 import { type GatewayListener, startGatewayListener } from "./listener";
 import { ensureGatewayTls } from "./tls";
@@ -223,19 +224,12 @@ beforeAll(async () => {
   // Ring0's own gateway CA and serving certificate (localhost, 127.0.0.1), as the runtime makes them.
   const tls = await ensureGatewayTls({ stateDir: workDir });
   listener = await startGatewayListener({ gateway, tls, port: 0, logger });
-  kubeconfig = path.join(workDir, `${TENANT}.kubeconfig`);
-  fs.writeFileSync(
-    kubeconfig,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      `clusters: [{name: ring0, cluster: {server: 'https://127.0.0.1:${listener.port}/k8s/tenants/${TENANT}', certificate-authority-data: ${Buffer.from(tls.caPem as string).toString("base64")}}}]`,
-      `users: [{name: me, user: {token: '${token}'}}]`,
-      "contexts: [{name: ring0, context: {cluster: ring0, user: me}}]",
-      "current-context: ring0",
-    ].join("\n"),
-    { mode: 0o600 },
-  );
+  kubeconfig = writeGatewayKubeconfig(path.join(workDir, `${TENANT}.kubeconfig`), {
+    gatewayUrl: `https://127.0.0.1:${listener.port}`,
+    caPem: tls.caPem as string,
+    tenant: TENANT,
+    token,
+  });
   // RBAC is cached briefly by the API server: wait until the tenant may create in the namespace.
   await eventually(async () => {
     const canI = await run(

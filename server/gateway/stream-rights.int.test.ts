@@ -19,15 +19,13 @@ import type { Ring0Role, SessionUser } from "@/server/auth/roles";
 import { localSuperCluster } from "@/server/cluster/local";
 import { CommandError, type RunResult, run } from "@/server/cluster/process";
 import { parseEnv } from "@/server/env";
-import { createObject } from "@/server/k8s/apply";
 import { eventually } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
-import { superNamespace } from "@/server/syncer/naming";
-import { type Obj, readOrUndefined, ref } from "@/server/syncer/test-world";
 import { createTokenService } from "@/server/tokens/service";
 import { createMembersService } from "@/server/users/members-service";
 import { createUserRepository } from "@/server/users/repository";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import { createKubeGateway, type KubeGateway } from "./gateway";
 import { startKubeGateway } from "./index";
 import { type GatewayListener, startGatewayListener } from "./listener";
@@ -61,19 +59,7 @@ async function listen(gateway: KubeGateway): Promise<string> {
 
 function kubeconfigFor(token: string, base = secureBase): string {
   const file = path.join(workDir, `${token.slice(0, 12)}-${base.split(":").at(-1)}.kubeconfig`);
-  fs.writeFileSync(
-    file,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      `clusters: [{name: ring0, cluster: {server: '${base}/k8s/tenants/${acme}', certificate-authority-data: ${Buffer.from(tls.caPem as string).toString("base64")}}}]`,
-      `users: [{name: me, user: {token: '${token}'}}]`,
-      "contexts: [{name: ring0, context: {cluster: ring0, user: me}}]",
-      "current-context: ring0",
-    ].join("\n"),
-    { mode: 0o600 },
-  );
-  return file;
+  return writeGatewayKubeconfig(file, { gatewayUrl: base, caPem: tls.caPem as string, tenant: acme, token });
 }
 
 const kubectlEnv = () => ({ PATH: process.env.PATH ?? "", HOME: workDir, NODE_ENV: "test" as const });
@@ -185,18 +171,7 @@ beforeAll(async () => {
   );
 
   // A pod in acme, Running below on a simulated node that serves its log and its shell.
-  const conn = world.admin[acme];
-  if (!conn) throw new Error("no acme control plane");
-  await createObject(conn, {
-    ...ref("Pod", "web", "default"),
-    spec: { containers: [{ name: "web", image: "nginx" }] },
-  });
-  await eventually(async () => {
-    const pod = await readOrUndefined<Obj>(conn, ref("Pod", "web", "default"));
-    return pod?.status?.phase === "Running" && pod.spec?.nodeName ? pod : undefined;
-  }, 120_000);
-  const logFile = world.kwokLogFile(superNamespace(acme, "default"), "web");
-  await eventually(() => (fs.existsSync(logFile) ? true : undefined), 60_000);
+  await world.runningPod(acme, "web");
 }, 300_000);
 
 afterAll(async () => {

@@ -12,10 +12,8 @@ import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
 import { localClusterLogFile } from "@/server/cluster/local";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
-import { createObject } from "@/server/k8s/apply";
 import { eventually } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
-import { superNamespace } from "@/server/syncer/naming";
 import { type Obj, readOrUndefined, ref } from "@/server/syncer/test-world";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
@@ -162,19 +160,8 @@ beforeAll(async () => {
     kwokLogProvider(localClusterLogFile(inject("superStateDir"), "kwok-controller")),
   );
 
-  // A pod in acme, Running below on a kwok node (which serves its simulated log and shell).
-  const conn = world.admin[acme];
-  if (!conn) throw new Error("no acme control plane");
-  await createObject(conn, {
-    ...ref("Pod", "web", "default"),
-    spec: { containers: [{ name: "web", image: "nginx" }] },
-  });
-  await eventually(async () => {
-    const pod = await readOrUndefined<Obj>(conn, ref("Pod", "web", "default"));
-    return pod?.status?.phase === "Running" && pod.spec?.nodeName ? pod : undefined;
-  }, 120_000);
-  logFile = world.kwokLogFile(superNamespace(acme, "default"), "web");
-  await eventually(async () => (fs.existsSync(logFile) ? true : undefined), 60_000);
+  // A pod in acme, Running below on a simulated node (which serves its simulated log and shell).
+  logFile = await world.runningPod(acme, "web");
 }, 300_000);
 
 afterAll(async () => {

@@ -32,6 +32,7 @@ import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import {
   type ClusterPorts,
   hostListeners,
@@ -112,19 +113,13 @@ beforeAll(async () => {
   const member: SessionUser = { ...identity, id: user.id };
   const token = (await tokens.issueToken({ user: member, tenant: tenantA, name: "abuse", expiresInDays: 1 }))
     .plaintext;
-  memberKubeconfig = path.join(workDir, "member.kubeconfig");
-  fs.writeFileSync(
-    memberKubeconfig,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      `clusters: [{name: ring0, cluster: {server: 'https://127.0.0.1:${listener.port}/k8s/tenants/${tenantA}', certificate-authority-data: ${Buffer.from(tls.caPem as string).toString("base64")}}}]`,
-      `users: [{name: member, user: {token: '${token}'}}]`,
-      "contexts: [{name: ring0, context: {cluster: ring0, user: member}}]",
-      "current-context: ring0",
-    ].join("\n"),
-    { mode: 0o600 },
-  );
+  memberKubeconfig = writeGatewayKubeconfig(path.join(workDir, "member.kubeconfig"), {
+    gatewayUrl: `https://127.0.0.1:${listener.port}`,
+    caPem: tls.caPem as string,
+    tenant: tenantA,
+    token,
+    user: "member",
+  });
 
   // The member's own pod (members may create pods: the tenant's `edit` role), synced down and running.
   const created = await asMember(["run", "attacker", "-n", "default", "--image=busybox", "--restart=Never"]);

@@ -18,12 +18,14 @@ import {
   startSimulatedPodLogs,
 } from "@/server/cluster/simulated-pods";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
+import { createObject, type KubeObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import type { Logger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
+import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer, type Syncer } from "@/server/syncer/syncer";
 import {
   provisionerDirectory,
@@ -58,6 +60,11 @@ export interface DataPlaneWorld {
   agents: VnAgents;
   /** The simulated container log file kwok serves for a super-cluster pod. */
   kwokLogFile(superNamespace: string, pod: string): string;
+  /**
+   * Creates pod `name` (nginx, one container of the same name) in the tenant's `default` namespace
+   * and waits until it runs below on a simulated node and its simulated log exists; returns the log file.
+   */
+  runningPod(tenant: string, name: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -166,6 +173,23 @@ export async function startDataPlaneWorld(options: {
       syncer,
       agents,
       kwokLogFile: (namespace, pod) => simulatedPodLogFile(superStateDir, namespace, pod),
+      async runningPod(tenant, name) {
+        const conn = admin[tenant];
+        if (!conn) throw new Error(`no control plane of ${tenant} in this world`);
+        await createObject(conn, {
+          ...ref("Pod", name, "default"),
+          spec: { containers: [{ name, image: "nginx" }] },
+        });
+        await eventually(async () => {
+          const pod = await readOrUndefined<
+            KubeObject & { status?: { phase?: string }; spec?: { nodeName?: string } }
+          >(conn, ref("Pod", name, "default"));
+          return pod?.status?.phase === "Running" && pod.spec?.nodeName ? pod : undefined;
+        }, 120_000);
+        const logFile = simulatedPodLogFile(superStateDir, superNamespace(tenant, "default"), name);
+        await eventually(() => (fs.existsSync(logFile) ? true : undefined), 60_000);
+        return logFile;
+      },
       stop,
     };
   } catch (error) {

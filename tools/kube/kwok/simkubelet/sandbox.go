@@ -278,6 +278,16 @@ func (s *sandboxes) ExecInContainer(ctx context.Context, name, uid, container st
 		case <-time.After(2 * time.Second):
 		}
 	}
+	// Everything the command wrote has been copied: the output streams end now, in order after their
+	// data, before the exit status goes out on its own stream (a client that reads the status first
+	// and then sees the connection close would otherwise lose output still in flight).
+	defer func() {
+		for _, stream := range []io.WriteCloser{out, errOut} {
+			if stream != nil {
+				_ = stream.Close()
+			}
+		}
+	}()
 	if timedOut {
 		message := fmt.Sprintf("\r\nring0: this exec session reached its maximum duration (%s) and was ended\r\n", duration)
 		if out != nil {

@@ -97,8 +97,10 @@ func setUpSandbox() (string, error) {
 		fmt.Fprintf(os.Stderr, "%s: command not found\n", spec.Argv[0])
 		os.Exit(127)
 	}
-	// Nothing this process inherited beyond its standard streams reaches the command.
-	if err := unix.CloseRange(3, ^uint(0), 0); err != nil {
+	// Nothing this process inherited beyond its standard streams reaches the command: every other
+	// descriptor closes at execve. (Closing them now would close the Go runtime's own epoll
+	// descriptor under it.)
+	if err := closeOnExec(); err != nil {
 		return "closing inherited files", err
 	}
 	if err := installSandboxFilter(); err != nil {
@@ -259,4 +261,30 @@ func lookPath(command string) (string, error) {
 		}
 	}
 	return "", os.ErrNotExist
+}
+
+// closeOnExec marks every descriptor above the standard streams close-on-exec.
+func closeOnExec() error {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
+	// Kernels before 5.11: one by one.
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, entry := range entries {
+		fd, err := strconv.Atoi(entry.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return err
+		}
+	}
+	return nil
 }

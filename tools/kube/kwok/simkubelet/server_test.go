@@ -148,10 +148,11 @@ func TestServerExecOverSPDYAndEndsTheSandboxWhenTheClientGoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	err = exec.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out, Stderr: &out})
+	// One buffer per stream: two copies into one bytes.Buffer at once would race.
+	var out, errOut bytes.Buffer
+	err = exec.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
 	if err == nil || !strings.Contains(err.Error(), "exit code 4") || out.String() != "hi-42\n" {
-		t.Fatalf("exec: %q, %v", out.String(), err)
+		t.Fatalf("exec: %q, %q, %v", out.String(), errOut.String(), err)
 	}
 
 	// A client that goes away ends its sandbox at once, not at the wall-time cap.
@@ -161,7 +162,9 @@ func TestServerExecOverSPDYAndEndsTheSandboxWhenTheClientGoes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &out}) }()
+	go func() {
+		done <- exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &out, Stderr: &errOut})
+	}()
 	waitFor(t, "the session to start", func() bool { return s.sessions() == 1 })
 	cancel()
 	<-done
