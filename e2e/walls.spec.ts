@@ -65,9 +65,9 @@ test.describe("the walls, as a hostile tenant member meets them", () => {
         gateway: e2ePort + 443,
         webhook: (
           JSON.parse(fs.readFileSync(path.join(e2eStateDir, "webhook-port.json"), "utf8")) as {
-            webhooks: number;
+            ports: { webhooks: number };
           }
-        ).webhooks,
+        ).ports.webhooks,
         simKubelet: simKubeletPort(e2eStateDir),
       };
       const listening = hostListeners();
