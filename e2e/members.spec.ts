@@ -1,6 +1,7 @@
 import { expect, signInThroughIam, test } from "./fixtures";
 import { AppShell } from "./pages/app-shell";
 import { IamLoginPage } from "./pages/iam-login-page";
+import { trpcCall } from "./tenant-fixture";
 
 test.describe("Members and accounts", () => {
   test("an admin creates an account that signs in with its one-time password, changes its role and disables it", async ({
@@ -110,9 +111,7 @@ test.describe("Members and accounts", () => {
       await expect(new AppShell(page).whoami()).toContainText("Tenant admin");
       await context.close();
     } finally {
-      await operator.request.post("/api/trpc/tenants.delete", {
-        data: { json: { name: tenant, confirm: tenant } },
-      });
+      await trpcCall(operator.request, "tenants.delete", { name: tenant, confirm: tenant }, "mutation");
     }
   });
 });

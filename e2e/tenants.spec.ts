@@ -1,5 +1,6 @@
 import { expect, test } from "./fixtures";
 import { AppShell } from "./pages/app-shell";
+import { trpcCall } from "./tenant-fixture";
 
 const tenant = "e2e-t1";
 
@@ -9,9 +10,7 @@ test.describe("Tenant resources in the operator console", () => {
   }) => {
     const page = await loginAs("operator");
     // A tenant left behind by an interrupted run would make the create a conflict.
-    await page.request.post("/api/trpc/tenants.delete", {
-      data: { json: { name: tenant, confirm: tenant } },
-    });
+    await trpcCall(page.request, "tenants.delete", { name: tenant, confirm: tenant }, "mutation");
 
     await new AppShell(page).open("Tenants");
     await expect(page.getByRole("heading", { level: 1, name: "Tenants" })).toBeVisible();

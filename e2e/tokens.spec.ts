@@ -1,4 +1,5 @@
 import { expect, test } from "./fixtures";
+import { trpcCall } from "./tenant-fixture";
 
 test.describe("API tokens", () => {
   test("a member creates a token, sees its secret once, and revokes it", async ({ loginAs }) => {
@@ -29,14 +30,26 @@ test.describe("API tokens", () => {
 
   test("tokens stay inside their tenant", async ({ loginAs }) => {
     const member = await loginAs("tenant-member", "acme");
-    const create = await member.request.post("/api/trpc/tokens.create", {
-      data: { json: { tenant: "acme", name: "ci", expiresInDays: 1 } },
+    // As the page sends them (same origin): a cookie-carrying mutation without one is refused.
+    const create = await trpcCall(
+      member.request,
+      "tokens.create",
+      { tenant: "acme", name: "ci", expiresInDays: 1 },
+      "mutation",
+    );
+    expect(create.status).toBe(200);
+    const foreign = await trpcCall(
+      member.request,
+      "tokens.create",
+      { tenant: "globex", name: "sneaky", expiresInDays: 1 },
+      "mutation",
+    );
+    expect(foreign.status).toBe(404);
+    // The same call from nowhere (no Origin, no Referer) changes nothing: the session alone is not enough.
+    const originless = await member.request.post("/api/trpc/tokens.create", {
+      data: { json: { tenant: "acme", name: "csrf", expiresInDays: 1 } },
     });
-    expect(create.status()).toBe(200);
-    const foreign = await member.request.post("/api/trpc/tokens.create", {
-      data: { json: { tenant: "globex", name: "sneaky", expiresInDays: 1 } },
-    });
-    expect(foreign.status()).toBe(404);
+    expect(originless.status()).toBe(403);
 
     const globexAdmin = await loginAs("tenant-admin", "globex");
     const input = encodeURIComponent(JSON.stringify({ json: { tenant: "acme" } }));
