@@ -54,6 +54,7 @@ import {
   ratio,
   round,
   say,
+  sized,
   startBenchGateway,
   startBenchTenant,
   startDatabase,
@@ -64,9 +65,9 @@ import {
   writeTokenKubeconfig,
 } from "./lib/harness";
 
-const httpN = Number(process.argv[2] ?? 200);
-const kubectlN = Number(process.argv[3] ?? 30);
-const watchN = Number(process.argv[4] ?? 50);
+const httpN = Number(process.argv[2] ?? sized(200, 100));
+const kubectlN = Number(process.argv[3] ?? sized(30, 15));
+const watchN = Number(process.argv[4] ?? sized(50, 25));
 /** The grantee's GETs outside the grant, each of which must be refused. */
 const refusalN = 20;
 /** Pods in the shared namespace (never scheduled: the control plane has no scheduler or nodes). */

@@ -21,10 +21,11 @@ import { connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { createLogger } from "@/server/logger";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 import { chromiumLaunchOptions, instanceEnvironment } from "@/test/instance";
+import { sized } from "./lib/harness";
 
 const run = promisify(execFile);
 const logger = createLogger({}, "warn");
-const sizes = [3, 100, 1000];
+const sizes = [3, 100, sized(1000, 300)];
 
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -51,6 +51,7 @@ import {
   round,
   rssKiB,
   say,
+  sized,
   sleep,
   startBenchGateway,
   startDatabase,
@@ -61,8 +62,8 @@ import {
   writeTokenKubeconfig,
 } from "./lib/harness";
 
-const roundsOfOne = Number(process.argv[2] ?? 3);
-const idleSeconds = Number(process.argv[3] ?? 20);
+const roundsOfOne = Number(process.argv[2] ?? sized(3, 2));
+const idleSeconds = Number(process.argv[3] ?? sized(20, 10));
 const CONCURRENT = 5;
 const TIMEOUT_MS = 5 * 60_000;
 const PORT_OPTIONS = ["kubeApiserverPort", "etcdPort", "etcdPeerPort", "kubeControllerManagerPort"] as const;

@@ -41,18 +41,19 @@ import {
   ratio,
   round,
   say,
+  sized,
   startBenchTenant,
   summary,
   waitFor,
   writeResults,
 } from "./lib/harness";
 
-const ROUNDS = Number(process.argv[2] ?? 3);
-const RACE_ROUNDS = Number(process.argv[3] ?? 5);
-const APPLY_PODS = 200;
+const ROUNDS = Number(process.argv[2] ?? sized(3, 2));
+const RACE_ROUNDS = Number(process.argv[3] ?? sized(5, 3));
+const APPLY_PODS = sized(200, 100);
 const RACERS = 50;
 const USAGE_TENANTS = 10;
-const USAGE_PODS = 1_000;
+const USAGE_PODS = sized(1_000, 300);
 
 function podManifest(name: string, namespace: string, cpu: string): KubeObject {
   return {

@@ -79,6 +79,7 @@ import {
   ratio,
   round,
   say,
+  sized,
   sleep,
   startBenchTenant,
   startDatabase,
@@ -87,15 +88,15 @@ import {
   writeResults,
 } from "./lib/harness";
 
-const LOG_LINES = 200_000;
+const LOG_LINES = sized(200_000, 50_000);
 /** Text of one log line: ~85 bytes, ~126 with the CRI prefix (200k lines ≈ 25 MB of log file). */
 const LOG_FILLER = "x".repeat(70);
-const SEQ_COUNT = 1_000_000;
+const SEQ_COUNT = sized(1_000_000, 300_000);
 const ECHO_SAMPLES = 200;
 const ECHO_WARMUP = 20;
 const HOLD_LOG_STREAMS = 200;
 const HOLD_SHELLS = 50;
-const HOLD_SECONDS = Number(process.env.BENCH_STREAMS_HOLD_SECONDS ?? 300);
+const HOLD_SECONDS = Number(process.env.BENCH_STREAMS_HOLD_SECONDS ?? sized(300, 60));
 const ROUNDS = Number(process.env.BENCH_STREAMS_ROUNDS ?? 2);
 const SAMPLE_EVERY_MS = 10_000;
 /** Pods: the first carries the throughput, exec and echo runs; the hold's log streams spread over all. */

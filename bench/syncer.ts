@@ -55,6 +55,7 @@ import {
   ratio,
   round,
   say,
+  sized,
   sleep,
   waitFor,
   writeResults,
@@ -64,17 +65,18 @@ const TENANTS = 10;
 /** 12 kwok nodes × 110 pods: room for the 1000 pods (and the noisy run's 990) at once. */
 const NODES = 12;
 const CREATE_CONCURRENCY = 16;
+const LARGE = sized(1000, 300);
 const SIZES = [
   { pods: 100, tenants: 1 },
   { pods: 100, tenants: 10 },
-  { pods: 1000, tenants: 1 },
-  { pods: 1000, tenants: 10 },
+  { pods: LARGE, tenants: 1 },
+  { pods: LARGE, tenants: 10 },
 ] as const;
-const NOISY_PODS = 900;
+const NOISY_PODS = sized(900, 270);
 const QUIET_PODS = 10;
 /** The quiet tenants start once the noisy one has created this many pods (its backlog is building). */
-const QUIET_START_AFTER = 300;
-const PATROL_ROUNDS = 5;
+const QUIET_START_AFTER = sized(300, 90);
+const PATROL_ROUNDS = sized(5, 3);
 const RUNNING_TIMEOUT_MS = 5 * 60_000;
 /**
  * Tenant pods carry it (and so do their copies below: a domain outside ring0.dev, whose keys never go

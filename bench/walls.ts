@@ -34,13 +34,14 @@ import {
   ratio,
   round,
   say,
+  sized,
   summary,
   waitFor,
   writeResults,
 } from "./lib/harness";
 
-const REQUESTS = Number(process.argv[2] ?? 200);
-const EXECS = Number(process.argv[3] ?? 20);
+const REQUESTS = Number(process.argv[2] ?? sized(200, 100));
+const EXECS = Number(process.argv[3] ?? sized(20, 10));
 const PORT_OPTIONS = ["kubeApiserverPort", "etcdPort", "etcdPeerPort", "kubeControllerManagerPort"] as const;
 
 const readPem = (file: string) => fs.readFileSync(file, "utf8");

@@ -18,6 +18,7 @@ interface Tally {
 const resultsDir = path.resolve(".ring0/test-results");
 const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const total: Tally = { passed: 0, failed: 0, skipped: 0 };
+const startedAt = Date.now();
 const notes: string[] = [];
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<number> {
@@ -32,16 +33,23 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
   });
 }
 
+let stageStarted = Date.now();
+
+/** Each stage's tally and how long it took (stages run one after another). */
 function add(stage: string, tally: Tally) {
   total.passed += tally.passed;
   total.failed += tally.failed;
   total.skipped += tally.skipped;
-  notes.push(`${stage}: ${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped`);
+  const seconds = Math.round((Date.now() - stageStarted) / 1000);
+  stageStarted = Date.now();
+  notes.push(
+    `${stage}: ${tally.passed} passed, ${tally.failed} failed, ${tally.skipped} skipped (${seconds} s)`,
+  );
 }
 
 /** A stage without per-test results counts as one check. */
-async function check(stage: string, command: string, args: string[]) {
-  const code = await run(command, args);
+async function check(stage: string, command: string, args: string[], env: Record<string, string> = {}) {
+  const code = await run(command, args, env);
   add(stage, code === 0 ? { passed: 1, failed: 0, skipped: 0 } : { passed: 0, failed: 1, skipped: 0 });
   return code === 0;
 }
@@ -114,6 +122,9 @@ function readJson<T>(file: string): T | null {
   }
 }
 
+/** Benchmarks here run in their quick mode: every ratio, smaller sizes (bench/lib/harness.ts). */
+const quickBenchmarks = { RING0_BENCH_QUICK: "1" };
+
 async function main() {
   fs.rmSync(resultsDir, { recursive: true, force: true });
   fs.mkdirSync(resultsDir, { recursive: true });
@@ -175,25 +186,27 @@ async function main() {
 
   // Benchmarks run too (figures to bench/results/*.json); they fail only if they cannot run.
   if (built) {
-    await check("bench:startup", "tsx", ["bench/startup.ts", "2"]);
-    await check("bench:nodes", "tsx", ["bench/nodes.ts"]);
+    await check("bench:startup", "tsx", ["bench/startup.ts", "2"], quickBenchmarks);
+    await check("bench:nodes", "tsx", ["bench/nodes.ts"], quickBenchmarks);
   }
   // Tenant control planes and the kube gateway (no production build needed; ~2.5 min together).
-  await check("bench:provisioning", "tsx", ["bench/provisioning.ts"]);
-  await check("bench:gateway", "tsx", ["bench/gateway.ts"]);
+  await check("bench:provisioning", "tsx", ["bench/provisioning.ts"], quickBenchmarks);
+  await check("bench:gateway", "tsx", ["bench/gateway.ts"], quickBenchmarks);
   // Tenant quotas: kubectl apply of 200 pods with and without the webhook, usage computation at
   // 10 × 1000 pods, the race for the last units (must be exact; ~1.5 min).
-  await check("bench:quotas", "tsx", ["bench/quotas.ts"]);
+  await check("bench:quotas", "tsx", ["bench/quotas.ts"], quickBenchmarks);
   // The syncer: pods to Running through ten tenant control planes against the super cluster
   // directly, the noisy neighbour, memory per pod, the patroller (several minutes).
-  await check("bench:syncer", "tsx", ["bench/syncer.ts"]);
+  await check("bench:syncer", "tsx", ["bench/syncer.ts"], quickBenchmarks);
   // Browser streams: log throughput and `seq 1000000` against kubectl, keystroke echo against the
   // API server's exec, memory with 250 streams held for 5 minutes (~9 min; --expose-gc via npm).
-  await check("bench:streams", "npm", ["run", "bench:streams"]);
+  await check("bench:streams", "npm", ["run", "bench:streams"], quickBenchmarks);
   // The walls' cost: etcd over TLS against a bare cluster, a sandboxed exec against a plain request (~1 min).
-  await check("bench:walls", "tsx", ["bench/walls.ts"]);
+  await check("bench:walls", "tsx", ["bench/walls.ts"], quickBenchmarks);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
+  const minutes = ((Date.now() - startedAt) / 60_000).toFixed(1);
+  process.stdout.write(`  total: ${minutes} min\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
   process.exit(total.failed > 0 ? 1 : 0);
 }

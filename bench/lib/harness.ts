@@ -30,6 +30,18 @@ import { createUserRepository } from "@/server/users/repository";
 
 export const logger = createLogger({ service: "bench" }, "warn");
 
+/**
+ * `./ring0 test` (and so CI) runs every benchmark in its quick mode (RING0_BENCH_QUICK=1): smaller
+ * sizes and shorter holds, every ratio still computed against its baseline. `npm run bench:*`
+ * runs the full sizes the README's figures come from.
+ */
+export const quickMode = process.env.RING0_BENCH_QUICK === "1";
+
+/** `full`, or `quick` in quick mode. */
+export function sized<T>(full: T, quick: T): T {
+  return quickMode ? quick : full;
+}
+
 export const round = (value: number, digits = 1) => +value.toFixed(digits);
 
 /** Nearest-rank percentile. */
@@ -54,7 +66,9 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 export function writeResults(name: string, result: unknown): void {
   fs.mkdirSync("bench/results", { recursive: true });
-  fs.writeFileSync(path.join("bench/results", `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  const marked =
+    result && typeof result === "object" ? { mode: quickMode ? "quick" : "full", ...result } : result;
+  fs.writeFileSync(path.join("bench/results", `${name}.json`), `${JSON.stringify(marked, null, 2)}\n`);
 }
 
 export function say(line: string): void {
