@@ -11,61 +11,14 @@
 #        RING0_HELM_BUILD_JOBS go build -p (default: number of CPUs)
 set -euo pipefail
 
-log() { printf '[helm-build] %s\n' "$*" >&2; }
-
-mode=build
-case "${1:-}" in
-  "") ;;
-  --print-dir) mode=print ;;
-  -h | --help)
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-    exit 0
-    ;;
-  *)
-    echo "unknown argument: $1 (use --print-dir or --help)" >&2
-    exit 2
-    ;;
-esac
-
-# The installed Go may live in /usr/local/go/bin without being on PATH.
-if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-  PATH="/usr/local/go/bin:$PATH"
-fi
-if ! command -v go >/dev/null 2>&1; then
-  echo "go is not installed: install Go ≥ 1.26 (Debian: golang, or go.dev) to build helm" >&2
-  exit 1
-fi
-
-# Never let go switch toolchains (that would download one), never fall back to VCS.
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-export GOWORK=off
-export GOFLAGS="-mod=readonly -buildvcs=false"
-
-go_version="$(go version)"
-if ! [[ "$go_version" =~ go1\.([0-9]+) ]] || ((BASH_REMATCH[1] < 26)); then
-  echo "go is too old ($go_version): install Go ≥ 1.26 (Debian: golang, or go.dev) to build helm" >&2
-  exit 1
-fi
-
-script_path="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
-repo_root="$(cd "$(dirname "$script_path")/.." && pwd)"
+GO_BUILD_NAME=helm-build
+GO_BUILD_WHAT="helm"
+GO_BUILD_TOOL_DIR=tools/helm
+GO_BUILD_HELP_LINES=2,12
+# shellcheck source=scripts/lib/go-build.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 helm_dir="$repo_root/tools/helm"
 
-# Cache key: every go.mod/go.sum/*.go under tools/helm, this script, and `go version`.
-cache_key() {
-  (
-    cd "$repo_root"
-    find tools/helm -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) -print | LC_ALL=C sort |
-      while IFS= read -r f; do
-        printf '== %s\n' "$f"
-        cat "$f"
-      done
-    printf '== scripts/helm-build.sh\n'
-    cat "$script_path"
-    printf '== go version\n%s\n' "$go_version"
-  ) | sha256sum | cut -c1-16
-}
 
 cache_root="${RING0_HELM_CACHE:-$HOME/.cache/ring0/helm}"
 key="$(cache_key)"
@@ -86,16 +39,7 @@ if is_complete "$bin_dir"; then
   exit 0
 fi
 
-# Module proxy only: drop "direct" (VCS fetches) from GOPROXY; honour GOPROXY=off.
-goproxy="$(go env GOPROXY)"
-if [[ "$goproxy" != off ]]; then
-  goproxy="$(printf '%s\n' "$goproxy" | tr ',|' '\n\n' | grep -vx -e direct -e off -e '' | paste -sd, - || true)"
-  if [[ -z "$goproxy" ]]; then
-    echo "GOPROXY names no module proxy (only direct): set GOPROXY to a Go module proxy" >&2
-    exit 1
-  fi
-  export GOPROXY="$goproxy"
-fi
+use_module_proxy_only
 
 jobs="${RING0_HELM_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
