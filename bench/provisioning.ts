@@ -26,7 +26,12 @@ import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { isNotFound } from "@/server/k8s/errors";
-import { createLocalProvisioner, LOCAL_COMPONENTS, localClusterName } from "@/server/provisioners/local";
+import {
+  controlPlaneCreateArgs,
+  createLocalProvisioner,
+  LOCAL_COMPONENTS,
+  localClusterName,
+} from "@/server/provisioners/local";
 import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { startTenantController } from "@/server/tenants/controller";
 import type { TenantStatus } from "@/server/tenants/status";
@@ -262,23 +267,10 @@ async function main() {
       return {
         name,
         create: async () => {
-          await runKwokctl(
-            cluster,
-            binDir,
-            [
-              "create",
-              "cluster",
-              "--runtime",
-              "binary",
-              "--disable",
-              "kube-scheduler,kwok-controller",
-              "--kubeconfig",
-              kubeconfig,
-              "--timeout",
-              "2m",
-            ],
-            { timeoutMs: TIMEOUT_MS, logger },
-          );
+          await runKwokctl(cluster, binDir, controlPlaneCreateArgs(kubeconfig), {
+            timeoutMs: TIMEOUT_MS,
+            logger,
+          });
         },
         probe: async () => {
           const ca = readPem(path.join(pki, "ca.crt"));

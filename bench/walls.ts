@@ -18,7 +18,7 @@ import { localSuperCluster } from "@/server/cluster/local";
 import { localNodeName } from "@/server/cluster/nodes";
 import { createObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
-import { createLocalProvisioner } from "@/server/provisioners/local";
+import { controlPlaneCreateArgs, createLocalProvisioner } from "@/server/provisioners/local";
 import { availableVersions } from "@/server/provisioners/versions";
 import {
   benchDir,
@@ -104,21 +104,7 @@ async function main() {
     cleanup.push("bare cluster", () =>
       runKwokctl(bareCluster, binDir, ["delete", "cluster"], { timeoutMs: 120_000, logger }),
     );
-    await runKwokctl(
-      bareCluster,
-      binDir,
-      [
-        "create",
-        "cluster",
-        "--runtime",
-        "binary",
-        "--disable",
-        "kube-scheduler,kwok-controller",
-        "--timeout",
-        "2m",
-      ],
-      { timeoutMs: 180_000, logger },
-    );
+    await runKwokctl(bareCluster, binDir, controlPlaneCreateArgs(), { timeoutMs: 180_000, logger });
     const barePki = path.join(bareDir, "clusters", bareCluster.name, "pki");
     const bare: ControlPlane = {
       name: "bare",

@@ -2,11 +2,12 @@
  * What each command does: resolve the connection, validate input (zod, messages naming the flag),
  * call the API, print. Commands return text for stdout; errors are thrown (errors.ts).
  */
+
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { createTenantSchema } from "@/server/api/routers/tenants/resources.schema";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 import { maxTokenLifetimeDays } from "@/server/tokens/policy";
 import type { CommandName, GlobalFlags } from "./args";
 import { type Connection, createRing0Client, describeClientError, type Ring0Client } from "./client";

@@ -4,9 +4,10 @@
  * with messages naming the flag; the operator policy is the server's to judge (its refusal is
  * printed as it comes).
  */
+
 import type { z } from "zod";
 import { createGrantSchema, grantOfTenantSchema } from "@/server/api/routers/sharing/sharing.schema";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 import {
   type Grantee,
   type GrantRule,

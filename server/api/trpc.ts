@@ -2,12 +2,14 @@
  * tRPC: context → init → procedure tiers. Routers stay thin and pick a tier; authorization is the
  * tier plus named checks from server/auth/roles.ts, never ad-hoc conditions in handlers.
  */
+
 import { randomUUID } from "node:crypto";
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
-import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { isOperator, type SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { DomainError, UnavailableError } from "@/server/errors";
@@ -254,9 +256,7 @@ export const operatorProcedure = protectedProcedure.use(({ ctx, next }) => {
 });
 
 export const tenantInput = z.object({
-  tenant: z
-    .string()
-    .regex(tenantNamePattern, "expected a tenant name (lowercase letters, digits and dashes)"),
+  tenant: tenantNameField(),
 });
 
 /**

@@ -1,4 +1,5 @@
-import { type Ring0Role, roleFromClaims, tenantNamePattern } from "@/server/auth/roles";
+import { type Ring0Role, roleFromClaims } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 
 export interface ClaimSettings {
   tenantClaim: string;

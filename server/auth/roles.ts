@@ -73,5 +73,3 @@ export function canManageMembers(user: Pick<SessionUser, "role" | "tenant">, ten
 export function homePath(user: Pick<SessionUser, "role" | "tenant">): string {
   return isOperator(user) ? "/operator" : `/t/${encodeURIComponent(user.tenant)}`;
 }
-
-export const tenantNamePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;

@@ -3,6 +3,7 @@
  * PUT the status subresource with the read resourceVersion; a 409 Conflict (someone wrote in
  * between) means read again and redo the mutation, a bounded number of times.
  */
+import { FIELD_MANAGER } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -51,7 +52,7 @@ export function replaceStatus<T>(
   return kubeRequest<T>(conn, {
     method: "PUT",
     path: `${resourcePath(ref)}/status`,
-    query: { fieldManager: "ring0" },
+    query: { fieldManager: FIELD_MANAGER },
     body: object,
     timeoutMs,
   });

@@ -4,7 +4,7 @@
  * up, so a forged path (encoded slashes, dot segments, an odd tenant segment) can never be steered
  * at another tenant or at another part of the upstream server.
  */
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 
 export const gatewayPrefix = "/k8s/";
 const tenantsPrefix = "/k8s/tenants/";

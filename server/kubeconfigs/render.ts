@@ -4,8 +4,9 @@
  * admin material; its only CA data is the CA of the gateway's certificate when Ring0 uses its own
  * (otherwise the system's CAs verify the gateway). It never skips verification.
  */
+
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { isWellFormedToken } from "@/server/tokens/format";
 
 const pemCertificate = /^\s*(-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\s*)+$/;
@@ -15,7 +16,7 @@ const userKubeconfigInput = z.object({
     .url({ error: "gatewayUrl: expected an absolute http(s) URL" })
     .refine((url) => /^https?:\/\//.test(url), "gatewayUrl: expected an http or https URL"),
   caPem: z.string().regex(pemCertificate, "caPem: expected PEM certificates").optional(),
-  tenant: z.string().regex(tenantNamePattern, "tenant: expected a tenant name"),
+  tenant: tenantNameField("tenant: expected a tenant name"),
   user: z.string().trim().min(1, "user: expected a name").max(200, "user: expected at most 200 characters"),
   token: z.string().refine(isWellFormedToken, "token: expected a Ring0 API token (r0_…)"),
   /** The context's name (and its cluster's, `ring0-<context>`); the tenant's name by default. */

@@ -3,8 +3,10 @@
  * reaches it through the kube gateway; an operator's break-glass kubeconfig carries the control
  * plane's own admin identity and is always audited with a reason. Secrets never reach the audit log.
  */
+
 import { recordAudit } from "@/server/audit/service";
-import { isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { isOperator, type SessionUser } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { ConflictError, InvalidInputError, NotFoundError, UnavailableError } from "@/server/errors";

@@ -95,6 +95,25 @@ const START_TIMEOUT_MS = 3 * 60_000;
 const STOP_TIMEOUT_MS = 60_000;
 const CREATE_ATTEMPTS = 3;
 
+/**
+ * `kwokctl create cluster` arguments of a tenant control plane: the binary runtime, etcd,
+ * kube-apiserver and kube-controller-manager only (a tenant has no nodes of its own to schedule
+ * to). Benchmarks make their bare baseline with the same arguments, so it cannot drift from this.
+ */
+export function controlPlaneCreateArgs(kubeconfig?: string): string[] {
+  return [
+    "create",
+    "cluster",
+    "--runtime",
+    "binary",
+    "--disable",
+    "kube-scheduler,kwok-controller",
+    ...(kubeconfig ? ["--kubeconfig", kubeconfig] : []),
+    "--timeout",
+    "2m",
+  ];
+}
+
 /** Tenant names become paths: refuse anything but a short DNS label. */
 export function checkTenantName(tenant: string): string {
   if (tenant.length > 40 || !TENANT_NAME.test(tenant)) {
@@ -530,18 +549,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
             tenant,
             paths,
             binDir,
-            [
-              "create",
-              "cluster",
-              "--runtime",
-              "binary",
-              "--disable",
-              "kube-scheduler,kwok-controller",
-              "--kubeconfig",
-              paths.kubeconfig,
-              "--timeout",
-              "2m",
-            ],
+            controlPlaneCreateArgs(paths.kubeconfig),
             CREATE_TIMEOUT_MS,
             log,
           );

@@ -5,8 +5,9 @@
  * cluster-scoped resources, minting service-account tokens). `checkGrant` reports every rule a
  * grant breaks, each message naming the rule.
  */
+
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 import { resourceKey } from "./request-info";
 import { granteeRoleGroups, grantVerbs, type SharingSpec } from "./types";
 

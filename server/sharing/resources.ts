@@ -5,7 +5,7 @@
  * portal and the CLI show, its state computed from the clock so an expiry shows at its instant.
  */
 import { ConflictError, NotFoundError } from "@/server/errors";
-import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
+import { createObject, deleteObject, FIELD_MANAGER, readObject } from "@/server/k8s/apply";
 import { isConflict, isNotFound } from "@/server/k8s/errors";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -232,7 +232,7 @@ async function patchGrant(
     const patched = await kubeRequest<SharingPolicyResource>(requireSuperCluster(), {
       method: "PATCH",
       path: `${sharingPath}/${encodeURIComponent(name)}`,
-      query: { fieldManager: "ring0" },
+      query: { fieldManager: FIELD_MANAGER },
       contentType: "application/merge-patch+json",
       body,
       timeoutMs: 15_000,

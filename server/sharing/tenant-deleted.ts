@@ -3,6 +3,7 @@
  * is revoked (kept, for the record), so a new tenant created later under the same name inherits
  * no access, given or received.
  */
+import { FIELD_MANAGER } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -38,7 +39,7 @@ export async function revokeGrantsOfDeletedTenant(
       await kubeRequest(superCluster, {
         method: "PATCH",
         path: `${sharingPath}/${encodeURIComponent(grant.metadata.name)}`,
-        query: { fieldManager: "ring0" },
+        query: { fieldManager: FIELD_MANAGER },
         contentType: "application/merge-patch+json",
         body: {
           metadata: {

@@ -1,4 +1,5 @@
-import { canAccessTenant, isOperator, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { canAccessTenant, isOperator, type SessionUser } from "@/server/auth/roles";
+import { tenantNamePattern } from "@/server/core/tenant-name";
 import { getDb, type PrismaClient } from "@/server/db/client";
 import { createUserRepository } from "@/server/users/repository";
 

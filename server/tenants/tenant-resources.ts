@@ -3,7 +3,13 @@
  * the model, a live list from a shared informer, and create/delete through the super cluster.
  */
 import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
-import { deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
+import {
+  deleteObject,
+  FIELD_MANAGER,
+  type KubeObject,
+  readObject,
+  serverSideApply,
+} from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict, isNotFound } from "@/server/k8s/errors";
 import { listEventsFor, type ObjectEvent } from "@/server/k8s/events";
@@ -299,7 +305,7 @@ async function patchTenantSpec(name: string, spec: TenantResource["spec"]): Prom
     return await kubeRequest<TenantResource>(requireSuperCluster(), {
       method: "PATCH",
       path: `${tenantsPath}/${encodeURIComponent(name)}`,
-      query: { fieldManager: "ring0" },
+      query: { fieldManager: FIELD_MANAGER },
       contentType: "application/merge-patch+json",
       body: { spec },
       timeoutMs: 15_000,
@@ -370,7 +376,7 @@ export async function replaceTenantQuota(
     return await kubeRequest<TenantResource>(requireSuperCluster(), {
       method: "PATCH",
       path: `${tenantsPath}/${encodeURIComponent(name)}`,
-      query: { fieldManager: "ring0" },
+      query: { fieldManager: FIELD_MANAGER },
       contentType: "application/merge-patch+json",
       body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { quota: patch } },
       timeoutMs: 15_000,

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { Context } from "@/server/api/trpc";
-import { auditScope, type SessionUser, tenantNamePattern } from "@/server/auth/roles";
+import { auditScope, type SessionUser } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { ForbiddenError, NotFoundError } from "@/server/errors";
 import { execTranscript, listExecSessions } from "@/server/streams/sessions";
 
 export const execSessionsInput = z.object({
-  tenant: z.string().regex(tenantNamePattern, "expected a tenant name").optional(),
+  tenant: tenantNameField("expected a tenant name").optional(),
   cursor: z.string().min(1).max(64).optional(),
   limit: z.number().int().min(1).max(200).default(50),
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 
 export const auditListInput = z.object({
-  tenant: z.string().regex(tenantNamePattern, "expected a tenant name").optional(),
+  tenant: tenantNameField("expected a tenant name").optional(),
   action: z
     .string()
     .regex(/^[a-z0-9.-]{1,60}$/, "expected an action prefix such as auth.sign-in")

@@ -1,11 +1,10 @@
 /** Inputs of the grantee's procedures. Zod only, so pages can validate with the same rules. */
+
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { maxTokenLifetimeDays } from "@/server/tokens/policy";
 
-export const ownerTenant = z
-  .string({ error: "expected a tenant name" })
-  .regex(tenantNamePattern, "expected a tenant name (lowercase letters, digits and dashes)");
+export const ownerTenant = tenantNameField();
 
 export const sharedKubeconfigInput = z.object({
   owner: ownerTenant,

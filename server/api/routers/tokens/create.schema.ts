@@ -1,11 +1,9 @@
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { maxTokenLifetimeDays } from "@/server/tokens/policy";
 
 export const tokensCreateInput = z.object({
-  tenant: z
-    .string()
-    .regex(tenantNamePattern, "expected a tenant name (lowercase letters, digits and dashes)"),
+  tenant: tenantNameField(),
   name: z.string().trim().min(1, "expected a name").max(64, "expected at most 64 characters"),
   expiresInDays: z
     .number()

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { tenantNamePattern } from "@/server/auth/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 
 export const tokensListInput = z
-  .object({ tenant: z.string().regex(tenantNamePattern, "expected a tenant name").optional() })
+  .object({ tenant: tenantNameField("expected a tenant name").optional() })
   .default({});
 export type TokensListInput = z.infer<typeof tokensListInput>;
