@@ -5,7 +5,7 @@ import { type FormEvent, useState } from "react";
 import styles from "@/components/quotas/quotas.module.css";
 import { useTRPC } from "@/components/trpc/client";
 import { toast } from "@/components/ui/toast";
-import { canManageMembers } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/auth/roles";
 import { QUOTA_RESOURCES } from "@/server/quotas/resources";
 import { LimitFields } from "./limit-fields";
 
@@ -30,7 +30,7 @@ export function DefaultShare({ tenant }: { tenant: string }) {
   const queryClient = useQueryClient();
   const share = useQuery(trpc.quotaDefaults.get.queryOptions({ tenant }));
   const me = useQuery(trpc.me.get.queryOptions());
-  const canEdit = me.data ? canManageMembers(me.data, tenant) : false;
+  const canEdit = me.data ? isTenantAdmin(me.data, tenant) : false;
   const [editing, setEditing] = useState(false);
   const [fields, setFields] = useState<Fields>({});
   const refresh = () =>

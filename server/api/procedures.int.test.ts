@@ -49,7 +49,7 @@ describe("procedure tiers", () => {
 
   it("tenantProcedure admits members and operators, and hides other tenants as not found", async () => {
     const overview = await callerFor(users.acmeMember!).tenants.overview({ tenant: "acme" });
-    expect(overview).toMatchObject({ tenant: "acme", memberCount: 2, canManageMembers: false });
+    expect(overview).toMatchObject({ tenant: "acme", memberCount: 2, isTenantAdmin: false });
     expect(await codeOf(callerFor(users.acmeMember!).tenants.overview({ tenant: "globex" }))).toBe(
       "NOT_FOUND",
     );

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
-import { isOperator, type SessionUser } from "@/server/auth/roles";
+import { isOperator, isTenantAdmin, type SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { tenantNameField } from "@/server/core/tenant-name";
 import { getDb } from "@/server/db/client";
@@ -272,6 +272,23 @@ export const tenantProcedure = protectedProcedure.input(tenantInput).use(async (
   if (!tenant) throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${input.tenant}" was not found.` });
   return next({ ctx: { ...ctx, tenant } });
 });
+
+/**
+ * The tenant tier for its admins (and operators) only: `what` they alone may do, in the refusal
+ * other members of the tenant get (FORBIDDEN); people of other tenants never get this far
+ * (tenantProcedure answers NOT_FOUND).
+ */
+export function tenantAdminProcedure(what: string) {
+  return tenantProcedure.use(({ ctx, next }) => {
+    if (!isTenantAdmin(ctx.user, ctx.tenant)) {
+      throw new TRPCError({
+        code: "FORBIDDEN",
+        message: `Only admins of tenant "${ctx.tenant}" (and operators) can ${what}.`,
+      });
+    }
+    return next();
+  });
+}
 
 /**
  * Like tenantProcedure, and also open to users of other tenants acting under sharing grants

@@ -65,7 +65,7 @@ export function canReadAudit(user: Pick<SessionUser, "role" | "tenant">, tenant?
   return tenant === undefined || tenant === scope.tenant;
 }
 
-export function canManageMembers(user: Pick<SessionUser, "role" | "tenant">, tenant: string): boolean {
+export function isTenantAdmin(user: Pick<SessionUser, "role" | "tenant">, tenant: string): boolean {
   return isOperator(user) || (user.role === "tenant-admin" && user.tenant === tenant);
 }
 

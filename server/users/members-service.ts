@@ -1,6 +1,6 @@
 /**
  * Tenant membership managed in Ring0: list, set a member's role (kept across sign-ins), invite a
- * person of the tenant's IAM, remove. Callers have passed the tRPC tier and `canManageMembers`;
+ * person of the tenant's IAM, remove. Callers have passed the tRPC tier and `isTenantAdmin`;
  * this layer keeps the invariants (a tenant keeps an admin, invitees belong to the tenant) and
  * audits every change.
  */

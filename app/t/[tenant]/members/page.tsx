@@ -5,14 +5,14 @@ import { MemberTable } from "@/components/tenant/member-table";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
 import { requireTenant } from "@/server/auth/page-access";
-import { canManageMembers } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/auth/roles";
 import { currentIamMode } from "@/server/users/members-service";
 
 export const metadata: Metadata = { title: "Members" };
 
 export default async function MembersPage(props: { params: Promise<{ tenant: string }> }) {
   const { user, tenant } = await requireTenant((await props.params).tenant);
-  const canManage = canManageMembers(user, tenant);
+  const canManage = isTenantAdmin(user, tenant);
   const iam = currentIamMode();
   prefetch(trpc.members.list.queryOptions({ tenant }));
   if (canManage && iam.kind === "embedded") prefetch(trpc.accounts.list.queryOptions({ tenant }));

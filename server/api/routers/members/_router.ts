@@ -1,5 +1,5 @@
 import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
-import { canManageMembers } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/auth/roles";
 import { createMembersService, currentIamMode } from "@/server/users/members-service";
 import { membersInviteInput, membersRemoveInput, membersSetRoleInput } from "./members.schema";
 import { tenantAdminProcedure } from "./procedures";
@@ -8,7 +8,7 @@ export const membersRouter = createTRPCRouter({
   /** The tenant's members; any member may read them, admins also get the controls. */
   list: tenantProcedure.query(async ({ ctx }) => ({
     members: await createMembersService({ db: ctx.db }).list(ctx.tenant),
-    canManage: canManageMembers(ctx.user, ctx.tenant),
+    canManage: isTenantAdmin(ctx.user, ctx.tenant),
     iam: currentIamMode(),
   })),
 

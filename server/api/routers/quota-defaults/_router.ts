@@ -1,24 +1,11 @@
-import { TRPCError } from "@trpc/server";
-import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
+import { createTRPCRouter, tenantAdminProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { canManageMembers } from "@/server/auth/roles";
 import { createDefaultShareRepository } from "@/server/quotas/default-share-repository";
 import { defaultShareView, setDefaultShare } from "./default-share";
 import { setDefaultShareSchema } from "./quota-defaults.schema";
 
-/**
- * The tenant tier plus the tenant-admin check: the tenant's admins and operators choose its default
- * share. Other members get FORBIDDEN; people of other tenants never get this far (NOT_FOUND).
- */
-const tenantAdminProcedure = tenantProcedure.use(({ ctx, next }) => {
-  if (!canManageMembers(ctx.user, ctx.tenant)) {
-    throw new TRPCError({
-      code: "FORBIDDEN",
-      message: `Only admins of tenant "${ctx.tenant}" (and operators) can choose its default namespace share.`,
-    });
-  }
-  return next();
-});
+/** The tenant's admins (and operators) choose its default share. */
+const chooseDefaultShare = tenantAdminProcedure("choose its default namespace share");
 
 export const quotaDefaultsRouter = createTRPCRouter({
   /** The quota each new namespace of the tenant gets (hard null: none): the tenant's members and operators. */
@@ -30,7 +17,7 @@ export const quotaDefaultsRouter = createTRPCRouter({
    * Sets the default share new namespaces get as their `default-share` ResourceQuota (null clears
    * it). Each limit must be a namespace-level resource at most the tenant quota's limit.
    */
-  set: tenantAdminProcedure.input(setDefaultShareSchema).mutation(async ({ ctx, input }) => {
+  set: chooseDefaultShare.input(setDefaultShareSchema).mutation(async ({ ctx, input }) => {
     const change = await setDefaultShare(createDefaultShareRepository(ctx.db), {
       tenant: ctx.tenant,
       hard: input.hard,

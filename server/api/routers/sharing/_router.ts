@@ -1,8 +1,13 @@
-import { TRPCError } from "@trpc/server";
 import type { Context } from "@/server/api/trpc";
-import { createTRPCRouter, operatorProcedure, protectedProcedure, tenantProcedure } from "@/server/api/trpc";
+import {
+  createTRPCRouter,
+  operatorProcedure,
+  protectedProcedure,
+  tenantAdminProcedure,
+  tenantProcedure,
+} from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { canManageMembers, isOperator, type SessionUser } from "@/server/auth/roles";
+import { isOperator, isTenantAdmin, type SessionUser } from "@/server/auth/roles";
 import { env } from "@/server/env";
 import { specHash } from "@/server/sharing/grants";
 import { floorApiGroups } from "@/server/sharing/policy";
@@ -36,19 +41,10 @@ function audit(ctx: Actor, event: { action: string; owner: string; grant: string
 }
 
 /**
- * The tenant tier plus the tenant-admin check: only the owner's admins (and operators) change its
- * grants. Its members and viewers read them; anyone else, grantees included, never gets this far
- * (tenantProcedure answers NOT_FOUND), so a grant cannot be used to make more grants.
+ * Only the owner's admins (and operators) change its grants. Its members and viewers read them;
+ * anyone else, grantees included, never gets this far, so a grant cannot be used to make more grants.
  */
-const tenantAdminProcedure = tenantProcedure.use(({ ctx, next }) => {
-  if (!canManageMembers(ctx.user, ctx.tenant)) {
-    throw new TRPCError({
-      code: "FORBIDDEN",
-      message: `Only admins of tenant "${ctx.tenant}" (and operators) can change or review its grants.`,
-    });
-  }
-  return next();
-});
+const changeGrants = tenantAdminProcedure("change or review its grants");
 
 const operatorRouter = createTRPCRouter({
   /** Every grant in the super cluster, optionally one owner's or in one state. */
@@ -83,16 +79,16 @@ export const sharingRouter = createTRPCRouter({
   /** The owner's grants; `canChange` says whether the caller may create, edit and revoke. */
   list: tenantProcedure.query(async ({ ctx }) => ({
     grants: await createSharingService().listOwned(ctx.tenant),
-    canChange: canManageMembers(ctx.user, ctx.tenant),
+    canChange: isTenantAdmin(ctx.user, ctx.tenant),
   })),
 
   get: tenantProcedure.input(grantOfTenantSchema).query(async ({ ctx, input }) => ({
     grant: await createSharingService().getOwned(ctx.tenant, input.name),
-    canChange: canManageMembers(ctx.user, ctx.tenant),
+    canChange: isTenantAdmin(ctx.user, ctx.tenant),
   })),
 
   /** Creates `<tenant>.<name>`; refused with the rules it breaks; active at once unless approval is required. */
-  create: tenantAdminProcedure.input(createGrantSchema).mutation(async ({ ctx, input }) => {
+  create: changeGrants.input(createGrantSchema).mutation(async ({ ctx, input }) => {
     const { tenant: _tenant, name, ...body } = input;
     const { grant, spec } = await createSharingService().create(ctx.user, ctx.tenant, name, body);
     await audit(ctx, {
@@ -105,7 +101,7 @@ export const sharingRouter = createTRPCRouter({
   }),
 
   /** Replaces the grant's grantees, rules, expiry and purpose (approval again when required). */
-  update: tenantAdminProcedure.input(updateGrantSchema).mutation(async ({ ctx, input }) => {
+  update: changeGrants.input(updateGrantSchema).mutation(async ({ ctx, input }) => {
     const { tenant: _tenant, name, resourceVersion, ...body } = input;
     const { grant, before, after } = await createSharingService().update(
       ctx.user,
@@ -124,14 +120,14 @@ export const sharingRouter = createTRPCRouter({
   }),
 
   /** Ends the grant at once everywhere; it stays listed as Revoked. */
-  revoke: tenantAdminProcedure.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
+  revoke: changeGrants.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
     const { grant, changed } = await createSharingService().revoke(ctx.user, input.name, ctx.tenant);
     if (changed)
       await audit(ctx, { action: "share.revoke", owner: ctx.tenant, grant: grant.name, detail: {} });
     return grant;
   }),
 
-  delete: tenantAdminProcedure.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
+  delete: changeGrants.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
     const removed = await createSharingService().remove(ctx.tenant, input.name);
     if (removed.deleted) {
       await audit(ctx, {
@@ -148,7 +144,7 @@ export const sharingRouter = createTRPCRouter({
    * Who used the grant, when, for what and how (newest first, paginated), and the grant's own
    * history. Admins only: it names the grantee users, as the audit log does.
    */
-  usage: tenantAdminProcedure.input(grantUsageSchema).query(async ({ ctx, input }) => {
+  usage: changeGrants.input(grantUsageSchema).query(async ({ ctx, input }) => {
     const name = input.name.startsWith(`${ctx.tenant}.`) ? input.name : `${ctx.tenant}.${input.name}`;
     const repository = createGrantUsageRepository(ctx.db);
     const [page, changes] = await Promise.all([

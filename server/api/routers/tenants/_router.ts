@@ -1,7 +1,7 @@
 import { createQuotaTemplateRepository } from "@/server/api/routers/quotas/template-repository";
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { canManageMembers } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/auth/roles";
 import { getDb } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
 import { createAccountService } from "@/server/iam/account-service";
@@ -30,7 +30,7 @@ export const tenantsRouter = createTRPCRouter({
     return {
       tenant: ctx.tenant,
       viewerRole: ctx.user.role,
-      canManageMembers: canManageMembers(ctx.user, ctx.tenant),
+      isTenantAdmin: isTenantAdmin(ctx.user, ctx.tenant),
       memberCount: members.length,
       adminCount: members.filter((member) => member.role === "tenant-admin").length,
     };
