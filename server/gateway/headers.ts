@@ -5,18 +5,7 @@
  * to one connection and never cross (upgrades keep Connection/Upgrade, which is the point of them).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
-
-const hopByHop = new Set([
-  "connection",
-  "keep-alive",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "http2-settings",
-  // Node's server has already answered "100 Continue" to the client.
-  "expect",
-]);
+import { connectionTokens, hopByHopHeaders, relayedResponseHeaders } from "@/server/proxy/headers";
 
 /** Headers that claim an identity (or carry the browser session); never forwarded upstream. */
 function claimsIdentity(name: string): boolean {
@@ -26,17 +15,6 @@ function claimsIdentity(name: string): boolean {
     name.startsWith("impersonate-") ||
     name.startsWith("x-remote-") ||
     name.startsWith("proxy-")
-  );
-}
-
-function connectionTokens(headers: IncomingHttpHeaders): Set<string> {
-  const value = headers.connection;
-  const joined = Array.isArray(value) ? value.join(",") : (value ?? "");
-  return new Set(
-    joined
-      .split(",")
-      .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
   );
 }
 
@@ -65,7 +43,7 @@ export function upstreamRequestHeaders(
   for (const [rawName, value] of Object.entries(incoming)) {
     const name = rawName.toLowerCase();
     if (value === undefined) continue;
-    if (hopByHop.has(name) || listed.has(name) || claimsIdentity(name)) continue;
+    if (hopByHopHeaders.has(name) || listed.has(name) || claimsIdentity(name)) continue;
     if (name === "host" || name === "x-forwarded-for") continue;
     out[name] = value;
   }
@@ -85,21 +63,9 @@ export function upstreamRequestHeaders(
   return out;
 }
 
-/** The upstream response headers to relay to the client (hop-by-hop ones dropped). */
+/** The upstream response headers to relay to the client. */
 export function clientResponseHeaders(incoming: IncomingHttpHeaders, upgrade = false): OutgoingHttpHeaders {
-  const listed = connectionTokens(incoming);
-  const out: Record<string, string | string[]> = {};
-  for (const [rawName, value] of Object.entries(incoming)) {
-    const name = rawName.toLowerCase();
-    if (value === undefined) continue;
-    if (upgrade && (name === "connection" || name === "upgrade")) {
-      out[name] = value;
-      continue;
-    }
-    if (hopByHop.has(name) || listed.has(name) || name.startsWith("proxy-")) continue;
-    out[name] = value;
-  }
-  return out;
+  return relayedResponseHeaders(incoming, { upgrade });
 }
 
 /** The bearer token of an Authorization header, or null (cookies are never an alternative). */

@@ -21,6 +21,7 @@ import type { V1Node, V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { createMtlsServer } from "@/server/pki/mtls-server";
+import { relayedResponseHeaders } from "@/server/proxy/headers";
 import { syncAnnotations, syncLabels } from "@/server/syncer/contracts";
 import { tenantFromCertificate } from "./identity";
 import {
@@ -66,17 +67,6 @@ const FORWARDED_REQUEST_HEADERS = [
   "sec-websocket-protocol",
   "sec-websocket-extensions",
 ];
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
 /** Response headers on a 101 that the client needs to finish the handshake. */
 const UPGRADE_RESPONSE_HEADERS = [
   "upgrade",
@@ -106,20 +96,9 @@ export function forwardedRequestHeaders(
   return out;
 }
 
-/** Response headers without hop-by-hop ones (and those the response's Connection names) or cookies. */
+/** Response headers as the vn-agent relays them (server/proxy/headers.ts). */
 export function forwardedResponseHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
-  const named = new Set(
-    String(headers.connection ?? "")
-      .split(",")
-      .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.has(name) || name === "set-cookie") continue;
-    out[name] = value;
-  }
-  return out;
+  return relayedResponseHeaders(headers);
 }
 
 /** 127.0.0.1 and the port of the node's kubelet, when it is on this machine. */
