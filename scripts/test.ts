@@ -135,6 +135,8 @@ async function main() {
   await check("helm-build", "bash", ["scripts/helm-build.sh"]);
   await goTests("go:simkubelet", "tools/kube/kwok", ["./simkubelet"]);
   await check("lint", "biome", ["ci", "."]);
+  // The house plan: no folder of server/ imports from a floor above its own (scripts/layers.ts).
+  await check("layers", "tsx", ["scripts/layers.ts"]);
   await check("typecheck", "tsc", ["--noEmit"]);
 
   const vitestJson = path.join(resultsDir, "vitest.json");

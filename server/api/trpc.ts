@@ -7,9 +7,11 @@ import { randomUUID } from "node:crypto";
 import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
+import { bearerCredential } from "@/server/auth/credentials";
 import { isOperator, isTenantAdmin, type SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { tenantNameField } from "@/server/core/tenant-name";
+import { describeZodError } from "@/server/core/zod-wording";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { DomainError, UnavailableError } from "@/server/errors";
@@ -19,7 +21,6 @@ import { actsAsGrantee, granteeVerdict } from "@/server/sharing/access";
 import type { RequestAttributes } from "@/server/sharing/request-info";
 import { grantUsage } from "@/server/sharing/usage";
 import { tenantForUser } from "@/server/tenants/access";
-import { tokenMarker } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
 
 /** How the caller proved who they are. */
@@ -44,17 +45,6 @@ export interface Context {
   requestId: string;
   /** Absent for in-process callers (server components, tests), which act as a session. */
   auth?: Authentication;
-}
-
-/**
- * The credential in an `Authorization: Bearer …` header: a Ring0 token, something else (refused
- * rather than silently ignored), or none (not a bearer header at all — the cookie decides).
- */
-export function bearerCredential(header: string | null): { token: string } | { malformed: true } | null {
-  const match = /^\s*bearer(?:\s+(.*))?$/i.exec(header ?? "");
-  if (!match) return null;
-  const credential = (match[1] ?? "").trim();
-  return credential.startsWith(tokenMarker) ? { token: credential } : { malformed: true };
 }
 
 /**
@@ -109,13 +99,6 @@ export async function createContext(opts: { headers: Headers }): Promise<Context
 /** The tenant a token-authenticated call is confined to, or null when it is not confined. */
 export function tokenConfinement(ctx: Pick<Context, "auth">): string | null {
   return ctx.auth?.method === "token" ? ctx.auth.confinedTo : null;
-}
-
-/** "tenant: Invalid string …; limit: Too big …" — names each field a caller must fix. */
-export function describeZodError(error: ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length ? issue.path.join(".") : "input"}: ${issue.message}`)
-    .join("; ");
 }
 
 const t = initTRPC.context<Context>().create({

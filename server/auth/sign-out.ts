@@ -2,7 +2,6 @@ import { recordAudit } from "@/server/audit/service";
 import { sessionUserFromToken, tokenFromCookieHeader } from "@/server/auth/session";
 import { env } from "@/server/env";
 import { logger } from "@/server/logger";
-import { endStreamsOf } from "@/server/streams/registry";
 
 export const signedOutPath = "/signed-out";
 
@@ -29,16 +28,15 @@ async function endSessionEndpoint(issuer: string): Promise<string | null> {
 
 /**
  * Ends the Ring0 session and returns where the browser goes next: the IAM's end-session
- * endpoint (RP-initiated logout, so the IAM session ends too) or Ring0's signed-out page.
+ * endpoint (RP-initiated logout, so the IAM session ends too) or Ring0's signed-out page, and whose
+ * session it was (the caller ends that user's open streams with it).
  */
-export async function signOut(cookieHeader: string | null): Promise<{ redirect: string }> {
+export async function signOut(cookieHeader: string | null): Promise<{ redirect: string; subject?: string }> {
   const config = env();
   const token = await tokenFromCookieHeader(cookieHeader);
   const user = sessionUserFromToken(token);
   const signedOut = `${config.publicUrl}${signedOutPath}`;
   if (user) {
-    // Open log and shell streams of this user end with the session, not at their next recheck.
-    endStreamsOf(user.subject);
     await recordAudit({
       actorId: user.id,
       actorName: user.name,
@@ -49,12 +47,13 @@ export async function signOut(cookieHeader: string | null): Promise<{ redirect: 
       result: "success",
     });
   }
-  if (!token?.idToken || !config.OIDC_ISSUER) return { redirect: signedOut };
+  const subject = user?.subject;
+  if (!token?.idToken || !config.OIDC_ISSUER) return { redirect: signedOut, subject };
   const endpoint = await endSessionEndpoint(config.OIDC_ISSUER);
-  if (!endpoint) return { redirect: signedOut };
+  if (!endpoint) return { redirect: signedOut, subject };
   const url = new URL(endpoint);
   url.searchParams.set("id_token_hint", token.idToken);
   url.searchParams.set("post_logout_redirect_uri", signedOut);
   if (config.OIDC_CLIENT_ID) url.searchParams.set("client_id", config.OIDC_CLIENT_ID);
-  return { redirect: url.toString() };
+  return { redirect: url.toString(), subject };
 }

@@ -20,6 +20,7 @@ import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } f
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
+import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import type { ControlPlaneDirectory, ControlPlaneLookup } from "@/server/tenants/control-planes";
@@ -28,7 +29,6 @@ import { createTokenService } from "@/server/tokens/service";
 import { signInTenantAdmin, superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
-import { setGatewayEndpoint } from "./endpoint";
 import { createKubeGateway, type GatewaySharing, type KubeGateway, type KubeGatewayLimits } from "./gateway";
 import { type GatewayListener, startGatewayListener } from "./listener";
 import { ensureGatewayTls } from "./tls";

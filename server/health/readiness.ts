@@ -1,7 +1,7 @@
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { clusterHealth, getSuperCluster } from "@/server/k8s/cluster";
-import { superClusterProblem } from "@/server/runtime/super-cluster-state";
+import { superClusterProblem } from "@/server/k8s/super-cluster-state";
 
 export interface DependencyStatus {
   name: string;

@@ -4,10 +4,10 @@
  * Response only, so the handlers stay thin and tests call them without Next.
  */
 import type { z } from "zod";
-import { describeZodError } from "@/server/api/trpc";
 import { originRefusal } from "@/server/auth/origin";
 import type { SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { describeZodError } from "@/server/core/zod-wording";
 import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";
 import type { KubeconfigFile } from "@/server/kubeconfigs/service";

@@ -16,8 +16,8 @@ import { POST as postKubeconfig } from "@/app/api/tenants/[tenant]/kubeconfig/ro
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { env } from "@/server/env";
-import { setGatewayEndpoint } from "@/server/gateway/endpoint";
 import { ensureGatewayTls } from "@/server/gateway/tls";
+import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import type { ControlPlaneAccess } from "@/server/provisioners/types";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";

@@ -10,7 +10,7 @@ import { tenantNamePattern } from "@/server/core/tenant-name";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { ConflictError, InvalidInputError, NotFoundError, UnavailableError } from "@/server/errors";
-import { type GatewayEndpoint, getGatewayEndpoint } from "@/server/gateway/endpoint";
+import { type GatewayEndpoint, getGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { kubeconfigFilename, renderUserKubeconfig } from "@/server/kubeconfigs/render";
 import { adminKubeconfigRequest, kubeconfigRequest } from "@/server/kubeconfigs/schema";
 import { kubeconfigFromAccess } from "@/server/provisioners/types";

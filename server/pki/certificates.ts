@@ -5,7 +5,7 @@
  * and when to re-issue; this module only issues.
  */
 import { X509Certificate as NodeX509Certificate, randomBytes } from "node:crypto";
-import * as x509 from "@/server/provisioners/pki-x509";
+import * as x509 from "@/server/pki/x509";
 
 // Node's WebCrypto (globalThis.crypto): keys never leave Node's own crypto implementation.
 x509.cryptoProvider.set(globalThis.crypto);

@@ -1,8 +1,8 @@
 import { createPrivateKey, createPublicKey, createSign, createVerify, X509Certificate } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import * as x509 from "@/server/pki/x509";
 import { controlPlanePkiNames } from "./kubernetes-manifests";
 import { type ControlPlanePki, ensurePki, pkiFromFiles, pkiToFiles, RENEW_BEFORE_DAYS } from "./pki";
-import * as x509 from "./pki-x509";
 
 const names = controlPlanePkiNames("acme", "cluster.local");
 const issuedAt = new Date("2026-03-01T00:00:00Z");

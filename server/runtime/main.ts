@@ -8,10 +8,11 @@ import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
 import { isGatewayPath, refuseGatewayOverPlainHttp, startKubeGateway } from "@/server/gateway";
-import { setGatewayEndpoint } from "@/server/gateway/endpoint";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
 import { startEmbeddedIam } from "@/server/iam/provider";
+import { superClusterProblem } from "@/server/k8s/super-cluster-state";
+import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { startSharing } from "@/server/runtime/sharing";
 import {
@@ -21,7 +22,6 @@ import {
   loadOrCreateSecrets,
 } from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
-import { superClusterProblem } from "@/server/runtime/super-cluster-state";
 import { seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
 import { authenticateStream } from "@/server/streams/authenticate";
 import { createExecEndpoint } from "@/server/streams/exec";

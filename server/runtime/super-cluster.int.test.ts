@@ -6,11 +6,11 @@ import { setDatabaseUrl } from "@/server/db/client";
 import { parseEnv } from "@/server/env";
 import { readiness } from "@/server/health/readiness";
 import { getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
+import { superClusterProblem } from "@/server/k8s/super-cluster-state";
 import { unreachableKubeconfig } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { connectSuperCluster } from "./super-cluster";
-import { superClusterProblem } from "./super-cluster-state";
 
 const logger = createLogger({}, "error");
 let stateDir: string;

@@ -4,8 +4,8 @@ import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
+import { setSuperClusterProblem } from "@/server/k8s/super-cluster-state";
 import type { Logger } from "@/server/logger";
-import { setSuperClusterProblem } from "@/server/runtime/super-cluster-state";
 import { kwokLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 

@@ -5,7 +5,7 @@
  * the member is removed or their role changes, or the token is revoked or expires.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import { bearerCredential } from "@/server/api/trpc";
+import { bearerCredential } from "@/server/auth/credentials";
 import { isOperator } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
 import { getDb } from "@/server/db/client";

@@ -6,69 +6,11 @@
  */
 import fs from "node:fs";
 import { Readable } from "node:stream";
-import type { LogFields, Logger } from "@/server/logger";
+import { renderFields } from "@/server/log-ring";
+import type { LogFields } from "@/server/logger";
+import { vnAgentLogRing } from "@/server/vn-agent/log-rings";
 import { normalTimestamp } from "./protocol";
 import type { NodeLogProvider } from "./sources";
-
-export interface LogRing {
-  append(line: string): void;
-  /** Lines held, oldest first. */
-  lines(): string[];
-  subscribe(listener: (line: string) => void): () => void;
-}
-
-/** The last `capacity` lines, and listeners for new ones. */
-export function createLogRing(capacity = 5_000): LogRing {
-  const held: string[] = [];
-  let start = 0;
-  const listeners = new Set<(line: string) => void>();
-  return {
-    append(line) {
-      if (held.length < capacity) held.push(line);
-      else {
-        held[start] = line;
-        start = (start + 1) % capacity;
-      }
-      for (const listener of listeners) listener(line);
-    },
-    lines: () => [...held.slice(start), ...held.slice(0, start)],
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-  };
-}
-
-function renderFields(fields: LogFields | undefined): string {
-  if (!fields) return "";
-  const parts: string[] = [];
-  for (const [key, value] of Object.entries(fields)) {
-    if (value === undefined) continue;
-    const text =
-      value instanceof Error ? value.message : typeof value === "string" ? value : JSON.stringify(value);
-    parts.push(`${key}=${/[\s"]/.test(text ?? "") ? JSON.stringify(text) : text}`);
-  }
-  return parts.length ? ` ${parts.join(" ")}` : "";
-}
-
-/** A logger that logs as `base` does and also keeps each line (every level) in `ring`. */
-export function teeLogger(base: Logger, ring: LogRing, context: LogFields = {}): Logger {
-  const write =
-    (level: "debug" | "info" | "warn" | "error") =>
-    (message: string, fields?: LogFields): void => {
-      base[level](message, fields);
-      ring.append(
-        `${new Date().toISOString()} ${level.toUpperCase()} ${message}${renderFields({ ...context, ...fields })}`,
-      );
-    };
-  return {
-    debug: write("debug"),
-    info: write("info"),
-    warn: write("warn"),
-    error: write("error"),
-    child: (fields) => teeLogger(base.child(fields), ring, { ...context, ...fields }),
-  };
-}
 
 interface TailOptions {
   tailLines?: number;
@@ -108,21 +50,6 @@ function readableOf(
   else signal.addEventListener("abort", end, { once: true });
   stream.once("close", stop);
   return stream;
-}
-
-const ringsKey = Symbol.for("ring0.vnAgentLogRings");
-type Holder = { [ringsKey]?: Map<string, LogRing> };
-
-/** The ring of the vn-agent serving `node` in this process (created on first use). */
-export function vnAgentLogRing(node: string): LogRing {
-  const holder = globalThis as Holder;
-  holder[ringsKey] ??= new Map();
-  let ring = holder[ringsKey].get(node);
-  if (!ring) {
-    ring = createLogRing();
-    holder[ringsKey].set(node, ring);
-  }
-  return ring;
 }
 
 export const vnAgentLogProvider: NodeLogProvider = async (node, options, signal) => {

@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { type CertificateAndKey, DAY_MS, issueCa, issueLeaf } from "@/server/pki/certificates";
-import * as x509 from "@/server/provisioners/pki-x509";
+import * as x509 from "@/server/pki/x509";
 import { TENANT_APISERVER_ORGANIZATION } from "./identity";
 
 const CA_DAYS = 3650;

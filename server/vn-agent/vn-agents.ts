@@ -6,11 +6,12 @@ import fs from "node:fs";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { V1Node } from "@/server/k8s/nodes";
 import { listAndWatch } from "@/server/k8s/watch";
+import { teeLogger } from "@/server/log-ring";
 import type { Logger } from "@/server/logger";
-import { teeLogger, vnAgentLogRing } from "@/server/streams/node-logs";
 import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contracts";
 import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
 import { startVnAgent, type VnAgent } from "./agent";
+import { vnAgentLogRing } from "./log-rings";
 import { ensureVnAgentPki } from "./pki";
 import { openPortBook, vnAgentPortsFile } from "./ports";
 

@@ -5,9 +5,9 @@
  */
 import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";
-import { getGatewayEndpoint } from "@/server/gateway/endpoint";
 import { K8sError } from "@/server/k8s/errors";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
+import { getGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { tenantGatewayUrl } from "@/server/kubeconfigs/render";
 import { conditionOf } from "@/server/tenants/status";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";

@@ -3,7 +3,7 @@ import type { SessionUser } from "@/server/auth/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { NotFoundError } from "@/server/errors";
-import { getGatewayEndpoint } from "@/server/gateway/endpoint";
+import { getGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { grantsInForce } from "@/server/sharing/access";
 import { expiryOf } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";

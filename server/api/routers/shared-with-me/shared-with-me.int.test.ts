@@ -8,11 +8,11 @@ import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb } from "@/server/db/client";
-import { setGatewayEndpoint } from "@/server/gateway/endpoint";
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
+import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { specHash } from "@/server/sharing/grants";
 import {
   type GrantRule,
