@@ -17,9 +17,8 @@ import { env } from "@/server/env";
 import { DomainError, UnavailableError } from "@/server/errors";
 import { K8sError } from "@/server/k8s/errors";
 import { type Logger, logger as rootLogger } from "@/server/logger";
-import { actsAsGrantee, granteeVerdict } from "@/server/sharing/access";
+import { actsAsGrantee, decideGranteeAccess } from "@/server/sharing/access";
 import type { RequestAttributes } from "@/server/sharing/request-info";
-import { grantUsage } from "@/server/sharing/usage";
 import { tenantForUser } from "@/server/tenants/access";
 import { createTokenService } from "@/server/tokens/service";
 
@@ -299,41 +298,21 @@ export const tenantOrGranteeProcedure = protectedProcedure
   });
 
 /**
- * A grantee's call, decided by the live grants: no grant at all is NOT_FOUND (the tenant might as
- * well not exist), outside them FORBIDDEN with what was asked. Members pass through. Returns the
- * grant that allowed it (null for members).
+ * A grantee's call, decided by the one grantee decision (server/sharing/access.ts): NOT_FOUND,
+ * FORBIDDEN with what was asked, or SERVICE_UNAVAILABLE. Members pass through. Returns the grant
+ * that allowed it (null for members).
  */
 export async function requireGrant(
   ctx: { user: SessionUser; tenant: string; grantee: boolean },
   attributes: RequestAttributes,
 ): Promise<string | null> {
   if (!ctx.grantee) return null;
-  let verdict: Awaited<ReturnType<typeof granteeVerdict>>;
-  try {
-    verdict = await granteeVerdict(ctx.user, ctx.tenant, attributes);
-  } catch (error) {
-    // The same for every tenant name: nothing of the tenant asked for is told.
-    throw new UnavailableError("Ring0 cannot check sharing grants right now; try again shortly.", {
-      cause: error,
-    });
-  }
-  if (verdict.kind === "no-grant") {
-    throw new TRPCError({ code: "NOT_FOUND", message: `Tenant "${ctx.tenant}" was not found.` });
-  }
-  if (verdict.kind === "outside") throw new TRPCError({ code: "FORBIDDEN", message: verdict.message });
-  if (verdict.grant && attributes.kind === "resource") {
-    grantUsage().record({
-      user: ctx.user,
-      owner: ctx.tenant,
-      grant: verdict.grant,
-      verb: attributes.verb,
-      resource: attributes.subresource
-        ? `${attributes.resource}/${attributes.subresource}`
-        : attributes.resource,
-      namespace: attributes.namespace,
-      name: attributes.name || undefined,
-      via: "portal",
-    });
-  }
-  return verdict.grant;
+  const decision = await decideGranteeAccess(ctx.user, ctx.tenant, attributes, "portal");
+  if (decision.kind === "allow") return decision.grant;
+  if (decision.kind === "unavailable")
+    throw new UnavailableError(decision.message, { cause: decision.cause });
+  throw new TRPCError({
+    code: decision.kind === "notFound" ? "NOT_FOUND" : "FORBIDDEN",
+    message: decision.message,
+  });
 }

@@ -28,14 +28,9 @@ import {
 } from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
-import { actsAsGrantee, type GranteeVerdict } from "@/server/sharing/access";
+import { actsAsGrantee, decideGranteeAccess, type GranteeVerdict } from "@/server/sharing/access";
 import type { GranteeUser } from "@/server/sharing/grants";
-import {
-  ambiguousQuery,
-  type RequestAttributes,
-  requestAttributes,
-  resourceKey,
-} from "@/server/sharing/request-info";
+import { ambiguousQuery, type RequestAttributes, requestAttributes } from "@/server/sharing/request-info";
 import type { GrantUse } from "@/server/sharing/usage";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { hashToken, tokenPrefix } from "@/server/tokens/format";
@@ -256,30 +251,16 @@ export function createKubeGateway(options: KubeGatewayOptions): KubeGateway {
         );
       }
       const attributes = requestAttributes(record.method, parsed.apiPath, parsed.query, record.upgrade);
-      let verdict: GranteeVerdict;
-      try {
-        verdict = await sharing.verdict(user, parsed.tenant, attributes);
-      } catch (error) {
-        log.error("kube gateway could not read sharing grants", { error });
-        return deny(503, "Ring0 cannot check sharing grants right now; try again shortly.");
+      const access = await decideGranteeAccess(user, parsed.tenant, attributes, "kubectl", sharing);
+      if (access.kind === "unavailable") {
+        log.error("kube gateway could not read sharing grants", { error: access.cause });
+        return deny(503, access.message);
       }
-      if (verdict.kind === "no-grant") return notFound;
+      if (access.kind === "notFound") return notFound;
       record.tenant = parsed.tenant;
       record.attributes = attributes;
-      if (verdict.kind === "outside") return deny(403, verdict.message);
-      record.grant = verdict.grant;
-      if (verdict.grant && attributes.kind === "resource") {
-        sharing.recordUse({
-          user,
-          owner: parsed.tenant,
-          grant: verdict.grant,
-          verb: attributes.verb,
-          resource: resourceKey(attributes),
-          namespace: attributes.namespace,
-          name: attributes.name || undefined,
-          via: "kubectl",
-        });
-      }
+      if (access.kind === "forbidden") return deny(403, access.message);
+      record.grant = access.grant;
     }
     record.tenant = parsed.tenant;
 

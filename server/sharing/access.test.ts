@@ -1,8 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { actsAsGrantee, grantsInForce, podAttributes, policyRefusal } from "./access";
+import {
+  actsAsGrantee,
+  decideGranteeAccess,
+  type GranteeVerdict,
+  grantsInForce,
+  podAttributes,
+  policyRefusal,
+} from "./access";
 import { specHash } from "./grants";
 import { defaultSharingPolicy, sharingPolicySchema } from "./policy";
 import { type SharingPolicyResource, type SharingSpec, sharingAnnotations } from "./types";
+import type { GrantUse } from "./usage";
 
 const now = new Date("2026-11-21T12:00:00Z");
 const gus = { tenant: "globex", subject: "globex:gus", role: "tenant-member" as const };
@@ -87,5 +95,47 @@ describe("workload writes", () => {
     expect(policyRefusal(podAttributes("create", "shared", "web", "exec"), "acme", wildcards)).toBeNull();
     const allowed = sharingPolicySchema.parse({ allowWildcards: true, allowWorkloadWrites: true });
     expect(policyRefusal(podAttributes("create", "shared"), "acme", allowed)).toBeNull();
+  });
+});
+
+describe("decideGranteeAccess", () => {
+  const user = {
+    id: "u1",
+    name: "Gina",
+    tenant: "globex",
+    subject: "globex:gina",
+    role: "tenant-member" as const,
+  };
+  const decide = (verdict: () => Promise<GranteeVerdict>, uses: GrantUse[] = []) =>
+    decideGranteeAccess(user, "acme", podAttributes("get", "shared", "web", "log"), "logs", {
+      verdict,
+      recordUse: (use) => uses.push(use),
+    });
+
+  it("is one answer for every door: allow (recording the use), notFound, forbidden, unavailable", async () => {
+    const uses: GrantUse[] = [];
+    expect(await decide(async () => ({ kind: "allowed", grant: "acme.logs" }), uses)).toEqual({
+      kind: "allow",
+      grant: "acme.logs",
+    });
+    expect(uses).toMatchObject([{ owner: "acme", grant: "acme.logs", resource: "pods/log", via: "logs" }]);
+    expect(await decide(async () => ({ kind: "no-grant" }))).toEqual({
+      kind: "notFound",
+      message: 'Tenant "acme" was not found.',
+    });
+    expect(await decide(async () => ({ kind: "outside", message: "forbidden: not shared" }))).toEqual({
+      kind: "forbidden",
+      message: "forbidden: not shared",
+    });
+    const failure = new Error("informer down");
+    expect(
+      await decide(async () => {
+        throw failure;
+      }),
+    ).toEqual({
+      kind: "unavailable",
+      message: "Ring0 cannot check sharing grants right now; try again shortly.",
+      cause: failure,
+    });
   });
 });

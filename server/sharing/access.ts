@@ -112,6 +112,56 @@ function verdictOf(
   return refusal ? { kind: "outside", message: refusal } : { kind: "allowed", grant: decision.grant };
 }
 
+/**
+ * The one decision on a grantee's request, for every door (kube gateway, tRPC, browser streams);
+ * each door only maps it to its protocol. No grant at all is `notFound` (the owner might as well not
+ * exist), outside the grants `forbidden` with what was asked, grants that cannot be read
+ * `unavailable` (the same for every tenant name: nothing of the owner is told). An allowed request
+ * on a resource is recorded as a use of the grant.
+ */
+export type GranteeDecision =
+  | { kind: "allow"; grant: string | null }
+  | { kind: "notFound"; message: string }
+  | { kind: "forbidden"; message: string }
+  | { kind: "unavailable"; message: string; cause: unknown };
+
+export async function decideGranteeAccess(
+  user: GranteeUser & Pick<SessionUser, "id" | "name" | "tenant">,
+  owner: string,
+  attributes: RequestAttributes,
+  via: GrantUse["via"],
+  sharing: {
+    verdict(user: GranteeUser, owner: string, attributes: RequestAttributes): Promise<GranteeVerdict>;
+    recordUse(use: GrantUse): void;
+  } = { verdict: granteeVerdict, recordUse: (use) => grantUsage().record(use) },
+): Promise<GranteeDecision> {
+  let verdict: GranteeVerdict;
+  try {
+    verdict = await sharing.verdict(user, owner, attributes);
+  } catch (cause) {
+    return {
+      kind: "unavailable",
+      message: "Ring0 cannot check sharing grants right now; try again shortly.",
+      cause,
+    };
+  }
+  if (verdict.kind === "no-grant") return { kind: "notFound", message: `Tenant "${owner}" was not found.` };
+  if (verdict.kind === "outside") return { kind: "forbidden", message: verdict.message };
+  if (verdict.grant && attributes.kind === "resource") {
+    sharing.recordUse({
+      user,
+      owner,
+      grant: verdict.grant,
+      verb: attributes.verb,
+      resource: resourceKey(attributes),
+      namespace: attributes.namespace,
+      name: attributes.name || undefined,
+      via,
+    });
+  }
+  return { kind: "allow", grant: verdict.grant };
+}
+
 /** What the kube gateway needs of sharing, from this process's live grants. */
 export function liveSharing() {
   return {

@@ -7,8 +7,12 @@
 import type { WebSocket } from "ws";
 import type { z } from "zod";
 import { canAccessTenant, isOperator } from "@/server/auth/roles";
-import { actsAsGrantee, granteeVerdict, podAttributes, revokeWhenUngranted } from "@/server/sharing/access";
-import { grantUsage } from "@/server/sharing/usage";
+import {
+  actsAsGrantee,
+  decideGranteeAccess,
+  podAttributes,
+  revokeWhenUngranted,
+} from "@/server/sharing/access";
 import {
   closeReasonOf,
   type StreamContext,
@@ -99,28 +103,15 @@ async function granteeRefusal(
   const notFound: StreamRefusal = { status: 404, message: `Tenant "${tenant}" was not found.` };
   const { user, auth } = context;
   if (auth.confinedTo !== null && auth.confinedTo !== user.tenant) return notFound;
-  let verdict: Awaited<ReturnType<typeof granteeVerdict>>;
-  try {
-    verdict = await granteeVerdict(user, tenant, streamAttributes(kind, query));
-  } catch {
-    // The same for every tenant name: nothing of the tenant asked for is told.
-    return { status: 403, message: "Ring0 cannot check sharing grants right now; try again shortly." };
-  }
-  if (verdict.kind === "no-grant") return notFound;
-  if (verdict.kind === "outside") return { status: 403, message: verdict.message };
-  if (verdict.grant) {
-    grantUsage().record({
-      user,
-      owner: tenant,
-      grant: verdict.grant,
-      verb: kind === "exec" ? "create" : "get",
-      resource: kind === "exec" ? "pods/exec" : "pods/log",
-      namespace: query.namespace ?? "",
-      name: query.pod,
-      via: kind === "exec" ? "exec" : "logs",
-    });
-  }
-  return null;
+  const decision = await decideGranteeAccess(
+    user,
+    tenant,
+    streamAttributes(kind, query),
+    kind === "exec" ? "exec" : "logs",
+  );
+  if (decision.kind === "allow") return null;
+  if (decision.kind === "notFound") return notFound;
+  return { status: decision.kind === "unavailable" ? 503 : 403, message: decision.message };
 }
 
 /**

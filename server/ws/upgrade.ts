@@ -31,7 +31,8 @@ export interface StreamContext {
 }
 
 export interface StreamRefusal {
-  status: 400 | 403 | 404;
+  /** 503: Ring0 cannot decide right now (sharing grants unreadable); the caller may retry. */
+  status: 400 | 403 | 404 | 503;
   message: string;
 }
 
