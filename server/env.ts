@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { processSlot } from "@/server/core/process-slots";
 import { parseSharingPolicy } from "@/server/sharing/policy";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
 
@@ -287,7 +288,7 @@ function redact(variable: string, value: string): string {
   return /SECRET|PASSWORD|DATABASE_URL/.test(variable) ? "<redacted>" : value;
 }
 
-const cache = globalThis as unknown as { __ring0Env?: { source: string; env: Env } };
+const cache = processSlot<{ source: string; env: Env }>("env");
 
 /** The current process's configuration; re-parsed if the runtime changed process.env since. */
 export function env(): Env {
@@ -304,6 +305,10 @@ export function env(): Env {
     process.env.RING0_GATEWAY_PORT,
     process.env.RING0_GATEWAY_URL,
   ]);
-  if (cache.__ring0Env?.source !== key) cache.__ring0Env = { source: key, env: parseEnv(process.env) };
-  return cache.__ring0Env.env;
+  let parsed = cache.get();
+  if (parsed?.source !== key) {
+    parsed = { source: key, env: parseEnv(process.env) };
+    cache.set(parsed);
+  }
+  return parsed.env;
 }

@@ -10,6 +10,7 @@
  * syncer holds over-quota pods as a backstop for objects that got in without the webhook (created
  * before the quota was set, or while it was being registered).
  */
+import { processSlot } from "@/server/core/process-slots";
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { managedLabels } from "@/server/tenants/defaults";
@@ -27,16 +28,15 @@ export interface WebhookEndpoint {
   caBundle: string;
 }
 
-const endpointKey = Symbol.for("ring0.admission.webhookEndpoint");
-type GlobalWithEndpoint = typeof globalThis & { [endpointKey]?: WebhookEndpoint | null };
+const slot = processSlot<WebhookEndpoint | null>("admission.webhookEndpoint");
 
-/** Published by the runtime once the webhook server listens (globalThis: shared by all module graphs). */
+/** Published by the runtime once the webhook server listens (a process slot: every module graph reads it). */
 export function setWebhookEndpoint(endpoint: WebhookEndpoint | null): void {
-  (globalThis as GlobalWithEndpoint)[endpointKey] = endpoint;
+  slot.set(endpoint);
 }
 
 export function getWebhookEndpoint(): WebhookEndpoint | null {
-  return (globalThis as GlobalWithEndpoint)[endpointKey] ?? null;
+  return slot.get() ?? null;
 }
 
 const rule = (resources: string[], operations: string[]) => ({

@@ -5,6 +5,7 @@
  */
 
 import path from "node:path";
+import { processSlot } from "@/server/core/process-slots";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
 import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
@@ -18,16 +19,15 @@ import { refusalRecorder } from "./refusals";
 import { QUOTA_WEBHOOK_PATH, setWebhookEndpoint } from "./registration";
 import { startWebhookServer, type WebhookServer } from "./webhook-server";
 
-const admissionKey = Symbol.for("ring0.admission.quota");
-type GlobalWithAdmission = typeof globalThis & { [admissionKey]?: QuotaAdmission | null };
+const slot = processSlot<QuotaAdmission | null>("admission.quota");
 
 /** The running quota admission (its ledgers answer usage questions for the API), if any. */
 export function getQuotaAdmission(): QuotaAdmission | null {
-  return (globalThis as GlobalWithAdmission)[admissionKey] ?? null;
+  return slot.get() ?? null;
 }
 
 export function setQuotaAdmission(admission: QuotaAdmission | null): void {
-  (globalThis as GlobalWithAdmission)[admissionKey] = admission;
+  slot.set(admission);
 }
 
 export interface AdmissionOptions {

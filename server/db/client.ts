@@ -6,7 +6,9 @@
  * handlers are separate module graphs (and dev mode reloads modules), yet must share one client and
  * one connection pool.
  */
+
 import { PrismaPg } from "@prisma/adapter-pg";
+import { processSlot } from "@/server/core/process-slots";
 import { PrismaClient } from "@/server/generated/prisma/client";
 import { logger } from "@/server/logger";
 
@@ -31,12 +33,10 @@ interface DbState {
   client?: PrismaClient;
 }
 
-const STATE_KEY = Symbol.for("ring0.db");
+const slot = processSlot<DbState>("db");
 
 function state(): DbState {
-  const holder = globalThis as typeof globalThis & { [STATE_KEY]?: DbState };
-  holder[STATE_KEY] ??= {};
-  return holder[STATE_KEY];
+  return slot.ensure(() => ({}));
 }
 
 /**

@@ -4,6 +4,7 @@
  * here instead. Kept on `globalThis` because the custom server and Next's route handlers are
  * separate module graphs in one process.
  */
+import { processSlot } from "@/server/core/process-slots";
 import type { TenantAccount } from "./accounts";
 
 export interface EmbeddedIamRegistration {
@@ -11,12 +12,11 @@ export interface EmbeddedIamRegistration {
   seedAccounts: readonly TenantAccount[];
 }
 
-const KEY = Symbol.for("ring0.embedded-iam");
-type Holder = typeof globalThis & { [KEY]?: EmbeddedIamRegistration | null };
+const slot = processSlot<EmbeddedIamRegistration | null>("embedded-iam");
 
 /** Called by startEmbeddedIam (and by tests); null when it stops. */
 export function registerEmbeddedIam(registration: EmbeddedIamRegistration | null): void {
-  (globalThis as Holder)[KEY] = registration;
+  slot.set(registration);
 }
 
 /**
@@ -26,7 +26,7 @@ export function registerEmbeddedIam(registration: EmbeddedIamRegistration | null
 export function embeddedIam(
   oidcIssuer: string | undefined = process.env.OIDC_ISSUER,
 ): EmbeddedIamRegistration | undefined {
-  const registration = (globalThis as Holder)[KEY] ?? undefined;
+  const registration = slot.get() ?? undefined;
   if (!registration) return undefined;
   if (oidcIssuer && oidcIssuer.replace(/\/$/, "") !== registration.issuer) return undefined;
   return registration;

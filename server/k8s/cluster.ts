@@ -2,9 +2,11 @@
  * Connections to Kubernetes clusters (the super cluster and tenant control planes). A connection is a
  * name, the API server URL and a loaded client-node KubeConfig; everything else in server/k8s takes one.
  */
+
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";
+import { processSlot } from "@/server/core/process-slots";
 import { K8sConfigError, toK8sError } from "./errors";
 import { kubeRequest, kubeRequestText } from "./transport";
 
@@ -94,15 +96,14 @@ function reuseDispatcher(kubeConfig: KubeConfig): void {
  * The super cluster connection lives on globalThis: the custom server (server.ts) and Next's route
  * handlers are separate module graphs, and both must see the one connection set at start-up.
  */
-const superClusterKey = Symbol.for("ring0.k8s.superCluster");
-type GlobalWithSuperCluster = typeof globalThis & { [superClusterKey]?: ClusterConnection | null };
+const superCluster = processSlot<ClusterConnection | null>("k8s.superCluster");
 
 export function setSuperCluster(conn: ClusterConnection | null): void {
-  (globalThis as GlobalWithSuperCluster)[superClusterKey] = conn;
+  superCluster.set(conn);
 }
 
 export function getSuperCluster(): ClusterConnection | null {
-  return (globalThis as GlobalWithSuperCluster)[superClusterKey] ?? null;
+  return superCluster.get() ?? null;
 }
 
 export async function clusterVersion(

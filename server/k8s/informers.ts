@@ -3,6 +3,7 @@
  * however many browser views, tRPC subscriptions or services read it. The registry lives on
  * globalThis so the custom server and Next's route handlers (separate module graphs) share it.
  */
+import { processSlot } from "@/server/core/process-slots";
 import type { ClusterConnection } from "./cluster";
 import type { K8sError } from "./errors";
 import {
@@ -171,13 +172,10 @@ export function createInformerRegistry(options: InformerRegistryOptions): Inform
   };
 }
 
-const registryKey = Symbol.for("ring0.k8s.informers");
-type GlobalWithRegistry = typeof globalThis & { [registryKey]?: InformerRegistry };
+const registry = processSlot<InformerRegistry>("k8s.informers");
 
 function defaultRegistry(): InformerRegistry {
-  const global = globalThis as GlobalWithRegistry;
-  global[registryKey] ??= createInformerRegistry({ startWatch: listAndWatch });
-  return global[registryKey];
+  return registry.ensure(() => createInformerRegistry({ startWatch: listAndWatch }));
 }
 
 /** The process-wide shared informer for `resource` on `conn` (same instance while it is in use). */

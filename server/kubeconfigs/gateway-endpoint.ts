@@ -3,6 +3,7 @@
  * told which CA to trust, that CA. The runtime sets it at start-up; it lives on globalThis because
  * the custom server and Next's route handlers are separate module graphs.
  */
+import { processSlot } from "@/server/core/process-slots";
 export interface GatewayEndpoint {
   /** Base URL without a trailing slash, e.g. https://localhost:3443. */
   gatewayUrl: string;
@@ -10,13 +11,12 @@ export interface GatewayEndpoint {
   caPem?: string;
 }
 
-const endpointKey = Symbol.for("ring0.gateway.endpoint");
-type GlobalWithEndpoint = typeof globalThis & { [endpointKey]?: GatewayEndpoint | null };
+const slot = processSlot<GatewayEndpoint | null>("gateway.endpoint");
 
 export function setGatewayEndpoint(endpoint: GatewayEndpoint | null): void {
-  (globalThis as GlobalWithEndpoint)[endpointKey] = endpoint;
+  slot.set(endpoint);
 }
 
 export function getGatewayEndpoint(): GatewayEndpoint | null {
-  return (globalThis as GlobalWithEndpoint)[endpointKey] ?? null;
+  return slot.get() ?? null;
 }

@@ -1,10 +1,11 @@
 /**
  * The live grants of this process: every SharingPolicy from one shared informer on the super
- * cluster (the registry is on globalThis, so the custom server and route handlers read the same
+ * cluster (the registry is a process slot, so the custom server and route handlers read the same
  * one), and the watch that ends open access — gateway watches, log and exec streams, live views —
  * the moment a grant stops covering it: on every change of the grants, and every second for
  * expiries, which need no change to happen.
  */
+import { processSlot } from "@/server/core/process-slots";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { type SharingPolicyResource, sharingPath } from "./types";
@@ -32,13 +33,10 @@ interface AccessWatch {
   grants: readonly SharingPolicyResource[];
 }
 
-const key = Symbol.for("ring0.sharing.accessWatch");
-type Holder = { [key]?: AccessWatch };
+const slot = processSlot<AccessWatch>("sharing.accessWatch");
 
 function state(): AccessWatch {
-  const holder = globalThis as Holder;
-  holder[key] ??= { watched: new Set(), grants: [] };
-  return holder[key];
+  return slot.ensure(() => ({ watched: new Set(), grants: [] }));
 }
 
 function sweep(watch: AccessWatch): void {

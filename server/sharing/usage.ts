@@ -4,9 +4,11 @@
  * a minute, carrying how many uses it stands for; and the grant's status.lastUsedAt, written at
  * most once a minute per grant. Neither write is ever awaited by the request it describes.
  */
+
 import type { AuditEventInput } from "@/server/audit/repository";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";
+import { processSlot } from "@/server/core/process-slots";
 import { requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type Logger, logger } from "@/server/logger";
@@ -95,24 +97,23 @@ export function createGrantUsageRecorder(options: GrantUsageOptions) {
 
 export type GrantUsageRecorder = ReturnType<typeof createGrantUsageRecorder>;
 
-const key = Symbol.for("ring0.sharing.usage");
-type Holder = { [key]?: GrantUsageRecorder };
+const slot = processSlot<GrantUsageRecorder>("sharing.usage");
 
-/** The process's recorder (on globalThis: the gateway, streams and route handlers share windows). */
+/** The process's recorder (a process slot: the gateway, streams and route handlers share windows). */
 export function grantUsage(): GrantUsageRecorder {
-  const holder = globalThis as Holder;
-  holder[key] ??= createGrantUsageRecorder({
-    audit: recordAudit,
-    markUsed: async (grant, at) => {
-      await kubeRequest(requireSuperCluster(), {
-        method: "PATCH",
-        path: `${sharingPath}/${encodeURIComponent(grant)}/status`,
-        contentType: "application/merge-patch+json",
-        body: { status: { lastUsedAt: at.toISOString() } },
-        timeoutMs: 15_000,
-      });
-    },
-    logger,
-  });
-  return holder[key];
+  return slot.ensure(() =>
+    createGrantUsageRecorder({
+      audit: recordAudit,
+      markUsed: async (grant, at) => {
+        await kubeRequest(requireSuperCluster(), {
+          method: "PATCH",
+          path: `${sharingPath}/${encodeURIComponent(grant)}/status`,
+          contentType: "application/merge-patch+json",
+          body: { status: { lastUsedAt: at.toISOString() } },
+          timeoutMs: 15_000,
+        });
+      },
+      logger,
+    }),
+  );
 }

@@ -3,6 +3,7 @@
  * of a user at once (sign-out, revocation). Shared through globalThis so Next's route handlers
  * (a separate module graph in the same process, e.g. the sign-out route) reach server.ts's streams.
  */
+import { processSlot } from "@/server/core/process-slots";
 import { closeCodes } from "./protocol";
 
 export interface StreamLimits {
@@ -74,15 +75,14 @@ export function createStreamRegistry(limits: StreamLimits): StreamRegistry {
   };
 }
 
-const key = Symbol.for("ring0.streamRegistry");
-type Holder = { [key]?: StreamRegistry | null };
+const slot = processSlot<StreamRegistry | null>("streamRegistry");
 
 export function setStreamRegistry(registry: StreamRegistry | null): void {
-  (globalThis as Holder)[key] = registry;
+  slot.set(registry);
 }
 
 export function getStreamRegistry(): StreamRegistry | null {
-  return (globalThis as Holder)[key] ?? null;
+  return slot.get() ?? null;
 }
 
 /** Ends the user's open streams now (sign-out, membership removed, token revoked). */

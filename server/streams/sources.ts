@@ -4,11 +4,13 @@
  * Ring0's own credentials (operators only; the endpoint checks that before it gets here). Node
  * logs (the node's vn-agent, kwok): providers the runtime registers per kind.
  */
+
 import type { IncomingMessage } from "node:http";
 import type https from "node:https";
 import type { Readable } from "node:stream";
 import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
+import { processSlot } from "@/server/core/process-slots";
 import { controlPlaneClient, type StreamUpstream, streamingGet } from "@/server/gateway/as-user";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import type { LogQuery } from "./protocol";
@@ -104,13 +106,10 @@ export type NodeLogProvider = (
   signal: AbortSignal,
 ) => Promise<Readable>;
 
-const providersKey = Symbol.for("ring0.nodeLogProviders");
-type Holder = { [providersKey]?: Map<string, NodeLogProvider> };
+const slot = processSlot<Map<string, NodeLogProvider>>("nodeLogProviders");
 
 function providers(): Map<string, NodeLogProvider> {
-  const holder = globalThis as Holder;
-  holder[providersKey] ??= new Map();
-  return holder[providersKey];
+  return slot.ensure(() => new Map());
 }
 
 export function registerNodeLogProvider(kind: "vn-agent" | "kwok", provider: NodeLogProvider | null): void {

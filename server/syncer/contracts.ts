@@ -7,6 +7,7 @@
  *   syncer.ts      the engine (downward, upward, vNodes, patroller)
  *   ../vn-agent/   the kubelet-API proxy; publishes its endpoints through vnAgentEndpoints()
  */
+import { processSlot } from "@/server/core/process-slots";
 import type { V1Pod } from "@/server/k8s/nodes";
 
 /** Labels and annotations on every object the syncer writes into the super cluster. */
@@ -112,13 +113,12 @@ export interface VnAgentEndpoint {
   port: number;
 }
 
-const endpointsKey = Symbol.for("ring0.vnAgent.endpoints");
-type GlobalWithEndpoints = typeof globalThis & { [endpointsKey]?: Map<string, VnAgentEndpoint> };
+const endpoints = processSlot<Map<string, VnAgentEndpoint>>("vnAgent.endpoints");
 
-export function setVnAgentEndpoints(endpoints: Map<string, VnAgentEndpoint> | null): void {
-  (globalThis as GlobalWithEndpoints)[endpointsKey] = endpoints ?? undefined;
+export function setVnAgentEndpoints(value: Map<string, VnAgentEndpoint> | null): void {
+  endpoints.set(value ?? undefined);
 }
 
 export function vnAgentEndpoints(): Map<string, VnAgentEndpoint> {
-  return (globalThis as GlobalWithEndpoints)[endpointsKey] ?? new Map();
+  return endpoints.get() ?? new Map();
 }

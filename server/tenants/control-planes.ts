@@ -3,6 +3,7 @@
  * downloads, the portal). The runtime installs one directory at start-up; it lives on globalThis
  * because the custom server and Next's route handlers are separate module graphs.
  */
+import { processSlot } from "@/server/core/process-slots";
 import type { ControlPlaneAccess, Provisioner } from "@/server/provisioners/types";
 import type { TenantResource } from "./tenant-resources";
 
@@ -18,15 +19,14 @@ export interface ControlPlaneDirectory {
   lookup(tenant: string): Promise<ControlPlaneLookup>;
 }
 
-const directoryKey = Symbol.for("ring0.tenants.controlPlaneDirectory");
-type GlobalWithDirectory = typeof globalThis & { [directoryKey]?: ControlPlaneDirectory | null };
+const slot = processSlot<ControlPlaneDirectory | null>("tenants.controlPlaneDirectory");
 
 export function setControlPlaneDirectory(directory: ControlPlaneDirectory | null): void {
-  (globalThis as GlobalWithDirectory)[directoryKey] = directory;
+  slot.set(directory);
 }
 
 export function getControlPlaneDirectory(): ControlPlaneDirectory | null {
-  return (globalThis as GlobalWithDirectory)[directoryKey] ?? null;
+  return slot.get() ?? null;
 }
 
 export interface DirectoryOptions {

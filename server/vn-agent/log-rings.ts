@@ -1,17 +1,16 @@
 /** The log ring of each node's vn-agent in this process (process-wide: Next's route handlers read it). */
+import { processSlot } from "@/server/core/process-slots";
 import { createLogRing, type LogRing } from "@/server/log-ring";
 
-const ringsKey = Symbol.for("ring0.vnAgentLogRings");
-type Holder = { [ringsKey]?: Map<string, LogRing> };
+const slot = processSlot<Map<string, LogRing>>("vnAgentLogRings");
 
 /** The ring of the vn-agent serving `node` in this process (created on first use). */
 export function vnAgentLogRing(node: string): LogRing {
-  const holder = globalThis as Holder;
-  holder[ringsKey] ??= new Map();
-  let ring = holder[ringsKey].get(node);
+  const rings = slot.ensure(() => new Map());
+  let ring = rings.get(node);
   if (!ring) {
     ring = createLogRing();
-    holder[ringsKey].set(node, ring);
+    rings.set(node, ring);
   }
   return ring;
 }
