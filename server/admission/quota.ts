@@ -10,6 +10,8 @@
  * the namespace is refused saying why).
  */
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import { ResourceQuotaKind } from "@/server/k8s/kinds/core";
+import { groupVersionPath } from "@/server/k8s/kinds/kind";
 import type { Logger } from "@/server/logger";
 import { defaultShareMisfit } from "@/server/quotas/default-share";
 import {
@@ -36,7 +38,7 @@ const KINDS: Array<LedgerKind & { resources: string[] }> = (
   ] as const
 ).map(([kind, plural, resources]) => ({
   kind,
-  path: `/api/v1/${plural}`,
+  path: `${groupVersionPath("v1")}/${plural}`,
   resources: [...resources],
   usageOf: (object: unknown, now: Date) => objectUsage(kind, object, now),
 }));
@@ -44,7 +46,7 @@ const KINDS: Array<LedgerKind & { resources: string[] }> = (
 /** ResourceQuotas are followed whenever the tenant has a quota: their shares must fit in it. */
 const RESOURCE_QUOTAS: LedgerKind = {
   kind: "ResourceQuota",
-  path: "/api/v1/resourcequotas",
+  path: ResourceQuotaKind.path(),
   usageOf: () => undefined,
 };
 

@@ -8,7 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { listAndWatch } from "@/server/k8s/watch";
 import type { Logger } from "@/server/logger";
 import { simulatedPodLogsDir } from "./local";
@@ -103,7 +104,7 @@ export function startSimulatedPodLogs(
 
   const watch = listAndWatch<V1Pod>(
     conn,
-    { path: "/api/v1/pods", labelSelector: `${SIMULATED_POD_LABEL}=true` },
+    { path: PodKind.path(), labelSelector: `${SIMULATED_POD_LABEL}=true` },
     {
       onSync: (pods) => {
         forgetGone(pods);

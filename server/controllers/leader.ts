@@ -13,6 +13,7 @@
 import os from "node:os";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists, isConflict, isNotFound } from "@/server/k8s/errors";
+import { LeaseKind } from "@/server/k8s/kinds/cluster-kinds";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type Logger, logger as rootLogger } from "@/server/logger";
 import { type Clock, systemClock } from "./clock";
@@ -43,8 +44,7 @@ export interface LeaseStore {
 }
 
 function leasePath(namespace: string, name?: string): string {
-  const collection = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  return name === undefined ? collection : `${collection}/${encodeURIComponent(name)}`;
+  return LeaseKind.path({ namespace, name });
 }
 
 export function clusterLeaseStore(conn: ClusterConnection, timeoutMs = 5_000): LeaseStore {

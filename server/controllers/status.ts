@@ -6,6 +6,7 @@
 import { FIELD_MANAGER } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict } from "@/server/k8s/errors";
+import { groupVersionPath } from "@/server/k8s/kinds/kind";
 import { kubeRequest } from "@/server/k8s/transport";
 
 /** An object addressed by API group/version, resource (plural) and name. */
@@ -26,7 +27,7 @@ export interface ObjectWithStatus<S> {
 
 /** The object's API path, e.g. /apis/ring0.dev/v1alpha1/tenants/acme. */
 export function resourcePath(ref: ResourceRef): string {
-  const prefix = ref.apiVersion.includes("/") ? `/apis/${ref.apiVersion}` : `/api/${ref.apiVersion}`;
+  const prefix = groupVersionPath(ref.apiVersion);
   const scope = ref.namespace ? `/namespaces/${encodeURIComponent(ref.namespace)}` : "";
   return `${prefix}${scope}/${ref.resource}/${encodeURIComponent(ref.name)}`;
 }

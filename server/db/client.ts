@@ -6,7 +6,6 @@
  * handlers are separate module graphs (and dev mode reloads modules), yet must share one client and
  * one connection pool.
  */
-
 import { PrismaPg } from "@prisma/adapter-pg";
 import { processSlot } from "@/server/core/process-slots";
 import { PrismaClient } from "@/server/generated/prisma/client";

@@ -2,7 +2,6 @@
  * Connections to Kubernetes clusters (the super cluster and tenant control planes). A connection is a
  * name, the API server URL and a loaded client-node KubeConfig; everything else in server/k8s takes one.
  */
-
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { KubeConfig } from "@kubernetes/client-node";

@@ -5,6 +5,7 @@
  */
 import type { Logger } from "@/server/logger";
 import type { ClusterConnection } from "./cluster";
+import { EventKind } from "./kinds/event";
 import { kubeRequest } from "./transport";
 
 export interface EventTarget {
@@ -57,7 +58,7 @@ export async function recordEvent(
   try {
     await kubeRequest(conn, {
       method: "POST",
-      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      path: EventKind.path({ namespace }),
       body,
       timeoutMs: 10_000,
     });
@@ -95,7 +96,7 @@ export async function listEventsFor(
       metadata: { creationTimestamp?: string };
     }[];
   }>(conn, {
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+    path: EventKind.path({ namespace }),
     query: { fieldSelector: selector.join(",") },
     timeoutMs: 10_000,
   });

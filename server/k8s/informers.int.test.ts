@@ -3,7 +3,7 @@ import { localSuperCluster } from "@/server/cluster/local";
 import { createLogger } from "@/server/logger";
 import { deleteObject, serverSideApply } from "./apply";
 import { openWatchCount, sharedInformer } from "./informers";
-import { summariseNode, type V1Node } from "./nodes";
+import { summariseNode, type V1Node } from "./kinds/node";
 import { eventually, testNamespace, testSuperCluster } from "./test-cluster";
 
 const conn = testSuperCluster();

@@ -1,8 +1,15 @@
 import { NotFoundError } from "@/server/errors";
 import { type ClusterConnection, clusterHealth, clusterVersion, getSuperCluster } from "@/server/k8s/cluster";
-import { sharedInformer } from "@/server/k8s/informers";
+import {
+  NodeKind,
+  type NodeSummary,
+  podsPerNode,
+  summariseNode,
+  type V1Node,
+  type V1Pod,
+} from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
-import { type NodeSummary, podsPerNode, summariseNode, type V1Node, type V1Pod } from "@/server/k8s/nodes";
 import { syncLabels } from "@/server/syncer/contracts";
 
 export interface PodOnNode {
@@ -33,8 +40,8 @@ interface ConnectedOverview {
 /** One node watch and one pod watch per super cluster, however many views are open. */
 function informers(cluster: ClusterConnection) {
   return {
-    nodes: sharedInformer<V1Node>(cluster, { path: "/api/v1/nodes" }),
-    pods: sharedInformer<V1Pod>(cluster, { path: "/api/v1/pods" }),
+    nodes: NodeKind.informer(cluster),
+    pods: PodKind.informer(cluster),
   };
 }
 

@@ -13,6 +13,8 @@
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists, isNotFound } from "@/server/k8s/errors";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import {
@@ -203,7 +205,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     const version = /:(v\d+\.\d+\.\d+)$/.exec(image)?.[1];
     const pods = (
       await kubeRequest<{ items: Pod[] }>(conn, {
-        path: `/api/v1/namespaces/${name}/pods`,
+        path: PodKind.path({ namespace: name }),
         query: { labelSelector: `${MANAGED_BY_LABEL}=ring0,${TENANT_LABEL}=${tenant}` },
       })
     ).items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
@@ -308,7 +310,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
 
     async list(): Promise<string[]> {
       const namespaces = await kubeRequest<{ items: Namespace[] }>(conn, {
-        path: "/api/v1/namespaces",
+        path: NamespaceKind.path(),
         query: {
           labelSelector: `${MANAGED_BY_LABEL}=ring0,${CONTROL_PLANE_LABEL}=kubernetes,${TENANT_LABEL}`,
         },

@@ -9,7 +9,7 @@
 import { createObject, type KubeObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
-import { kubeRequest } from "@/server/k8s/transport";
+import { ResourceQuotaKind } from "@/server/k8s/kinds/core";
 import {
   formatHard,
   formatResourceQuantity,
@@ -168,11 +168,8 @@ export async function ensureDefaultShare(
 ): Promise<boolean> {
   const manifest = defaultShareQuota(namespace, hard);
   if (Object.keys((manifest.spec as { hard: object }).hard).length === 0) return false;
-  const existing = await kubeRequest<{ items?: unknown[] }>(conn, {
-    path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/resourcequotas`,
-    timeoutMs: 15_000,
-  });
-  if ((existing.items?.length ?? 0) > 0) return false;
+  const existing = await ResourceQuotaKind.list(conn, { namespace, timeoutMs: 15_000 });
+  if (existing.length > 0) return false;
   try {
     await createObject(conn, manifest);
     return true;

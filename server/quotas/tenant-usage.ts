@@ -6,6 +6,15 @@
  */
 import { namespaceShares } from "@/server/admission/hard";
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import {
+  ConfigMapKind,
+  PersistentVolumeClaimKind,
+  ResourceQuotaKind,
+  SecretKind,
+  ServiceKind,
+} from "@/server/k8s/kinds/core";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
@@ -52,10 +61,10 @@ interface Listed {
 }
 
 const COUNTED: Array<{ kind: Exclude<QuotaKind, "Pod" | "Namespace">; path: string }> = [
-  { kind: "Service", path: "/api/v1/services" },
-  { kind: "PersistentVolumeClaim", path: "/api/v1/persistentvolumeclaims" },
-  { kind: "ConfigMap", path: "/api/v1/configmaps" },
-  { kind: "Secret", path: "/api/v1/secrets" },
+  { kind: "Service", path: ServiceKind.path() },
+  { kind: "PersistentVolumeClaim", path: PersistentVolumeClaimKind.path() },
+  { kind: "ConfigMap", path: ConfigMapKind.path() },
+  { kind: "Secret", path: SecretKind.path() },
 ];
 
 async function list(conn: ClusterConnection, path: string): Promise<Listed[]> {
@@ -133,9 +142,9 @@ export function tenantUsageFrom(
 /** The tenant's usage, listed fresh from its control plane with `conn` (admin). */
 export async function readTenantUsage(conn: ClusterConnection, now = new Date()): Promise<TenantUsage> {
   const [pods, namespaces, resourceQuotas, ...others] = await Promise.all([
-    list(conn, "/api/v1/pods"),
-    list(conn, "/api/v1/namespaces"),
-    list(conn, "/api/v1/resourcequotas"),
+    list(conn, PodKind.path()),
+    list(conn, NamespaceKind.path()),
+    list(conn, ResourceQuotaKind.path()),
     ...COUNTED.map((counted) => list(conn, counted.path)),
   ]);
   return tenantUsageFrom(

@@ -4,7 +4,6 @@
  * a minute, carrying how many uses it stands for; and the grant's status.lastUsedAt, written at
  * most once a minute per grant. Neither write is ever awaited by the request it describes.
  */
-
 import type { AuditEventInput } from "@/server/audit/repository";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";

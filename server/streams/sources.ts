@@ -4,7 +4,6 @@
  * Ring0's own credentials (operators only; the endpoint checks that before it gets here). Node
  * logs (the node's vn-agent, kwok): providers the runtime registers per kind.
  */
-
 import type { IncomingMessage } from "node:http";
 import type https from "node:https";
 import type { Readable } from "node:stream";

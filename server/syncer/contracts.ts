@@ -8,7 +8,7 @@
  *   ../vn-agent/   the kubelet-API proxy; publishes its endpoints through vnAgentEndpoints()
  */
 import { processSlot } from "@/server/core/process-slots";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 
 /** Labels and annotations on every object the syncer writes into the super cluster. */
 export const syncLabels = {

@@ -17,7 +17,7 @@
  * node, so the syncer must check a pod before it binds the pod to a vNode itself, not afterwards.
  * Tenant input is untrusted and may be malformed, so every field is read defensively.
  */
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import type {
   CheckPodIsolation,
   IsolationPolicy,

@@ -6,7 +6,8 @@
  * drift, vNodes missing or left over. Super namespaces of tenants that no longer exist go too.
  */
 import { deleteObject } from "@/server/k8s/apply";
-import type { V1Pod } from "@/server/k8s/nodes";
+import { groupVersionPath } from "@/server/k8s/kinds/kind";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { checkPodIsolation, runningPodPolicy } from "./filter";
@@ -60,7 +61,7 @@ export interface PatrollerDependencies {
 
 /** Where a kind is listed in the super cluster (all namespaces). */
 function superListPath(kind: SyncedKind): string {
-  return `/api/v1/${kindInfo[kind].resource}`;
+  return `${groupVersionPath("v1")}/${kindInfo[kind].resource}`;
 }
 
 function tenantSelector(tenant: string): string {

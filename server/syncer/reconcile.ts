@@ -12,7 +12,7 @@
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { isConflict, isNotFound, K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import type { PodLike } from "@/server/quotas/usage";

@@ -9,6 +9,7 @@
 import { microTime } from "@/server/controllers/leader";
 import { deleteObject, serverSideApply } from "@/server/k8s/apply";
 import { isAlreadyExists, isUnreachable } from "@/server/k8s/errors";
+import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import { syncLabels, vnAgentEndpoints } from "./contracts";
 import {
@@ -106,7 +107,7 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
         // Nodes keep the status they are created with (as when a kubelet registers).
         const created = await kubeRequest<Obj>(session.conn, {
           method: "POST",
-          path: "/api/v1/nodes",
+          path: NodeKind.path(),
           body: {
             apiVersion: "v1",
             kind: "Node",
@@ -126,14 +127,14 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
     }
     const patched = await kubeRequest<Obj>(session.conn, {
       method: "PATCH",
-      path: `/api/v1/nodes/${encodeURIComponent(node)}`,
+      path: NodeKind.path({ name: node }),
       contentType: "application/merge-patch+json",
       body: { metadata: { labels: metadata.labels, annotations: metadata.annotations } },
       timeoutMs: 15_000,
     });
     await kubeRequest(session.conn, {
       method: "PATCH",
-      path: `/api/v1/nodes/${encodeURIComponent(node)}/status`,
+      path: NodeKind.path({ name: node, subresource: "status" }),
       contentType: "application/merge-patch+json",
       body: { status: vNodeStatus(content.status, nowIso) },
       timeoutMs: 15_000,
@@ -202,7 +203,7 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
       const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
       await kubeRequest(session.conn, {
         method: "PATCH",
-        path: `/api/v1/nodes/${encodeURIComponent(vNode.metadata.name)}/status`,
+        path: NodeKind.path({ name: vNode.metadata.name, subresource: "status" }),
         contentType: "application/merge-patch+json",
         body: { status: vNodeStatus(content.status, new Date(clock.now()).toISOString()) },
         timeoutMs: 15_000,

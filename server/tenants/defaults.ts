@@ -20,6 +20,8 @@
  */
 import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import { CustomResourceDefinitionKind } from "@/server/k8s/kinds/cluster-kinds";
+import { ClusterRoleBindingKind, ClusterRoleKind } from "@/server/k8s/kinds/rbac";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { kubeUserName, roleGroup } from "./kube-identity";
 
@@ -199,12 +201,8 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
 
 /** Groups of the CustomResourceDefinitions in the tenant's control plane. */
 async function customResourceGroups(conn: ClusterConnection, signal?: AbortSignal): Promise<string[]> {
-  const list = await kubeRequest<{ items: { spec?: { group?: string } }[] }>(conn, {
-    path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-    timeoutMs: 15_000,
-    signal,
-  });
-  return list.items.map((crd) => crd.spec?.group ?? "").filter(Boolean);
+  const crds = await CustomResourceDefinitionKind.list(conn, { timeoutMs: 15_000, signal });
+  return crds.map((crd) => crd.spec?.group ?? "").filter(Boolean);
 }
 
 /**
@@ -216,7 +214,7 @@ async function unaggregatedRoles(conn: ClusterConnection, signal?: AbortSignal):
   const missing: string[] = [];
   for (const role of ["edit", "view"]) {
     const found = await kubeRequest<{ rules?: unknown[] | null }>(conn, {
-      path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}`,
+      path: ClusterRoleKind.path({ name: role }),
       timeoutMs: 15_000,
       signal,
     });
@@ -263,7 +261,7 @@ async function protectionEnforced(
 ): Promise<boolean> {
   const probe = await kubeRequestText(conn, {
     method: "DELETE",
-    path: "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ring0:tenant-admins",
+    path: ClusterRoleBindingKind.path({ name: "ring0:tenant-admins" }),
     query: { dryRun: "All" },
     headers: {
       "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),

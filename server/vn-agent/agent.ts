@@ -17,7 +17,8 @@ import type net from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
-import type { V1Node, V1Pod } from "@/server/k8s/nodes";
+import type { V1Node, V1Pod } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { createMtlsServer } from "@/server/pki/mtls-server";
@@ -157,7 +158,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     let pod: V1Pod | undefined;
     try {
       pod = await kubeRequest<V1Pod>(options.superCluster, {
-        path: `/api/v1/namespaces/${encodeURIComponent(superNs)}/pods/${encodeURIComponent(request.pod)}`,
+        path: PodKind.path({ namespace: superNs, name: request.pod }),
         timeoutMs: 10_000,
       });
     } catch (error) {

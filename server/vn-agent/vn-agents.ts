@@ -4,7 +4,8 @@
  */
 import fs from "node:fs";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import type { V1Node } from "@/server/k8s/nodes";
+import type { V1Node } from "@/server/k8s/kinds/node";
+import { NodeKind } from "@/server/k8s/kinds/node";
 import { listAndWatch } from "@/server/k8s/watch";
 import { teeLogger } from "@/server/log-ring";
 import type { Logger } from "@/server/logger";
@@ -122,7 +123,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
 
   const watch = listAndWatch<V1Node>(
     options.superCluster,
-    { path: "/api/v1/nodes" },
+    { path: NodeKind.path() },
     {
       onSync: (items) => {
         const names = new Set(items.map((node) => node.metadata?.name ?? "").filter(Boolean));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import { byNamespaceAndName, superPodDetail, superPodRow } from "./super-pods";
 
 const synced: V1Pod = {

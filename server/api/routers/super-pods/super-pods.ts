@@ -5,8 +5,8 @@
  */
 import { NotFoundError } from "@/server/errors";
 import { sharedInformer } from "@/server/k8s/informers";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
-import type { V1Pod } from "@/server/k8s/nodes";
 import { syncLabels } from "@/server/syncer/contracts";
 
 type V1ContainerState = NonNullable<NonNullable<V1Pod["status"]>["containerStatuses"]>[number]["state"];

@@ -14,7 +14,7 @@
  */
 import { ControlPlaneNotServingError, controlPlaneWatchTransport } from "@/server/gateway/as-user";
 import type { K8sError } from "@/server/k8s/errors";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 import {
   abortableSleep,
   type Backoff,

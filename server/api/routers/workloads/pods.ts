@@ -5,7 +5,7 @@
 import type { SessionUser } from "@/server/auth/roles";
 import { ControlPlaneNotServingError, controlPlaneClient } from "@/server/gateway/as-user";
 import { K8sError } from "@/server/k8s/errors";
-import type { V1Pod } from "@/server/k8s/nodes";
+import type { V1Pod } from "@/server/k8s/kinds/node";
 
 /** The condition the syncer's isolation filter sets on a pod it refused (server/syncer/translate.ts). */
 export const isolationCondition = "ring0.dev/Isolation";

@@ -4,8 +4,16 @@
  * outside server/k8s may import @kubernetes/client-node.
  */
 import type { V1Node, V1Pod } from "@kubernetes/client-node";
+import { defineKind } from "./kind";
 
 export type { V1Node, V1Pod };
+
+export const NodeKind = defineKind<V1Node>({
+  apiVersion: "v1",
+  kind: "Node",
+  plural: "nodes",
+  namespaced: false,
+});
 
 export type NodeStatus = "Ready" | "NotReady" | "Unknown";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeRoles, podsPerNode, summariseNode, type V1Node, type V1Pod } from "./nodes";
+import { nodeRoles, podsPerNode, summariseNode, type V1Node, type V1Pod } from "./node";
 
 const node: V1Node = {
   apiVersion: "v1",
