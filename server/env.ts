@@ -1,6 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
-import { parseSharingPolicy } from "@/server/sharing/policy";
+import { parseSharingPolicy } from "@/server/sharing/policy-schema";
 import { parseIsolationPolicy } from "@/server/syncer/filter";
 
 /**
