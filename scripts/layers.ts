@@ -13,7 +13,8 @@ export const floors: ReadonlyArray<{ name: string; rooms: readonly string[] }> =
   {
     name: "domains",
     rooms: [
-      // Configuration validates the domains' policies with their own parsers.
+      // Configuration validates two domain policies with their leaf parsers (sharing/policy-schema.ts,
+      // syncer/isolation-schema.ts); importing them keeps it on this floor.
       "env.ts",
       "auth",
       "users",

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { z } from "zod";
 import { processSlot } from "@/server/core/process-slots";
-import { parseSharingPolicy } from "@/server/sharing/policy";
-import { parseIsolationPolicy } from "@/server/syncer/filter";
+import { parseSharingPolicy } from "@/server/sharing/policy-schema";
+import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
 
 /**
  * Ring0's configuration, validated once per process. A bad value stops start-up with one line

@@ -354,3 +354,5 @@ export function createAccountDirectory(seed: AccountStore, stored: StoredAccount
     },
   };
 }
+
+export type AccountDirectory = ReturnType<typeof createAccountDirectory>;

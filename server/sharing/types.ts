@@ -14,18 +14,7 @@ export const sharingPath = "/apis/ring0.dev/v1alpha1/sharingpolicies";
 export const granteeRoleGroups = ["admins", "members", "viewers"] as const;
 export type GranteeRoleGroup = (typeof granteeRoleGroups)[number];
 
-export const grantVerbs = [
-  "get",
-  "list",
-  "watch",
-  "create",
-  "update",
-  "patch",
-  "delete",
-  "deletecollection",
-  "*",
-] as const;
-export type GrantVerb = (typeof grantVerbs)[number];
+export { type GrantVerb, grantVerbs } from "./policy-schema";
 
 export interface Grantee {
   tenant: string;

@@ -2,13 +2,17 @@
  * Contracts between the syncer's parts (issue 5), written first so the pieces can be built in
  * parallel. Implementations:
  *   naming.ts      tenantPrefix, superNamespace, syncLabels       (pure, property-tested)
- *   filter.ts      checkPodIsolation, defaultIsolationPolicy     (pure, one test per rule)
+ *   filter.ts      checkPodIsolation                             (pure, one test per rule)
+ *   isolation-schema.ts  IsolationPolicy, defaultIsolationPolicy, parseIsolationPolicy
  *   fair-queue.ts  createFairQueue                               (weighted round robin per tenant)
  *   syncer.ts      the engine (downward, upward, vNodes, patroller)
  *   ../vn-agent/   the kubelet-API proxy; publishes its endpoints through vnAgentEndpoints()
  */
 import { processSlot } from "@/server/core/process-slots";
 import type { V1Pod } from "@/server/k8s/kinds/node";
+import type { IsolationPolicy, IsolationRule } from "./isolation-schema";
+
+export type { IsolationPolicy, IsolationRule, PodSecurityLevel } from "./isolation-schema";
 
 /** Labels and annotations on every object the syncer writes into the super cluster. */
 export const syncLabels = {
@@ -32,51 +36,6 @@ export interface Naming {
   /** `<prefix>-<namespace>`, at most 63 characters, hashed when long; injective per tenant. */
   superNamespace(tenant: string, namespace: string): string;
 }
-
-/**
- * The Pod Security Standard level a tenant's pods are held to: "baseline" (the isolation filter's
- * rules), or "restricted" (baseline plus non-root users, all capabilities dropped, no privilege
- * escalation and a seccomp profile). The super namespaces carry the same level in their
- * `pod-security.kubernetes.io/*` labels.
- */
-export type PodSecurityLevel = "baseline" | "restricted";
-
-export interface IsolationPolicy {
-  /** Rule ids that are enforced (all by default); operators may relax some. */
-  enabled: IsolationRule[];
-  /** Capabilities a container may add (default: a safe set such as NET_BIND_SERVICE). */
-  allowedCapabilities: string[];
-  /** Taint keys a tenant pod may tolerate (default: node.kubernetes.io/not-ready and /unreachable). */
-  allowedTolerations: string[];
-  /** The level pods are held to: the operator's default, or the tenant's own (Tenant spec.syncer.podSecurity). */
-  podSecurity: PodSecurityLevel;
-  /** Tenant namespace label keys copied onto the super namespace ("key" or "domain/*"); none by default. */
-  namespaceLabels: string[];
-  /** Tenant pod annotation keys copied onto the super pod ("key" or "domain/*"); none by default. */
-  podAnnotations: string[];
-}
-
-export type IsolationRule =
-  | "privileged"
-  | "hostNetwork"
-  | "hostPID"
-  | "hostIPC"
-  | "hostPath"
-  | "hostPort"
-  | "capabilities"
-  | "allowPrivilegeEscalation"
-  | "procMount"
-  | "sysctls"
-  | "nodeName"
-  | "appArmorProfile"
-  | "seLinuxOptions"
-  | "seccompProfile"
-  | "windowsHostProcess"
-  | "probeHost"
-  | "volumes"
-  | "tolerations"
-  | "runAsNonRoot"
-  | "runAsUser";
 
 export interface IsolationViolation {
   rule: IsolationRule;
