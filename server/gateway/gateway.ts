@@ -27,6 +27,9 @@ import {
   type LostRight,
 } from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
+import { impersonationOf } from "@/server/impersonation/as-user";
+import { upstreamRequestHeaders } from "@/server/k8s/impersonation";
+import { createUpstreamPool, type Upstream } from "@/server/k8s/upstream-pool";
 import type { Logger } from "@/server/logger";
 import { actsAsGrantee, decideGranteeAccess, type GranteeVerdict } from "@/server/sharing/access";
 import type { GranteeUser } from "@/server/sharing/grants";
@@ -35,8 +38,7 @@ import type { GrantUse } from "@/server/sharing/usage";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { hashToken, tokenPrefix } from "@/server/tokens/format";
 import type { VerifiedToken } from "@/server/tokens/service";
-import { impersonationOf } from "./as-user";
-import { bearerToken, clientResponseHeaders, upstreamRequestHeaders } from "./headers";
+import { bearerToken, clientResponseHeaders } from "./headers";
 import { parseGatewayPath } from "./path";
 import {
   createAuthFailureLimiter,
@@ -46,7 +48,6 @@ import {
 } from "./rate-limit";
 import { auditedVerb, auditResult, isLongRunning } from "./requests";
 import { sendStatus, statusOnSocket } from "./status";
-import { createUpstreamPool, type Upstream } from "./upstream";
 
 export interface KubeGatewayLimits {
   /** Requests per second per token (sustained). */
