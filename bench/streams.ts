@@ -60,6 +60,7 @@ import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import type { ServerFrame } from "@/server/streams/protocol";
 import { createStreamRegistry } from "@/server/streams/registry";
 import { registerNodeLogProvider } from "@/server/streams/sources";
+import { createUpgradeHandler, isStreamPath } from "@/server/streams/upgrade";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer } from "@/server/syncer/syncer";
 import { type ControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
@@ -67,7 +68,6 @@ import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { startVnAgents } from "@/server/vn-agent/vn-agents";
-import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 import {
   benchDir,
   cleanUpOnSignal,

@@ -34,7 +34,7 @@ export const floors: ReadonlyArray<{ name: string; rooms: readonly string[] }> =
       "impersonation",
     ],
   },
-  { name: "edges", rooms: ["gateway", "streams", "ws", "health"] },
+  { name: "edges", rooms: ["gateway", "streams", "health"] },
   { name: "api", rooms: ["api"] },
   { name: "runtime", rooms: ["runtime"] },
 ];

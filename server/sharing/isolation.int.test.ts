@@ -34,7 +34,7 @@ import { superNamespace } from "@/server/syncer/naming";
 import { kubeUserName, roleGroup } from "@/server/tenants/kube-identity";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
-import { createUpgradeHandler } from "@/server/ws/upgrade";
+import { createUpgradeHandler } from "@/server/streams/upgrade";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { createKubeGateway, type KubeGateway } from "../gateway/gateway";
 import { type GatewayListener, startGatewayListener } from "../gateway/listener";

@@ -13,12 +13,12 @@ import { getDb } from "@/server/db/client";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import { errorFromResponse } from "@/server/k8s/errors";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
 import { createFlow } from "./flow";
 import { closeCodeFor, queryStreamEndpoint, type StreamSettings } from "./logs";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
 import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
 import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
+import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "./upgrade";
 
 /** Tries bash and falls back to sh; a fixed script, never built from input. */
 const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];
