@@ -8,7 +8,7 @@ import type { SessionUser } from "@/server/auth/roles";
 import type { KubeObject } from "@/server/k8s/apply";
 import { createLogRing, teeLogger } from "@/server/log-ring";
 import { createLogger } from "@/server/logger";
-import { execPath, exitFromStatus, shellCommand } from "./exec";
+import { execPath, exitFromStatus, shellCommand } from "./exec-command";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
 import { closeCodeFor, sourceRefusal } from "./logs";
