@@ -54,12 +54,14 @@ import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 import { authenticateStream } from "@/server/streams/authenticate";
-import { createExecEndpoint, exitFromStatus } from "@/server/streams/exec";
+import { createExecEndpoint } from "@/server/streams/exec";
+import { exitFromStatus } from "@/server/streams/exec-command";
 import { createLogsEndpoint } from "@/server/streams/logs";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import type { ServerFrame } from "@/server/streams/protocol";
 import { createStreamRegistry } from "@/server/streams/registry";
 import { registerNodeLogProvider } from "@/server/streams/sources";
+import { createUpgradeHandler, isStreamPath } from "@/server/streams/upgrade";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer } from "@/server/syncer/syncer";
 import { type ControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
@@ -67,7 +69,6 @@ import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { startVnAgents } from "@/server/vn-agent/vn-agents";
-import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 import {
   benchDir,
   cleanUpOnSignal,

@@ -31,9 +31,11 @@ export const floors: ReadonlyArray<{ name: string; rooms: readonly string[] }> =
       "syncer",
       "vn-agent",
       "nodes",
+      // Ring0 users inside tenant control planes: their identity there, and the client acting as them.
+      "impersonation",
     ],
   },
-  { name: "edges", rooms: ["gateway", "streams", "ws", "health"] },
+  { name: "edges", rooms: ["gateway", "streams", "health"] },
   { name: "api", rooms: ["api"] },
   { name: "runtime", rooms: ["runtime"] },
 ];

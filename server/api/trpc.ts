@@ -275,7 +275,7 @@ export function tenantAdminProcedure(what: string) {
 /**
  * Like tenantProcedure, and also open to users of other tenants acting under sharing grants
  * (`ctx.grantee`). Such procedures must decide each call with `requireGrant` before they act; the
- * grantee acts as their grantee identity inside the tenant (server/gateway/as-user.ts).
+ * grantee acts as their grantee identity inside the tenant (server/impersonation/as-user.ts).
  */
 export const tenantOrGranteeProcedure = protectedProcedure
   .input(tenantInput)

@@ -26,9 +26,9 @@ import { seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
 import { authenticateStream } from "@/server/streams/authenticate";
 import { createExecEndpoint } from "@/server/streams/exec";
 import { createLogsEndpoint } from "@/server/streams/logs";
+import { pingEndpoint } from "@/server/streams/ping";
 import { createStreamRegistry, setStreamRegistry } from "@/server/streams/registry";
-import { pingEndpoint } from "@/server/ws/ping";
-import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
+import { createUpgradeHandler, isStreamPath } from "@/server/streams/upgrade";
 
 /** Reads `.env` if present; variables already in the environment win. */
 function loadDotEnv(): void {

@@ -12,7 +12,7 @@ import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { hashToken } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";
-import type { StreamAuthentication } from "@/server/ws/upgrade";
+import type { StreamAuthentication } from "./upgrade";
 
 export async function authenticateStream(headers: IncomingHttpHeaders): Promise<StreamAuthentication | null> {
   const bearer = bearerCredential(headers.authorization ?? null);

@@ -1,5 +1,6 @@
 /**
- * /ws/exec: an interactive shell in a pod, from the browser. Query in protocol.ts (execQuery).
+ * /ws/exec: an interactive shell in a pod, from the browser. Query in protocol.ts (execQuery); the
+ * request upstream in exec-command.ts, the session's record in exec-record.ts.
  * Upstream is the API server's exec over WebSocket (v5.channel.k8s.io, tty): for tenant pods the
  * tenant's control plane as the user (its RBAC decides `pods/exec`; it reaches the pod through the
  * vn-agent), for super-cluster pods the super cluster (operators only). Every session is a row in
@@ -8,156 +9,20 @@
  */
 import type { IncomingMessage } from "node:http";
 import type WebSocket from "ws";
-import { recordAudit } from "@/server/audit/service";
-import { getDb } from "@/server/db/client";
-import { getSuperCluster } from "@/server/k8s/cluster";
 import { errorFromResponse } from "@/server/k8s/errors";
-import { tenantInformer } from "@/server/tenants/tenant-resources";
-import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "@/server/ws/upgrade";
+import { execPath, exitFromStatus, shellCommand } from "./exec-command";
+import { recordsTranscripts, type SessionRecord, startRecord, transcriptCap } from "./exec-record";
 import { createFlow } from "./flow";
 import { closeCodeFor, queryStreamEndpoint, type StreamSettings } from "./logs";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
-import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
+import { clientFrame, closeCodes, type ExecQuery, execChannels, execQuery } from "./protocol";
 import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
-
-/** Tries bash and falls back to sh; a fixed script, never built from input. */
-const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];
-
-export function shellCommand(shell: ExecShell): string[] {
-  if (shell === "bash") return ["bash"];
-  if (shell === "sh") return ["sh"];
-  return autoShell;
-}
-
-export function execPath(query: ExecQuery, command: string[]): string {
-  const params = new URLSearchParams();
-  for (const part of command) params.append("command", part);
-  params.set("stdin", "true");
-  params.set("stdout", "true");
-  params.set("tty", "true");
-  if (query.container) params.set("container", query.container);
-  return `/api/v1/namespaces/${encodeURIComponent(query.namespace ?? "")}/pods/${encodeURIComponent(
-    query.pod ?? "",
-  )}/exec?${params.toString()}`;
-}
-
-/** The exit code and reason in an exec status frame (channel 3), as kubelets and kwok report it. */
-export function exitFromStatus(text: string): { code: number | null; reason: string } {
-  let status: {
-    status?: string;
-    reason?: string;
-    message?: string;
-    details?: { causes?: Array<{ reason?: string; message?: string }> };
-  };
-  try {
-    status = JSON.parse(text);
-  } catch {
-    return { code: null, reason: text.slice(0, 500) };
-  }
-  if (status.status === "Success") return { code: 0, reason: "exited" };
-  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
-  if (cause?.message && /^\d+$/.test(cause.message)) return { code: Number(cause.message), reason: "exited" };
-  const inMessage = /exit (?:status|code) (\d+)/.exec(status.message ?? "");
-  if (inMessage) return { code: Number(inMessage[1]), reason: "exited" };
-  return { code: null, reason: status.message ?? status.reason ?? "the command failed" };
-}
-
-/** Output kept per transcript at most. */
-export const transcriptCap = 1024 * 1024;
-
-function recordsTranscripts(tenant: string | undefined): boolean {
-  const conn = getSuperCluster();
-  if (!tenant || !conn) return false;
-  const found = tenantInformer(conn)
-    .snapshot()
-    .find((item) => item.metadata?.name === tenant);
-  const streams = (found?.spec as { streams?: { recordTranscripts?: unknown } } | undefined)?.streams;
-  return streams?.recordTranscripts === true;
-}
+import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "./upgrade";
 
 export function createExecEndpoint(settings: StreamSettings): StreamEndpoint {
   return queryStreamEndpoint(execQuery, "exec", (socket, context, query) =>
     runShell(socket, context, query, settings),
   );
-}
-
-interface SessionRecord {
-  id: string;
-  finish(end: {
-    exitCode: number | null;
-    reason: string;
-    bytesIn: number;
-    bytesOut: number;
-    transcript?: Buffer;
-  }): void;
-}
-
-async function startRecord(
-  context: StreamContext,
-  query: ExecQuery,
-  command: string[],
-): Promise<SessionRecord> {
-  const { user } = context;
-  const tenant = query.source === "tenant-pod" ? (query.tenant ?? null) : null;
-  const row = await getDb().execSession.create({
-    data: {
-      userId: user.id,
-      userName: user.name,
-      userTenant: user.tenant,
-      tenant,
-      source: query.source,
-      namespace: query.namespace ?? "",
-      pod: query.pod ?? "",
-      container: query.container ?? null,
-      command,
-    },
-    select: { id: true },
-  });
-  const target = `${query.namespace}/${query.pod}${query.container ? `/${query.container}` : ""}`;
-  await recordAudit({
-    actorId: user.id,
-    actorName: user.name,
-    actorTenant: user.tenant,
-    tenant,
-    action:
-      query.source === "tenant-pod"
-        ? "pod.exec"
-        : query.source === "node-shell"
-          ? "node.shell"
-          : "super-pod.exec",
-    targetKind: query.source === "node-shell" ? "node" : "pod",
-    target: query.source === "node-shell" ? (query.node ?? "") : target,
-    result: "success",
-    detail: {
-      sessionId: row.id,
-      shell: query.shell,
-      via: "browser",
-      ...(query.source === "node-shell" ? { pod: `${query.namespace}/${query.pod}` } : {}),
-    },
-  });
-  let finished = false;
-  return {
-    id: row.id,
-    finish(end) {
-      if (finished) return;
-      finished = true;
-      getDb()
-        .execSession.update({
-          where: { id: row.id },
-          data: {
-            endedAt: new Date(),
-            exitCode: end.exitCode,
-            endReason: end.reason.slice(0, 500),
-            bytesIn: BigInt(end.bytesIn),
-            bytesOut: BigInt(end.bytesOut),
-            ...(end.transcript ? { transcript: new Uint8Array(end.transcript) } : {}),
-          },
-        })
-        .catch((error: unknown) =>
-          context.logger.warn("could not record the end of a shell session", { error }),
-        );
-    },
-  };
 }
 
 function readBody(response: IncomingMessage): Promise<string> {

@@ -13,17 +13,17 @@ import {
   podAttributes,
   revokeWhenUngranted,
 } from "@/server/sharing/access";
+import { createFlow } from "./flow";
+import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
+import { clientFrame, closeCodes, type LogQuery, logQuery, queryProblem, type ServerFrame } from "./protocol";
+import { openLogSource, streamFailure } from "./sources";
 import {
   closeReasonOf,
   type StreamContext,
   type StreamEndpoint,
   type StreamRefusal,
   sendError,
-} from "@/server/ws/upgrade";
-import { createFlow } from "./flow";
-import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
-import { clientFrame, closeCodes, type LogQuery, logQuery, queryProblem, type ServerFrame } from "./protocol";
-import { openLogSource, streamFailure } from "./sources";
+} from "./upgrade";
 
 export interface StreamSettings {
   /** Labels pods Ring0 creates in the super cluster need from its runtime (node shells; the local world's kwok exec label). */

@@ -10,8 +10,9 @@ import type { Readable } from "node:stream";
 import WebSocket from "ws";
 import type { SessionUser } from "@/server/auth/roles";
 import { processSlot } from "@/server/core/process-slots";
-import { controlPlaneClient, type StreamUpstream, streamingGet } from "@/server/gateway/as-user";
+import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
+import { type StreamUpstream, streamingGet } from "@/server/k8s/stream-upstream";
 import type { LogQuery } from "./protocol";
 
 /** An error a stream reports to the browser: the HTTP-like status and a message to act on. */

@@ -17,7 +17,6 @@ import { createLogger } from "@/server/logger";
 import { type Obj, readOrUndefined, ref } from "@/server/syncer/test-world";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
-import { createUpgradeHandler, isStreamPath } from "@/server/ws/upgrade";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { authenticateStream } from "./authenticate";
 import { createExecEndpoint } from "./exec";
@@ -27,6 +26,7 @@ import { nodeShellLabel, nodeShellNamespace } from "./node-shell";
 import { closeCodes, type LogLine, type ServerFrame } from "./protocol";
 import { createStreamRegistry } from "./registry";
 import { registerNodeLogProvider } from "./sources";
+import { createUpgradeHandler, isStreamPath } from "./upgrade";
 
 const logger = createLogger({ service: "streams-it" }, "error");
 const suffix = Math.random().toString(36).slice(2, 7);

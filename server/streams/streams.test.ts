@@ -8,8 +8,7 @@ import type { SessionUser } from "@/server/auth/roles";
 import type { KubeObject } from "@/server/k8s/apply";
 import { createLogRing, teeLogger } from "@/server/log-ring";
 import { createLogger } from "@/server/logger";
-import { closeReasonOf as closeReason } from "@/server/ws/upgrade";
-import { execPath, exitFromStatus, shellCommand } from "./exec";
+import { execPath, exitFromStatus, shellCommand } from "./exec-command";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
 import { closeCodeFor, sourceRefusal } from "./logs";
@@ -17,6 +16,7 @@ import { kwokLineFor, selectLines, tailFile } from "./node-logs";
 import { nodeShellLabel, nodeShellNamespace, nodeShellPod } from "./node-shell";
 import { closeCodes, execQuery } from "./protocol";
 import { createStreamRegistry } from "./registry";
+import { closeReasonOf as closeReason } from "./upgrade";
 
 const user = (role: SessionUser["role"], tenant = "acme"): SessionUser => ({
   id: "u",

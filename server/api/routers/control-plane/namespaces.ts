@@ -1,12 +1,13 @@
 /**
  * The tenant's namespaces, read and changed as the signed-in user: every call goes to the tenant's
- * control plane with that user impersonated (server/gateway/as-user.ts), so the control plane's
+ * control plane with that user impersonated (server/k8s/control-plane-client.ts), so the control plane's
  * RBAC allows or refuses it exactly as it would the user's kubectl. Changes are audited.
  */
 import type { AuditResult } from "@/server/audit/repository";
 import { recordAudit } from "@/server/audit/service";
 import type { SessionUser } from "@/server/auth/roles";
-import { ControlPlaneNotServingError, controlPlaneClient } from "@/server/gateway/as-user";
+import { controlPlaneClient } from "@/server/impersonation/as-user";
+import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import { K8sError } from "@/server/k8s/errors";
 
 export interface NamespaceRow {

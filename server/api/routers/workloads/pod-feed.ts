@@ -12,7 +12,8 @@
  * pods may not be listed (left out, as listPods does) and a namespace list that may not be watched
  * (the namespaces listed are kept; one created later shows after the page is opened again).
  */
-import { ControlPlaneNotServingError, controlPlaneWatchTransport } from "@/server/gateway/as-user";
+import { controlPlaneWatchTransport } from "@/server/impersonation/as-user";
+import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import type { K8sError } from "@/server/k8s/errors";
 import type { V1Pod } from "@/server/k8s/kinds/node";
 import {

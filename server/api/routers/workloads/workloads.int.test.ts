@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
-import { controlPlaneWatchTransport } from "@/server/gateway/as-user";
+import { controlPlaneWatchTransport } from "@/server/impersonation/as-user";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";

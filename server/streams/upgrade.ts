@@ -9,8 +9,8 @@ import {
 } from "@/server/auth/rechecks";
 import type { SessionUser } from "@/server/auth/roles";
 import type { Logger } from "@/server/logger";
-import { closeCodes } from "@/server/streams/protocol";
-import type { StreamRegistry } from "@/server/streams/registry";
+import { closeCodes } from "./protocol";
+import type { StreamRegistry } from "./registry";
 
 /** Who opened a stream, and how to ask again whether they still may. */
 export interface StreamAuthentication {

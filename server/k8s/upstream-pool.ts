@@ -5,7 +5,16 @@
  */
 import { createHash } from "node:crypto";
 import https from "node:https";
-import type { ControlPlaneAccess } from "@/server/provisioners/types";
+
+/** Admin access to an API server (a provisioner's ControlPlaneAccess has exactly this shape). */
+export interface ApiServerAccess {
+  server: string;
+  /** PEM: the CA that signed the API server's serving certificate. */
+  ca: string;
+  /** PEM: admin client certificate and key. */
+  cert: string;
+  key: string;
+}
 
 export interface Upstream {
   agent: https.Agent;
@@ -14,7 +23,7 @@ export interface Upstream {
   basePath: string;
 }
 
-function fingerprint(access: ControlPlaneAccess): string {
+function fingerprint(access: ApiServerAccess): string {
   return createHash("sha256")
     .update([access.server, access.ca, access.cert, access.key].join("\0"))
     .digest("hex");
@@ -33,7 +42,7 @@ export function createUpstreamPool(options: { maxSocketsPerTenant?: number } = {
   const pool = new Map<string, { fingerprint: string; upstream: Upstream }>();
   return {
     /** The upstream of a tenant for this access; throws UpstreamConfigError for a non-HTTPS server. */
-    get(tenant: string, access: ControlPlaneAccess): Upstream {
+    get(tenant: string, access: ApiServerAccess): Upstream {
       const print = fingerprint(access);
       const cached = pool.get(tenant);
       if (cached?.fingerprint === print) return cached.upstream;

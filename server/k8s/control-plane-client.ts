@@ -1,26 +1,29 @@
 /**
- * Requests to a tenant's control plane on behalf of a Ring0 user, for Ring0's own pages (the
- * portal's namespaces). They take the gateway's path to the tenant: the control plane directory,
- * the admin TLS identity in a per-tenant agent, and the same impersonation the gateway sets, so
- * the tenant's RBAC decides exactly as it does for that user's kubectl. Nothing of the admin
- * access leaves this module; failures are K8sErrors carrying the control plane's own Status.
+ * Requests to a tenant's control plane on behalf of a Ring0 user: how every part of Ring0 (the
+ * portal's pages, the browser's streams) talks to a tenant API server as that user. They take the
+ * gateway's path to the tenant: the control plane directory, the admin TLS identity in a
+ * per-tenant agent, and the same impersonation the gateway sets, so the tenant's RBAC decides
+ * exactly as it does for that user's kubectl. Nothing of the admin access leaves this module;
+ * failures are K8sErrors carrying the control plane's own Status.
+ *
+ * Who a user is inside a control plane, and where the directory is, are the domains' to say:
+ * both are injected (server/impersonation/as-user.ts wires the client Ring0 uses).
  */
-import type { ClientRequest, IncomingMessage } from "node:http";
+import type { ClientRequest } from "node:http";
 import https from "node:https";
 import WebSocket from "ws";
-import type { SessionUser } from "@/server/auth/roles";
 import { UnavailableError } from "@/server/errors";
-import { errorFromResponse, K8sError, toK8sError } from "@/server/k8s/errors";
-import type { WatchTransport } from "@/server/k8s/watch";
-import { actsAsGrantee } from "@/server/sharing/access";
+import { errorFromResponse, K8sError, toK8sError } from "./errors";
+import { type Impersonation, upstreamRequestHeaders } from "./impersonation";
+import { type StreamUpstream, streamingGet } from "./stream-upstream";
 import {
-  type ControlPlaneDirectory,
-  type ControlPlaneLookup,
-  getControlPlaneDirectory,
-} from "@/server/tenants/control-planes";
-import { granteeIdentity, kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
-import { type Impersonation, upstreamRequestHeaders } from "./headers";
-import { createUpstreamPool, type Upstream, UpstreamConfigError, type UpstreamPool } from "./upstream";
+  type ApiServerAccess,
+  createUpstreamPool,
+  type Upstream,
+  UpstreamConfigError,
+  type UpstreamPool,
+} from "./upstream-pool";
+import type { WatchTransport } from "./watch";
 
 /** Aborting `signal` destroys the request, so its socket is not left waiting. */
 function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): void {
@@ -32,19 +35,6 @@ function abortWith(outgoing: ClientRequest, signal: AbortSignal | undefined): vo
     outgoing.once("close", () => signal.removeEventListener("abort", abort));
   }
 }
-
-/**
- * Who `user` is inside `tenant`'s control plane: what the gateway impersonates for their token. A
- * user of another tenant (reaching it through a sharing grant, checked before this is asked) is
- * their grantee identity, which only the grant's RoleBindings name.
- */
-export function impersonationOf(tenant: string, user: KubeActor): Impersonation {
-  if (actsAsGrantee(user, tenant)) return granteeIdentity(user);
-  return { user: kubeUserName(tenant, user.subject), groups: kubeGroupsFor(tenant, user.role) };
-}
-
-/** What the control plane needs to know of a Ring0 user to act as them. */
-export type KubeActor = Pick<SessionUser, "subject" | "role" | "tenant">;
 
 /** Why a tenant's control plane cannot take requests now; thrown instead of a request. */
 export class ControlPlaneNotServingError extends UnavailableError {
@@ -76,23 +66,40 @@ export interface ControlPlaneWatchEvent {
   object: unknown;
 }
 
-export interface ControlPlaneClientOptions {
-  /** Defaults to the directory the runtime installed. */
-  directory?: () => ControlPlaneDirectory | null;
+/** Where a tenant's control plane is now (server/tenants/control-planes.ts' directory is one). */
+export interface ControlPlaneLocator {
+  lookup(
+    tenant: string,
+  ): Promise<
+    | { state: "ready"; access: ApiServerAccess }
+    | { state: "unavailable"; phase: string; message: string }
+    | { state: "absent" }
+  >;
+}
+
+/** Who a request runs as inside a tenant's control plane. */
+export interface ActingAs {
+  impersonate: Impersonation;
+  /** A user of another tenant, through a sharing grant: told a control plane's phase, never why. */
+  grantee: boolean;
+}
+
+export interface ControlPlaneClientOptions<Actor> {
+  /** The directory in force (read per request: the runtime installs it at start-up). */
+  directory: () => ControlPlaneLocator | null;
+  /** Who `actor` is inside `tenant`'s control plane. */
+  actingAs(tenant: string, actor: Actor): ActingAs;
 }
 
 /** A client per module graph; its agents follow rotated access like the gateway's do. */
-export function createControlPlaneClient(options: ControlPlaneClientOptions = {}) {
-  const directory = options.directory ?? getControlPlaneDirectory;
+export function createControlPlaneClient<Actor>(options: ControlPlaneClientOptions<Actor>) {
+  const { directory, actingAs } = options;
   const pool = createUpstreamPool({ maxSocketsPerTenant: 16 });
   // Watches hold their connection for minutes: on agents of their own, so open pages can never
   // use up the sockets the short requests queue for.
   const watchPool = createUpstreamPool();
 
-  async function serving(
-    tenant: string,
-    user: KubeActor,
-  ): Promise<Extract<ControlPlaneLookup, { state: "ready" }>> {
+  async function serving(tenant: string, user: Actor): Promise<{ state: "ready"; access: ApiServerAccess }> {
     const controlPlanes = directory();
     if (!controlPlanes) {
       throw new ControlPlaneNotServingError(
@@ -116,7 +123,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
         tenant,
         found.phase,
         // Why it is not serving (its conditions, log lines) is the owner's and the operators' to read.
-        actsAsGrantee(user, tenant)
+        actingAs(tenant, user).grantee
           ? `The control plane of tenant "${tenant}" is not serving right now (${found.phase}); try again later.`
           : `The control plane of tenant "${tenant}" is ${found.phase}: ${found.message}`,
       );
@@ -124,7 +131,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
     return found;
   }
 
-  async function upstreamOf(tenant: string, user: KubeActor, from: UpstreamPool): Promise<Upstream> {
+  async function upstreamOf(tenant: string, user: Actor, from: UpstreamPool): Promise<Upstream> {
     const { access } = await serving(tenant, user);
     try {
       return from.get(tenant, access);
@@ -139,7 +146,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
 
   return {
     /** The parsed JSON answer; a non-2xx answer is a K8sError with the control plane's Status. */
-    async request<T>(tenant: string, user: KubeActor, request: ControlPlaneRequest): Promise<T> {
+    async request<T>(tenant: string, user: Actor, request: ControlPlaneRequest): Promise<T> {
       const upstream = await upstreamOf(tenant, user, pool);
       const body = request.body === undefined ? undefined : JSON.stringify(request.body);
       const headers = upstreamRequestHeaders(
@@ -149,7 +156,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
             ? {}
             : { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }),
         },
-        { impersonate: impersonationOf(tenant, user), host: upstream.url.host, upgrade: false },
+        { impersonate: actingAs(tenant, user).impersonate, host: upstream.url.host, upgrade: false },
       );
       return new Promise<T>((resolve, reject) => {
         const outgoing = https.request(
@@ -206,7 +213,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
      */
     async watch(
       tenant: string,
-      user: KubeActor,
+      user: Actor,
       path: string,
       onEvent: (event: ControlPlaneWatchEvent) => void,
       signal: AbortSignal,
@@ -215,7 +222,7 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
       if (signal.aborted) return;
       const headers = upstreamRequestHeaders(
         { accept: "application/json" },
-        { impersonate: impersonationOf(tenant, user), host: upstream.url.host, upgrade: false },
+        { impersonate: actingAs(tenant, user).impersonate, host: upstream.url.host, upgrade: false },
       );
       await new Promise<void>((resolve, reject) => {
         const fail = (error: unknown) => {
@@ -284,10 +291,10 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
      * returned object opens requests with the impersonation set; the admin TLS identity stays in
      * its closures (and the watch agents), never in what it returns.
      */
-    async streaming(tenant: string, user: KubeActor): Promise<StreamUpstream> {
+    async streaming(tenant: string, user: Actor): Promise<StreamUpstream> {
       const upstream = await upstreamOf(tenant, user, watchPool);
       const { access } = await serving(tenant, user);
-      const impersonate = impersonationOf(tenant, user);
+      const { impersonate } = actingAs(tenant, user);
       const headers = () =>
         upstreamRequestHeaders({}, { impersonate, host: upstream.url.host, upgrade: false }) as Record<
           string,
@@ -326,20 +333,8 @@ export function createControlPlaneClient(options: ControlPlaneClientOptions = {}
   };
 }
 
-export type ControlPlaneClient = ReturnType<typeof createControlPlaneClient>;
-
-let shared: ControlPlaneClient | undefined;
-
-/**
- * The client of this module graph (one agent per tenant, shared by its requests). Deliberately not
- * on globalThis: the errors it throws must be this graph's K8sError and UnavailableError classes,
- * or the tRPC error mapping of another graph (route handlers vs. server components) would not
- * recognise them.
- */
-export function controlPlaneClient(): ControlPlaneClient {
-  shared ??= createControlPlaneClient();
-  return shared;
-}
+/** A client acting as users of type `Actor` (server/impersonation/as-user.ts: Ring0's users). */
+export type ControlPlaneClient<Actor> = ReturnType<typeof createControlPlaneClient<Actor>>;
 
 function withQuery(path: string, query: Record<string, string | undefined>): string {
   const search = new URLSearchParams();
@@ -353,10 +348,10 @@ function withQuery(path: string, query: Record<string, string | undefined>): str
  * the tenant's RBAC decides each list and each watch. A control plane that is not serving fails
  * the call with a ControlPlaneNotServingError (the loop wraps it as a K8sError's cause).
  */
-export function controlPlaneWatchTransport(
+export function watchTransportOf<Actor>(
+  client: ControlPlaneClient<Actor>,
   tenant: string,
-  user: KubeActor,
-  client: ControlPlaneClient = controlPlaneClient(),
+  user: Actor,
 ): WatchTransport {
   return {
     async list(path, query, signal) {
@@ -373,43 +368,4 @@ export function controlPlaneWatchTransport(
     watch: (path, query, onEvent, signal) =>
       client.watch(tenant, user, withQuery(path, query), onEvent, signal),
   };
-}
-
-/** Streaming requests to one API server (ControlPlaneClient.streaming, and the super cluster's). */
-export interface StreamUpstream {
-  /** Who answers, for messages: `tenant "acme"`, `the super cluster`. */
-  label: string;
-  /** A GET whose body streams; a non-2xx answer rejects with a K8sError carrying the Status. */
-  get(path: string, signal: AbortSignal): Promise<IncomingMessage>;
-  /** A WebSocket (exec, attach) with the given subprotocols. */
-  webSocket(path: string, protocols: string[]): WebSocket;
-}
-
-/** Opens a GET and resolves with the response once its status is 2xx (the body then streams). */
-export function streamingGet(
-  options: https.RequestOptions,
-  signal: AbortSignal,
-  where: string,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const outgoing = https.request({ ...options, method: "GET", signal }, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status >= 200 && status < 300) {
-        resolve(response);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= 65_536) chunks.push(chunk);
-      });
-      response.on("error", (error) => reject(toK8sError(error, where)));
-      response.on("end", () => reject(errorFromResponse(status, Buffer.concat(chunks).toString("utf8"))));
-    });
-    // No response timeout: a followed log of a quiet container sends its headers with its first
-    // line, which may be hours away. The caller's signal ends it (the browser went away).
-    outgoing.on("error", (error) => reject(toK8sError(error, where)));
-    outgoing.end();
-  });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { StreamEndpoint } from "@/server/ws/upgrade";
+import type { StreamEndpoint } from "./upgrade";
 
 const clientFrame = z.object({ type: z.literal("ping"), id: z.string().max(64).optional() });
 

@@ -1,0 +1,64 @@
+/**
+ * What both proxies share once a request is admitted: the request to the tenant API server (the
+ * client's headers without its identity, the Ring0 user impersonated, on the tenant's agent, timed
+ * until the answer arrives) and the rewriting of redirects so they point back through the gateway.
+ */
+import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from "node:http";
+import https from "node:https";
+import { impersonationOf } from "@/server/impersonation/as-user";
+import { upstreamRequestHeaders } from "@/server/k8s/impersonation";
+import type { Admitted, Denial } from "./admit";
+import type { RequestLog, RequestRecord } from "./request-record";
+import type { StreamRights } from "./stream-rights";
+
+/** What a proxy works with: admission, the request log and the rights of what stays open. */
+export interface ProxyContext {
+  admit(request: IncomingMessage, record: RequestRecord): Promise<Denial | Admitted>;
+  requestLog: RequestLog;
+  rights: StreamRights;
+  /** Until the tenant API server's response headers (or 101) arrive. */
+  responseTimeoutMs: number;
+}
+
+const hostname = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+/** The request upstream for an admitted one; nothing is sent until the caller writes or ends it. */
+export function openUpstream(
+  request: IncomingMessage,
+  admitted: Admitted,
+  record: RequestRecord,
+  responseTimeoutMs: number,
+): ClientRequest {
+  const headers = upstreamRequestHeaders(request.headers, {
+    impersonate: impersonationOf(admitted.tenant, admitted.verified.user),
+    host: admitted.upstream.url.host,
+    clientAddress: request.socket.remoteAddress,
+    upgrade: record.upgrade,
+  });
+  const { url, basePath, agent } = admitted.upstream;
+  const upstreamRequest = https.request({
+    agent,
+    protocol: "https:",
+    hostname: hostname(url),
+    port: url.port || 443,
+    method: record.method,
+    path: basePath + admitted.upstreamPath,
+    headers,
+  });
+  upstreamRequest.setTimeout(responseTimeoutMs, () =>
+    upstreamRequest.destroy(new Error("the tenant API server did not answer in time")),
+  );
+  return upstreamRequest;
+}
+
+/** Absolute redirects to the tenant API server point back through the gateway instead. */
+export function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted) {
+  const location = headers.location;
+  if (typeof location !== "string") return;
+  const origin = `${admitted.upstream.url.origin}${admitted.upstream.basePath}`;
+  if (location.startsWith(`${origin}/`)) {
+    headers.location = `/k8s/tenants/${admitted.tenant}${location.slice(origin.length)}`;
+  } else if (/^[a-z][a-z0-9+.-]*:/i.test(location)) {
+    delete headers.location;
+  }
+}
