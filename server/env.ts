@@ -1,7 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { parseSharingPolicy } from "@/server/sharing/policy";
-import { parseIsolationPolicy } from "@/server/syncer/filter";
+import { parseIsolationPolicy } from "@/server/syncer/isolation-policy";
 
 /**
  * Ring0's configuration, validated once per process. A bad value stops start-up with one line

@@ -1,16 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@/server/k8s/nodes";
 import type { IsolationPolicy, IsolationRule } from "./contracts";
+import { checkPodIsolation } from "./filter";
 import {
-  checkPodIsolation,
   defaultIsolationPolicy,
   IsolationPolicyError,
   isolationRules,
   parseIsolationPolicy,
-  podSecurityLabels,
   runningPodPolicy,
   tenantIsolationPolicy,
-} from "./filter";
+} from "./isolation-policy";
+import { podSecurityLabels } from "./pod-security";
 
 type Spec = NonNullable<V1Pod["spec"]>;
 type Metadata = NonNullable<V1Pod["metadata"]>;

@@ -22,7 +22,7 @@ import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { type IsolationRule, syncAnnotations, syncLabels } from "./contracts";
-import { parseIsolationPolicy } from "./filter";
+import { parseIsolationPolicy } from "./isolation-policy";
 import { superNamespace, tenantPrefix } from "./naming";
 import { createSyncer, type Syncer } from "./syncer";
 import {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { syncAnnotations } from "./contracts";
-import { defaultIsolationPolicy } from "./filter";
+import { defaultIsolationPolicy } from "./isolation-policy";
 import { podDrift } from "./patroller";
 import { boundNodeAnnotation, type Obj } from "./session";
 import { type Json, maxObjectBytes, superObject, withSyncHash } from "./translate";

@@ -9,7 +9,8 @@ import { deleteObject } from "@/server/k8s/apply";
 import type { V1Pod } from "@/server/k8s/nodes";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
-import { checkPodIsolation, runningPodPolicy } from "./filter";
+import { checkPodIsolation } from "./filter";
+import { runningPodPolicy } from "./isolation-policy";
 import {
   boundByRing0,
   isTerminal,

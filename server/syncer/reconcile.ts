@@ -17,7 +17,8 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import type { PodLike } from "@/server/quotas/usage";
 import { type IsolationViolation, syncAnnotations, syncLabels } from "./contracts";
-import { checkPodIsolation, runningPodPolicy } from "./filter";
+import { checkPodIsolation } from "./filter";
+import { runningPodPolicy } from "./isolation-policy";
 import { superNamespace } from "./naming";
 import { decideHold, quotaConditionType } from "./quota-hold";
 import {

@@ -35,8 +35,8 @@ import {
 } from "@/server/tenants/tenant-resources";
 import { type FairQueue, type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { createFairQueue } from "./fair-queue";
-import { defaultIsolationPolicy, tenantIsolationPolicy } from "./filter";
 import { createInFlightKeys, retryDelayMs } from "./in-flight";
+import { defaultIsolationPolicy, tenantIsolationPolicy } from "./isolation-policy";
 import { type PrefixRefusal, prefixRefusals } from "./naming";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createQuotaHoldState } from "./quota-hold";

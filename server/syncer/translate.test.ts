@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { syncAnnotations, syncLabels } from "./contracts";
-import { defaultIsolationPolicy, parseIsolationPolicy, podSecurityLabels } from "./filter";
+import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-policy";
 import { superNamespace } from "./naming";
+import { podSecurityLabels } from "./pod-security";
 import {
   isSynced,
   malformedReason,

@@ -6,9 +6,11 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
-import { defaultIsolationPolicy, normalizeCapability, normalizeSysctl, podSecurityLabels } from "./filter";
+import { normalizeSysctl } from "./host-access";
+import { defaultIsolationPolicy, normalizeCapability } from "./isolation-policy";
 import { allowListed, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
+import { podSecurityLabels } from "./pod-security";
 
 /** The kinds the syncer copies down (vNodes and events travel up). */
 export type SyncedKind =

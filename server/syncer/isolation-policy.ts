@@ -1,0 +1,205 @@
+/**
+ * The operator's isolation policy: the rules the filter knows, their defaults, how an operator's
+ * policy is parsed (`parseIsolationPolicy`, read by the configuration at start), and the policies
+ * derived from it for one tenant (its own Pod Security level) and for a pod already running below.
+ */
+import type { IsolationPolicy, IsolationRule, PodSecurityLevel } from "./contracts";
+import { allowListEntryProblem } from "./metadata";
+
+export const isolationRules: readonly IsolationRule[] = [
+  "privileged",
+  "hostNetwork",
+  "hostPID",
+  "hostIPC",
+  "hostPath",
+  "hostPort",
+  "capabilities",
+  "allowPrivilegeEscalation",
+  "procMount",
+  "sysctls",
+  "nodeName",
+  "appArmorProfile",
+  "seLinuxOptions",
+  "seccompProfile",
+  "windowsHostProcess",
+  "probeHost",
+  "volumes",
+  "tolerations",
+  "runAsNonRoot",
+  "runAsUser",
+];
+
+export const podSecurityLevels: readonly PodSecurityLevel[] = ["baseline", "restricted"];
+
+/** The only capability a container may add by default (as in the "restricted" Pod Security Standard). */
+export const defaultAllowedCapabilities: readonly string[] = ["NET_BIND_SERVICE"];
+
+/**
+ * Taints every tenant pod may tolerate: Kubernetes' DefaultTolerationSeconds admission adds these
+ * two (NoExecute, 300 s) to every pod, and tolerating them only delays eviction from a failed node.
+ */
+export const defaultAllowedTolerations: readonly string[] = [
+  "node.kubernetes.io/not-ready",
+  "node.kubernetes.io/unreachable",
+];
+
+export function defaultIsolationPolicy(): IsolationPolicy {
+  return {
+    enabled: [...isolationRules],
+    allowedCapabilities: [...defaultAllowedCapabilities],
+    allowedTolerations: [...defaultAllowedTolerations],
+    podSecurity: "baseline",
+    namespaceLabels: [],
+    podAnnotations: [],
+  };
+}
+
+/** "cap_net_raw" and "NET_RAW" name the same capability. */
+export function normalizeCapability(capability: string): string {
+  return capability.trim().toUpperCase().replace(/^CAP_/, "");
+}
+
+/**
+ * The rules a pod already running below is held to again when the tenant changes it: Kubernetes
+ * lets a running pod change only in a few fields (images, added tolerations, …), and of those only
+ * tolerations reach further than the pod.
+ */
+export function runningPodPolicy(policy: IsolationPolicy): IsolationPolicy {
+  return { ...policy, enabled: policy.enabled.filter((rule) => rule === "tolerations") };
+}
+
+/** The policy a tenant's pods are held to: the operator's, at the tenant's own level if its Tenant sets one. */
+export function tenantIsolationPolicy(policy: IsolationPolicy, level: unknown): IsolationPolicy {
+  return podSecurityLevels.includes(level as PodSecurityLevel)
+    ? { ...policy, podSecurity: level as PodSecurityLevel }
+    : policy;
+}
+
+/** A bad operator isolation policy; `field` names the offending field (e.g. "enabled[2]"). */
+export class IsolationPolicyError extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`isolation policy: ${field}: ${problem}`);
+    this.name = "IsolationPolicyError";
+  }
+}
+
+function stringList(value: unknown, field: string): string[] {
+  if (!Array.isArray(value)) throw new IsolationPolicyError(field, "must be a list of strings");
+  return value.map((entry, index) => {
+    if (typeof entry !== "string" || entry.trim() === "") {
+      throw new IsolationPolicyError(`${field}[${index}]`, "must be a non-empty string");
+    }
+    return entry;
+  });
+}
+
+function ruleList(value: unknown, field: string): IsolationRule[] {
+  return stringList(value, field).map((entry, index) => {
+    if (!(isolationRules as readonly string[]).includes(entry)) {
+      throw new IsolationPolicyError(
+        `${field}[${index}]`,
+        `unknown rule "${entry}" (rules: ${isolationRules.join(", ")})`,
+      );
+    }
+    return entry as IsolationRule;
+  });
+}
+
+function capabilityList(value: unknown, field: string): string[] {
+  return stringList(value, field).map((capability, index) => {
+    const name = normalizeCapability(capability);
+    if (name === "ALL") {
+      throw new IsolationPolicyError(
+        `${field}[${index}]`,
+        `"ALL" can never be allowed; list the capabilities tenants need one by one`,
+      );
+    }
+    if (!/^[A-Z][A-Z0-9_]*$/.test(name)) {
+      throw new IsolationPolicyError(
+        `${field}[${index}]`,
+        `"${capability}" is not a capability name (like NET_BIND_SERVICE)`,
+      );
+    }
+    return name;
+  });
+}
+
+/** Taint keys; an empty key would tolerate every taint, and stringList already refuses it. */
+function taintKeyList(value: unknown, field: string): string[] {
+  return stringList(value, field).map((key, index) => {
+    if (!/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(key)) {
+      throw new IsolationPolicyError(
+        `${field}[${index}]`,
+        `"${key}" is not a taint key (like node.kubernetes.io/not-ready)`,
+      );
+    }
+    return key;
+  });
+}
+
+function metadataAllowList(value: unknown, field: string): string[] {
+  return stringList(value, field).map((entry, index) => {
+    const problem = allowListEntryProblem(entry);
+    if (problem) throw new IsolationPolicyError(`${field}[${index}]`, problem);
+    return entry;
+  });
+}
+
+const policyFields = [
+  "enabled",
+  "disabled",
+  "allowedCapabilities",
+  "allowedTolerations",
+  "podSecurity",
+  "namespaceLabels",
+  "podAnnotations",
+];
+
+/**
+ * An operator's isolation policy, as JSON text or an already parsed value:
+ * `{ "enabled"?: rule[], "disabled"?: rule[], "allowedCapabilities"?: string[],
+ *    "allowedTolerations"?: string[], "podSecurity"?: "baseline" | "restricted",
+ *    "namespaceLabels"?: string[], "podAnnotations"?: string[] }`.
+ * Omitted fields keep the defaults (every rule enforced, NET_BIND_SERVICE allowed, the not-ready
+ * and unreachable tolerations allowed, baseline, no tenant namespace label or pod annotation
+ * below); `disabled` removes rules from `enabled`. Unknown fields are errors, so a misspelt
+ * setting is not silently ignored. Throws IsolationPolicyError naming the bad field.
+ */
+export function parseIsolationPolicy(json: unknown): IsolationPolicy {
+  let value = json;
+  if (typeof json === "string") {
+    try {
+      value = JSON.parse(json);
+    } catch (error) {
+      throw new IsolationPolicyError("(document)", `is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new IsolationPolicyError("(document)", "must be a JSON object");
+  }
+  const input = value as Record<string, unknown>;
+  for (const key of Object.keys(input)) {
+    if (!policyFields.includes(key)) {
+      throw new IsolationPolicyError(key, `unknown field (fields: ${policyFields.join(", ")})`);
+    }
+  }
+  const defaults = defaultIsolationPolicy();
+  const enabled = input.enabled === undefined ? defaults.enabled : ruleList(input.enabled, "enabled");
+  const disabled = new Set(input.disabled === undefined ? [] : ruleList(input.disabled, "disabled"));
+  if (input.podSecurity !== undefined && !podSecurityLevels.includes(input.podSecurity as PodSecurityLevel)) {
+    throw new IsolationPolicyError("podSecurity", `must be one of ${podSecurityLevels.join(", ")}`);
+  }
+  const optional = <T>(field: string, read: (value: unknown, field: string) => T[], fallback: T[]) =>
+    input[field] === undefined ? fallback : [...new Set(read(input[field], field))];
+  return {
+    enabled: [...new Set(enabled)].filter((rule) => !disabled.has(rule)),
+    allowedCapabilities: optional("allowedCapabilities", capabilityList, defaults.allowedCapabilities),
+    allowedTolerations: optional("allowedTolerations", taintKeyList, defaults.allowedTolerations),
+    podSecurity: (input.podSecurity as PodSecurityLevel | undefined) ?? defaults.podSecurity,
+    namespaceLabels: optional("namespaceLabels", metadataAllowList, defaults.namespaceLabels),
+    podAnnotations: optional("podAnnotations", metadataAllowList, defaults.podAnnotations),
+  };
+}
