@@ -33,7 +33,7 @@ import {
   removeTenant,
   startTenants,
 } from "./test-world";
-import { isolationConditionType } from "./translate";
+import { isolationConditionType } from "./upward-status";
 
 const logger = createLogger({ service: "isolation-it" }, "error");
 const suffix = Date.now().toString(36).slice(-5);

@@ -3,7 +3,8 @@ import { syncAnnotations } from "./contracts";
 import { defaultIsolationPolicy } from "./isolation-policy";
 import { podDrift } from "./patroller";
 import { boundNodeAnnotation, type Obj } from "./session";
-import { type Json, maxObjectBytes, superObject, withSyncHash } from "./translate";
+import { type Json, maxObjectBytes } from "./synced-kinds";
+import { superObject, withSyncHash } from "./translate";
 
 const settings = { tenant: "acme", placement: {}, policy: defaultIsolationPolicy() };
 

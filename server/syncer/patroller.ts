@@ -22,21 +22,10 @@ import {
   type TenantSession,
   workKey,
 } from "./session";
-import {
-  isSynced,
-  type Json,
-  kindInfo,
-  malformedReason,
-  type PlacementPolicy,
-  podStatusPatch,
-  type SyncedKind,
-  serviceStatusPatch,
-  superObject,
-  syncedKinds,
-  syncHashOf,
-  withSyncHash,
-  writtenBySyncer,
-} from "./translate";
+import type { PlacementPolicy } from "./super-pod-spec";
+import { isSynced, type Json, kindInfo, malformedReason, type SyncedKind, syncedKinds } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { podStatusPatch, serviceStatusPatch } from "./upward-status";
 import type { VNodes } from "./vnodes";
 
 export interface PatrolCounts {

@@ -32,20 +32,9 @@ import {
   syncerComponent,
   type TenantSession,
 } from "./session";
-import {
-  isolationConditionType,
-  isSynced,
-  type Json,
-  kindInfo,
-  malformedReason,
-  podStatusPatch,
-  type SyncedKind,
-  serviceStatusPatch,
-  superObject,
-  syncHashOf,
-  withSyncHash,
-  writtenBySyncer,
-} from "./translate";
+import { isSynced, type Json, kindInfo, malformedReason, type SyncedKind } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { isolationConditionType, podStatusPatch, serviceStatusPatch } from "./upward-status";
 import type { VNodes } from "./vnodes";
 
 export interface Reconcilers {

@@ -53,16 +53,10 @@ import {
   type TenantSession,
   workKey,
 } from "./session";
-import {
-  hashOf,
-  type Json,
-  kindInfo,
-  type PlacementPolicy,
-  type SyncedKind,
-  syncedKinds,
-  vNodeContent,
-  vNodeLabel,
-} from "./translate";
+import type { PlacementPolicy } from "./super-pod-spec";
+import { type Json, kindInfo, type SyncedKind, syncedKinds } from "./synced-kinds";
+import { hashOf } from "./translate";
+import { vNodeContent, vNodeLabel } from "./vnode-content";
 import { createVNodes } from "./vnodes";
 import { createWatchCache, type WatchCache } from "./watch-cache";
 

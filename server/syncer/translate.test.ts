@@ -3,21 +3,11 @@ import { syncAnnotations, syncLabels } from "./contracts";
 import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-policy";
 import { superNamespace } from "./naming";
 import { podSecurityLabels } from "./pod-security";
-import {
-  isSynced,
-  malformedReason,
-  maxObjectBytes,
-  podStatusPatch,
-  serviceStatusPatch,
-  superObject,
-  superPodSpec,
-  syncHashOf,
-  type TenantObject,
-  vNodeContent,
-  vNodeStatus,
-  withSyncHash,
-  writtenBySyncer,
-} from "./translate";
+import { superPodSpec } from "./super-pod-spec";
+import { isSynced, malformedReason, maxObjectBytes, type TenantObject } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { podStatusPatch, serviceStatusPatch } from "./upward-status";
+import { vNodeContent, vNodeStatus } from "./vnode-content";
 
 const tenantPod: TenantObject = {
   apiVersion: "v1",
