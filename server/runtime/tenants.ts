@@ -21,7 +21,7 @@ import { startQuotaSampler } from "@/server/quotas/sampler";
 import { revokeGrantsOfDeletedTenant } from "@/server/sharing/tenant-deleted";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
-import { parseIsolationPolicy } from "@/server/syncer/filter";
+import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
 import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";

@@ -30,7 +30,7 @@ import { syncAnnotations, syncLabels, vnAgentEndpoints } from "./contracts";
 import { superNamespace, tenantPrefix } from "./naming";
 import type { Syncer } from "./syncer";
 import { type Obj, readOrUndefined, ref } from "./test-world";
-import { vNodeLabel } from "./translate";
+import { vNodeLabel } from "./vnode-content";
 
 const logger = createLogger({ service: "done-when-it" }, "error");
 const superStateDir = inject("superStateDir");

@@ -1,16 +1,15 @@
 import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@/server/k8s/kinds/node";
 import type { IsolationPolicy, IsolationRule } from "./contracts";
+import { checkPodIsolation } from "./filter";
+import { runningPodPolicy, tenantIsolationPolicy } from "./isolation-policy";
 import {
-  checkPodIsolation,
   defaultIsolationPolicy,
   IsolationPolicyError,
   isolationRules,
   parseIsolationPolicy,
-  podSecurityLabels,
-  runningPodPolicy,
-  tenantIsolationPolicy,
-} from "./filter";
+} from "./isolation-schema";
+import { podSecurityLabels } from "./pod-security";
 
 type Spec = NonNullable<V1Pod["spec"]>;
 type Metadata = NonNullable<V1Pod["metadata"]>;

@@ -22,7 +22,7 @@ import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { type IsolationRule, syncAnnotations, syncLabels } from "./contracts";
-import { parseIsolationPolicy } from "./filter";
+import { parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace, tenantPrefix } from "./naming";
 import { createSyncer, type Syncer } from "./syncer";
 import {
@@ -33,7 +33,7 @@ import {
   removeTenant,
   startTenants,
 } from "./test-world";
-import { isolationConditionType } from "./translate";
+import { isolationConditionType } from "./upward-status";
 
 const logger = createLogger({ service: "isolation-it" }, "error");
 const suffix = Date.now().toString(36).slice(-5);

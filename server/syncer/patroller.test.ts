@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { syncAnnotations } from "./contracts";
-import { defaultIsolationPolicy } from "./filter";
+import { defaultIsolationPolicy } from "./isolation-schema";
 import { podDrift } from "./patroller";
 import { boundNodeAnnotation, type Obj } from "./session";
-import { type Json, maxObjectBytes, superObject, withSyncHash } from "./translate";
+import { type Json, maxObjectBytes } from "./synced-kinds";
+import { superObject, withSyncHash } from "./translate";
 
 const settings = { tenant: "acme", placement: {}, policy: defaultIsolationPolicy() };
 

@@ -10,7 +10,8 @@ import { groupVersionPath } from "@/server/k8s/kinds/kind";
 import type { V1Pod } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
-import { checkPodIsolation, runningPodPolicy } from "./filter";
+import { checkPodIsolation } from "./filter";
+import { runningPodPolicy } from "./isolation-policy";
 import {
   boundByRing0,
   isTerminal,
@@ -22,21 +23,10 @@ import {
   type TenantSession,
   workKey,
 } from "./session";
-import {
-  isSynced,
-  type Json,
-  kindInfo,
-  malformedReason,
-  type PlacementPolicy,
-  podStatusPatch,
-  type SyncedKind,
-  serviceStatusPatch,
-  superObject,
-  syncedKinds,
-  syncHashOf,
-  withSyncHash,
-  writtenBySyncer,
-} from "./translate";
+import type { PlacementPolicy } from "./super-pod-spec";
+import { isSynced, type Json, kindInfo, malformedReason, type SyncedKind, syncedKinds } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { podStatusPatch, serviceStatusPatch } from "./upward-status";
 import type { VNodes } from "./vnodes";
 
 export interface PatrolCounts {

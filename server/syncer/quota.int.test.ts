@@ -14,7 +14,7 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
-import { parseIsolationPolicy } from "./filter";
+import { parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace } from "./naming";
 import { quotaConditionType } from "./quota-hold";
 import { createSyncer, type Syncer } from "./syncer";

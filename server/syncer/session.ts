@@ -10,7 +10,8 @@ import type { Logger } from "@/server/logger";
 import type { QuotaHard } from "@/server/quotas/resources";
 import type { IsolationPolicy } from "./contracts";
 import type { QuotaHoldState } from "./quota-hold";
-import type { PlacementPolicy, SyncedKind, TenantObject } from "./translate";
+import type { PlacementPolicy } from "./super-pod-spec";
+import type { SyncedKind, TenantObject } from "./synced-kinds";
 import type { CachedObject, WatchCache } from "./watch-cache";
 
 /** Annotation Ring0 puts on a tenant pod through its binding: the super node it runs on. */

@@ -31,7 +31,9 @@ import {
   removeTenant,
   startTenants,
 } from "./test-world";
-import { isolationConditionType, syncHashAnnotation, vNodeLabel } from "./translate";
+import { syncHashAnnotation } from "./translate";
+import { isolationConditionType } from "./upward-status";
+import { vNodeLabel } from "./vnode-content";
 
 const logger = createLogger({ service: "syncer-it" }, "error");
 const suffix = Date.now().toString(36).slice(-5);

@@ -1,22 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { syncAnnotations, syncLabels } from "./contracts";
-import { defaultIsolationPolicy, parseIsolationPolicy, podSecurityLabels } from "./filter";
+import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace } from "./naming";
-import {
-  isSynced,
-  malformedReason,
-  maxObjectBytes,
-  podStatusPatch,
-  serviceStatusPatch,
-  superObject,
-  superPodSpec,
-  syncHashOf,
-  type TenantObject,
-  vNodeContent,
-  vNodeStatus,
-  withSyncHash,
-  writtenBySyncer,
-} from "./translate";
+import { podSecurityLabels } from "./pod-security";
+import { superPodSpec } from "./super-pod-spec";
+import { isSynced, malformedReason, maxObjectBytes, type TenantObject } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { podStatusPatch, serviceStatusPatch } from "./upward-status";
+import { vNodeContent, vNodeStatus } from "./vnode-content";
 
 const tenantPod: TenantObject = {
   apiVersion: "v1",

@@ -21,7 +21,9 @@ import {
   type SyncContext,
   type TenantSession,
 } from "./session";
-import { hashOf, type Json, vNodeContent, vNodeLabel, vNodeStatus } from "./translate";
+import type { Json } from "./synced-kinds";
+import { hashOf } from "./translate";
+import { vNodeContent, vNodeLabel, vNodeStatus } from "./vnode-content";
 
 const leaseDurationSeconds = 40;
 const vNodeHashAnnotation = "ring0.dev/vnode-hash";

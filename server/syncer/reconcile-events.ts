@@ -1,0 +1,57 @@
+/**
+ * Copying an event about a synced pod up into the tenant namespace, under the same name, about the
+ * tenant's pod, with the super namespace in its message rewritten to the tenant's.
+ */
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { syncAnnotations, syncLabels } from "./contracts";
+import { superNamespace } from "./naming";
+import type { SyncContext, TenantSession } from "./session";
+
+export async function syncEvent(
+  ctx: SyncContext,
+  session: TenantSession,
+  namespace: string,
+  name: string,
+): Promise<void> {
+  const superNs = superNamespace(session.tenant, namespace);
+  const below = ctx.superEvents()?.get(superNs, name);
+  if (!below) return;
+  const involved = (below.involvedObject ?? {}) as { name?: string; uid?: string; fieldPath?: string };
+  const pod = involved.name ? session.caches.pod.get(namespace, involved.name) : undefined;
+  // Only events about the copy of this very tenant pod (not an earlier pod of the same name).
+  const copy = involved.name ? ctx.superPods()?.get(superNs, involved.name) : undefined;
+  if (!pod || !copy || copy.metadata.uid !== involved.uid) return;
+  if (copy.metadata.annotations?.[syncAnnotations.uid] !== pod.metadata.uid) return;
+  const translate = (text: unknown) =>
+    typeof text === "string" ? text.split(`${superNs}/`).join(`${namespace}/`) : text;
+  const event: KubeObject = {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name, namespace, labels: { [syncLabels.managed]: "true" } },
+    involvedObject: {
+      apiVersion: "v1",
+      kind: "Pod",
+      name: pod.metadata.name,
+      namespace,
+      uid: pod.metadata.uid,
+      ...(involved.fieldPath ? { fieldPath: involved.fieldPath } : {}),
+    },
+  };
+  for (const field of [
+    "reason",
+    "type",
+    "count",
+    "firstTimestamp",
+    "lastTimestamp",
+    "source",
+    "eventTime",
+    "action",
+    "reportingComponent",
+    "reportingInstance",
+    "series",
+  ]) {
+    if (below[field] !== undefined && below[field] !== null) event[field] = below[field];
+  }
+  event.message = translate(below.message);
+  await serverSideApply(session.conn, event, { force: true });
+}

@@ -1,0 +1,174 @@
+/**
+ * Reconciling one namespace, config map, secret, service account, service or endpoints of a tenant:
+ * copy it down (its super namespace first), or delete the syncer's copy once the tenant's is gone.
+ * A new namespace gets the tenant's default share; a service gets its load balancer back up.
+ */
+import { deleteObject, serverSideApply } from "@/server/k8s/apply";
+import { isNotFound, K8sError } from "@/server/k8s/errors";
+import { kubeRequest } from "@/server/k8s/transport";
+import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
+import { syncLabels } from "./contracts";
+import { superNamespace } from "./naming";
+import type { WarnOnce } from "./refusal-warnings";
+import { type Obj, readOrNull, type SyncContext, type TenantSession } from "./session";
+import { isSynced, type Json, kindInfo, malformedReason, type SyncedKind } from "./synced-kinds";
+import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
+import { serviceStatusPatch } from "./upward-status";
+
+export interface ObjectReconciler {
+  /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
+  syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string): Promise<void>;
+  /** The tenant namespace's super namespace, applied once per session (before anything goes into it). */
+  ensureNamespace(session: TenantSession, namespace: string): Promise<void>;
+}
+
+export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): ObjectReconciler {
+  const { log } = ctx;
+
+  function superRef(tenant: string, kind: SyncedKind, namespace: string, name: string) {
+    const info = kindInfo[kind];
+    if (kind === "namespace") {
+      return {
+        apiVersion: info.apiVersion,
+        kind: info.kind,
+        metadata: { name: superNamespace(tenant, name) },
+      };
+    }
+    return {
+      apiVersion: info.apiVersion,
+      kind: info.kind,
+      metadata: { name, namespace: superNamespace(tenant, namespace) },
+    };
+  }
+
+  async function ensureNamespace(session: TenantSession, namespace: string): Promise<void> {
+    if (session.namespaces.has(namespace)) return;
+    const tenantNamespace = session.caches.namespace.get("", namespace) ?? {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: namespace },
+    };
+    const desired = withSyncHash(
+      superObject(session.tenant, "namespace", tenantNamespace as Obj, {}, session.isolation),
+    );
+    const current = ctx.superNamespaces()?.get("", desired.metadata.name);
+    if (current?.metadata.deletionTimestamp) {
+      throw new K8sError({
+        status: 409,
+        reason: "Conflict",
+        message: `namespace ${desired.metadata.name} is still being deleted in the super cluster`,
+      });
+    }
+    if (syncHashOf(current) !== syncHashOf(desired))
+      await serverSideApply(ctx.superCluster, desired, { force: true });
+    session.namespaces.add(namespace);
+  }
+
+  /**
+   * A new tenant namespace without a ResourceQuota gets the tenant's default share (once per
+   * namespace per session). A refusal by the quota webhook (the share no longer fits) is warned
+   * about on the namespace, not retried: the namespace is then bounded by the tenant quota alone.
+   */
+  async function giveDefaultShare(session: TenantSession, namespace: Obj): Promise<void> {
+    const name = namespace.metadata.name;
+    if (!ctx.namespaceDefaultShare || session.defaultShares.has(name)) return;
+    if (!isNewNamespace(namespace.metadata.creationTimestamp, ctx.clock.now())) {
+      session.defaultShares.add(name);
+      return;
+    }
+    const hard = await ctx.namespaceDefaultShare(session.tenant);
+    if (hard) {
+      try {
+        if (await ensureDefaultShare(session.conn, name, hard)) {
+          log.info("gave a new namespace the default share", { tenant: session.tenant, namespace: name });
+        }
+      } catch (error) {
+        if (!(error instanceof K8sError && [400, 403, 422].includes(error.status))) throw error;
+        await warnOnce(session, "namespace", namespace, "DefaultShareRefused", error.message);
+      }
+    }
+    session.defaultShares.add(name);
+  }
+
+  /** Namespaces, config maps, secrets, service accounts, services and endpoints: copy down or delete below. */
+  async function syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string) {
+    const { tenant } = session;
+    const cache = session.caches[kind];
+    const object = kind === "namespace" ? cache.get("", name) : cache.get(namespace, name);
+    const services = (service: string) => session.caches.service.get(namespace, service);
+    const ref = superRef(tenant, kind, namespace, name);
+    if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
+      if (kind === "namespace" && object && !isSynced(kind, object)) return;
+      const current = await readOrNull(ctx.superCluster, ref);
+      if (current && writtenBySyncer(kind, current, tenant) && !current.metadata.deletionTimestamp) {
+        await deleteObject(ctx.superCluster, ref);
+        if (kind === "namespace") session.namespaces.delete(name);
+      }
+      return;
+    }
+    const malformed = malformedReason(kind, object);
+    if (malformed) {
+      await warnOnce(session, kind, object, "SyncRefused", malformed);
+      return;
+    }
+    if (kind === "namespace") {
+      session.namespaces.delete(name);
+      await ensureNamespace(session, name);
+      await giveDefaultShare(session, object);
+      return;
+    }
+    await ensureNamespace(session, namespace);
+    const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
+    const current = await readOrNull<Obj>(ctx.superCluster, ref);
+    if (current && syncHashOf(current) === syncHashOf(desired)) {
+      if (kind === "service") await copyServiceStatus(session, object, current);
+      return;
+    }
+    if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
+      await warnOnce(
+        session,
+        kind,
+        object,
+        "SyncConflict",
+        `${ref.metadata.namespace}/${name} exists in the super cluster and is not this tenant's; not overwritten.`,
+      );
+      return;
+    }
+    try {
+      const written = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+      if (kind === "service") await copyServiceStatus(session, object, written);
+    } catch (error) {
+      if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
+        await warnOnce(
+          session,
+          kind,
+          object,
+          "SyncRefused",
+          `The super cluster refused ${kindInfo[kind].kind} ${name}: ${error.message}`,
+        );
+        return;
+      }
+      throw error;
+    }
+  }
+
+  /** Upward: the load balancer the super cluster reports for the service's copy. */
+  async function copyServiceStatus(session: TenantSession, service: Obj, below: Obj): Promise<void> {
+    const patch = serviceStatusPatch(service.status as Json | undefined, below.status as Json | undefined);
+    if (!patch) return;
+    const namespace = service.metadata.namespace ?? "";
+    try {
+      await kubeRequest(session.conn, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(service.metadata.name)}/status`,
+        contentType: "application/merge-patch+json",
+        body: { status: patch },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  return { syncObject, ensureNamespace };
+}

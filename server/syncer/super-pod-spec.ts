@@ -1,0 +1,170 @@
+/**
+ * The pod's spec as the super cluster gets it (pure): no service-account token of either cluster,
+ * nothing that names the tenant's scheduling (node, priority, runtime and scheduler), names written
+ * the way the super cluster's Pod Security admission reads them, pod (anti-)affinity confined to the
+ * tenant's own pods, and the operator's placement merged in.
+ */
+import { syncLabels } from "./contracts";
+import { normalizeSysctl } from "./host-access";
+import { normalizeCapability } from "./isolation-schema";
+import { superNamespace } from "./naming";
+import type { Json } from "./synced-kinds";
+
+/** Placement rules an operator sets for a tenant's pods below (merged into every pod). */
+export interface PlacementPolicy {
+  nodeSelector?: Record<string, string>;
+  tolerations?: Json[];
+  /**
+   * Labels the super cluster's copy of every pod gets besides the tenant's and the syncer's (the
+   * local world labels pods so kwok serves their logs and exec: server/cluster/kwok-debug.ts).
+   */
+  podLabels?: Record<string, string>;
+}
+
+const serviceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** A projected volume holding the tenant's service-account token (kube-api-access-*). */
+function isTenantTokenVolume(volume: Json): boolean {
+  const sources = (volume.projected as { sources?: Json[] } | undefined)?.sources;
+  return Boolean(sources?.some((source) => source.serviceAccountToken));
+}
+
+function withoutVolumeMounts(containers: unknown, removed: Set<string>): Json[] | undefined {
+  if (!Array.isArray(containers)) return undefined;
+  return containers.map((container: Json) => {
+    const mounts = (container.volumeMounts as Json[] | undefined)?.filter(
+      (mount) => !removed.has(String(mount.name)) && mount.mountPath !== serviceAccountMountPath,
+    );
+    const copy: Json = { ...container };
+    if (mounts && mounts.length > 0) copy.volumeMounts = mounts;
+    else delete copy.volumeMounts;
+    return copy;
+  });
+}
+
+/**
+ * Capability names as container runtimes and Pod Security admission expect them ("NET_RAW", not
+ * "cap_net_raw"): the filter accepts either spelling, the super cluster's admission only this one.
+ */
+function withCanonicalCapabilities(containers: Json[]): Json[] {
+  return containers.map((container) => {
+    const context = container?.securityContext as Json | undefined;
+    const capabilities = context?.capabilities as Json | undefined;
+    if (!capabilities) return container;
+    const canonical: Json = { ...capabilities };
+    for (const field of ["add", "drop"]) {
+      const names = capabilities[field];
+      if (Array.isArray(names)) {
+        canonical[field] = names.map((name) => (typeof name === "string" ? normalizeCapability(name) : name));
+      }
+    }
+    return { ...container, securityContext: { ...context, capabilities: canonical } };
+  });
+}
+
+/** One pod (anti-)affinity term, confined to the tenant's own pods (see {@link confineAffinity}). */
+function confinedTerm(term: unknown, tenant: string): unknown {
+  if (!term || typeof term !== "object") return term;
+  const copy: Json = { ...(term as Json) };
+  if (Array.isArray(copy.namespaces)) {
+    copy.namespaces = copy.namespaces
+      .filter((namespace): namespace is string => typeof namespace === "string")
+      .map((namespace) => superNamespace(tenant, namespace));
+  }
+  // Any selector of namespaces (even {}: all of them) means the tenant's own, never another's.
+  if (copy.namespaceSelector !== undefined)
+    copy.namespaceSelector = { matchLabels: { [syncLabels.tenant]: tenant } };
+  if (copy.labelSelector && typeof copy.labelSelector === "object") {
+    const selector = copy.labelSelector as Json;
+    const expressions = Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+    copy.labelSelector = {
+      ...selector,
+      matchExpressions: [...expressions, { key: syncLabels.tenant, operator: "In", values: [tenant] }],
+    };
+  }
+  return copy;
+}
+
+/**
+ * Pod affinity and anti-affinity below only ever select the tenant's own pods in the tenant's own
+ * namespaces: as the tenant wrote them, a term could name another tenant's super namespace (or all
+ * namespaces) and that tenant's pod labels, to learn where its pods run or to keep its new pods
+ * from scheduling at all.
+ */
+export function confineAffinity(affinity: unknown, tenant: string): unknown {
+  if (!affinity || typeof affinity !== "object") return affinity;
+  const copy: Json = { ...(affinity as Json) };
+  for (const kind of ["podAffinity", "podAntiAffinity"]) {
+    const rules = copy[kind] as Json | undefined;
+    if (!rules || typeof rules !== "object") continue;
+    const confined: Json = { ...rules };
+    const required = rules.requiredDuringSchedulingIgnoredDuringExecution;
+    if (Array.isArray(required)) {
+      confined.requiredDuringSchedulingIgnoredDuringExecution = required.map((term) =>
+        confinedTerm(term, tenant),
+      );
+    }
+    const preferred = rules.preferredDuringSchedulingIgnoredDuringExecution;
+    if (Array.isArray(preferred)) {
+      confined.preferredDuringSchedulingIgnoredDuringExecution = preferred.map((weighted: Json) =>
+        weighted && typeof weighted === "object"
+          ? { ...weighted, podAffinityTerm: confinedTerm(weighted.podAffinityTerm, tenant) }
+          : weighted,
+      );
+    }
+    copy[kind] = confined;
+  }
+  return copy;
+}
+
+/**
+ * The pod's spec as the super cluster gets it. No service-account token of the super cluster is
+ * mounted (automountServiceAccountToken false), and every projected volume with a token source
+ * goes with its mounts: such a token is the tenant's identity (kube-api-access-*), which the super
+ * cluster would replace with one of its own. The node is the super scheduler's choice; priority
+ * classes, runtime classes and scheduler names are the tenant's and mean nothing below. Sysctl and
+ * capability names are written the way the super cluster's Pod Security admission reads them. Pod
+ * (anti-)affinity is confined to the tenant's own pods ({@link confineAffinity}).
+ */
+export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant?: string): Json {
+  const copy: Json = structuredClone(spec);
+  if (tenant !== undefined && copy.affinity !== undefined)
+    copy.affinity = confineAffinity(copy.affinity, tenant);
+  const volumes = (copy.volumes as Json[] | undefined) ?? [];
+  const removed = new Set(volumes.filter(isTenantTokenVolume).map((volume) => String(volume.name)));
+  const kept = volumes.filter((volume) => !removed.has(String(volume.name)));
+  if (kept.length > 0) copy.volumes = kept;
+  else delete copy.volumes;
+  for (const field of ["containers", "initContainers"]) {
+    const containers = withoutVolumeMounts(copy[field], removed);
+    if (containers) copy[field] = withCanonicalCapabilities(containers);
+  }
+  copy.automountServiceAccountToken = false;
+  const context = copy.securityContext as Json | undefined;
+  if (Array.isArray(context?.sysctls)) {
+    context.sysctls = context.sysctls.map((sysctl: Json) =>
+      typeof sysctl?.name === "string" ? { ...sysctl, name: normalizeSysctl(sysctl.name) } : sysctl,
+    );
+  }
+  for (const field of [
+    "nodeName",
+    "serviceAccount",
+    "priority",
+    "priorityClassName",
+    "preemptionPolicy",
+    "runtimeClassName",
+    "ephemeralContainers",
+    "schedulerName",
+    "resourceClaims",
+    "schedulingGates",
+  ]) {
+    delete copy[field];
+  }
+  if (placement.nodeSelector && Object.keys(placement.nodeSelector).length > 0) {
+    copy.nodeSelector = { ...((copy.nodeSelector as Json | undefined) ?? {}), ...placement.nodeSelector };
+  }
+  if (placement.tolerations && placement.tolerations.length > 0) {
+    copy.tolerations = [...((copy.tolerations as Json[] | undefined) ?? []), ...placement.tolerations];
+  }
+  return copy;
+}

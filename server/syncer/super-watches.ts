@@ -1,0 +1,150 @@
+/**
+ * The super cluster's side of the syncer, one watch each: pods, namespaces and services labelled
+ * `ring0.dev/synced=true`, nodes, and events about pods. Each change becomes a key of the tenant it
+ * belongs to (read from the sync label and annotations); the caches are also what the reconcilers
+ * read the super cluster from.
+ */
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { K8sError } from "@/server/k8s/errors";
+import type { Logger } from "@/server/logger";
+import { syncAnnotations, syncLabels } from "./contracts";
+import { nodeNameOf, type Obj, type TenantSession, workKey } from "./session";
+import type { Json } from "./synced-kinds";
+import { hashOf } from "./translate";
+import { vNodeContent } from "./vnode-content";
+import { createWatchCache, type WatchCache } from "./watch-cache";
+
+export interface SuperWatchOptions {
+  superCluster: ClusterConnection;
+  log: Logger;
+  serves(tenant: string): boolean;
+  enqueue(tenant: string, key: string): void;
+  /** The served tenants' sessions (a node's change concerns those with a vNode for it). */
+  sessions: ReadonlyMap<string, TenantSession>;
+}
+
+export interface SuperWatches {
+  pods(): WatchCache<Obj> | undefined;
+  namespaces(): WatchCache<Obj> | undefined;
+  nodes(): WatchCache<Obj> | undefined;
+  events(): WatchCache<Obj> | undefined;
+  /** Watch namespaces, pods, nodes and services; resolves once the first three have listed. */
+  start(): Promise<void>;
+  /** Then watch events about pods (a pod event is copied only for a namespace already known). */
+  watchEvents(): void;
+  stop(): void;
+}
+
+export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
+  const { superCluster, log, serves, enqueue, sessions } = options;
+  let superPods: WatchCache<Obj> | undefined;
+  let superNamespaces: WatchCache<Obj> | undefined;
+  let superNodes: WatchCache<Obj> | undefined;
+  let superEvents: WatchCache<Obj> | undefined;
+  let superServices: WatchCache<Obj> | undefined;
+
+  const reportSuperError = (what: string) => (error: K8sError) =>
+    log.debug(`watching ${what} in the super cluster failed`, { error: error.message });
+
+  function onSuperEvent(event: Obj, deleted: boolean): void {
+    if (deleted) return;
+    const namespace = event.metadata.namespace ?? "";
+    const owner = superNamespaces?.get("", namespace);
+    const tenant = owner?.metadata.labels?.[syncLabels.tenant];
+    const tenantNamespace = owner?.metadata.annotations?.[syncAnnotations.namespace];
+    if (!tenant || !tenantNamespace) return;
+    enqueue(tenant, workKey("event", tenantNamespace, event.metadata.name));
+  }
+
+  function onSuperPod(pod: Obj, previous: Obj | undefined): void {
+    const tenant = pod.metadata.labels?.[syncLabels.tenant];
+    if (!tenant || !serves(tenant)) return;
+    const namespace = pod.metadata.annotations?.[syncAnnotations.namespace];
+    const name = pod.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || namespace === undefined || !name) return;
+    enqueue(tenant, workKey("pod", namespace, name));
+    for (const node of new Set([nodeNameOf(pod), nodeNameOf(previous)])) {
+      if (node) enqueue(tenant, workKey("node", "", node));
+    }
+  }
+
+  function onSuperNamespace(namespace: Obj, _previous: Obj | undefined, deleted: boolean): void {
+    const tenant = namespace.metadata.labels?.[syncLabels.tenant];
+    const tenantNamespace = namespace.metadata.annotations?.[syncAnnotations.namespace];
+    if (!tenant || tenantNamespace === undefined) return;
+    if (deleted || namespace.metadata.deletionTimestamp)
+      sessions.get(tenant)?.namespaces.delete(tenantNamespace);
+    if (deleted) enqueue(tenant, workKey("namespace", "", tenantNamespace));
+  }
+
+  /** A synced service's load balancer changed below (or the copy went): its tenant's key again. */
+  function onSuperService(service: Obj, previous: Obj | undefined, deleted: boolean): void {
+    const tenant = service.metadata.labels?.[syncLabels.tenant];
+    const namespace = service.metadata.annotations?.[syncAnnotations.namespace];
+    const name = service.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || !serves(tenant) || namespace === undefined || !name) return;
+    const loadBalancer = (object: Obj | undefined) =>
+      JSON.stringify((object?.status as Json | undefined)?.loadBalancer ?? null);
+    if (deleted || loadBalancer(service) !== loadBalancer(previous))
+      enqueue(tenant, workKey("service", namespace, name));
+  }
+
+  function onSuperNode(node: Obj, previous: Obj | undefined): void {
+    const changed =
+      !previous ||
+      hashOf(vNodeContent(node as Json, undefined)) !== hashOf(vNodeContent(previous as Json, undefined));
+    if (!changed) return;
+    for (const session of sessions.values()) {
+      if (session.vNodes.get("", node.metadata.name))
+        enqueue(session.tenant, workKey("node", "", node.metadata.name));
+    }
+  }
+
+  return {
+    pods: () => superPods,
+    namespaces: () => superNamespaces,
+    nodes: () => superNodes,
+    events: () => superEvents,
+
+    async start() {
+      superNamespaces = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/namespaces", labelSelector: `${syncLabels.managed}=true` },
+        onSuperNamespace,
+        reportSuperError("namespaces"),
+      );
+      superPods = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/pods", labelSelector: `${syncLabels.managed}=true` },
+        onSuperPod,
+        reportSuperError("pods"),
+      );
+      superNodes = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/nodes" },
+        onSuperNode,
+        reportSuperError("nodes"),
+      );
+      superServices = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/services", labelSelector: `${syncLabels.managed}=true` },
+        onSuperService,
+        reportSuperError("services"),
+      );
+      await Promise.all([superNamespaces.synced(), superPods.synced(), superNodes.synced()]);
+    },
+
+    watchEvents() {
+      superEvents = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/events", fieldSelector: "involvedObject.kind=Pod" },
+        (event, _previous, deleted) => onSuperEvent(event, deleted),
+        reportSuperError("events"),
+      );
+    },
+
+    stop() {
+      for (const cache of [superPods, superNamespaces, superNodes, superEvents, superServices]) cache?.stop();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * A vNode's content from its super node (pure): the labels, capacity, conditions and node info it
+ * carries, and the kubelet endpoint of the node's vn-agent; and its status with fresh heartbeats.
+ */
+import type { Json } from "./synced-kinds";
+
+/** Label on vNodes in a tenant control plane (what the syncer lists and garbage-collects). */
+export const vNodeLabel = "ring0.dev/vnode";
+/** Annotation on a vNode that no vn-agent serves (logs and exec cannot reach it). */
+export const vnAgentAnnotation = "ring0.dev/vn-agent";
+export const defaultKubeletPort = 10250;
+
+/** Node fields the vNode carries from its super node (the parts that change rarely). */
+export function vNodeContent(
+  superNode: Json,
+  port: number | undefined,
+): { labels: Record<string, string>; annotations: Record<string, string>; status: Json } {
+  const metadata = (superNode.metadata ?? {}) as { name?: string; labels?: Record<string, string> };
+  const status = (superNode.status ?? {}) as Json;
+  const labels: Record<string, string> = { [vNodeLabel]: "true" };
+  for (const [key, value] of Object.entries(metadata.labels ?? {})) {
+    if (
+      key.startsWith("kubernetes.io/") ||
+      key.startsWith("topology.kubernetes.io/") ||
+      key.startsWith("node.kubernetes.io/instance-type")
+    ) {
+      labels[key] = value;
+    }
+  }
+  const annotations: Record<string, string> = {};
+  annotations[vnAgentAnnotation] =
+    port === undefined
+      ? `none: no vn-agent serves node ${metadata.name ?? ""}; kubectl logs and exec cannot reach its pods`
+      : `localhost:${port}`;
+  const conditions = ((status.conditions as Json[] | undefined) ?? []).map((condition) => {
+    const { lastHeartbeatTime: _heartbeat, ...rest } = condition;
+    return rest;
+  });
+  return {
+    labels,
+    annotations,
+    status: {
+      capacity: status.capacity ?? {},
+      allocatable: status.allocatable ?? {},
+      conditions,
+      nodeInfo: status.nodeInfo ?? {},
+      addresses: [{ type: "Hostname", address: "localhost" }],
+      daemonEndpoints: { kubeletEndpoint: { Port: port ?? defaultKubeletPort } },
+    },
+  };
+}
+
+/** The vNode's status with every condition's heartbeat set to now (Ring0 stands in for the kubelet). */
+export function vNodeStatus(content: Json, nowIso: string): Json {
+  const conditions: Json[] = ((content.conditions as Json[] | undefined) ?? []).map((condition) => ({
+    ...condition,
+    lastHeartbeatTime: nowIso,
+  }));
+  if (!conditions.some((condition) => condition.type === "Ready")) {
+    conditions.push({
+      type: "Ready",
+      status: "True",
+      reason: "KubeletReady",
+      message: "the super-cluster node reports no Ready condition; Ring0 keeps the vNode Ready",
+      lastHeartbeatTime: nowIso,
+      lastTransitionTime: nowIso,
+    });
+  }
+  return { ...content, conditions };
+}
