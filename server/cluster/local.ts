@@ -32,22 +32,18 @@ import {
   simulatedKubeletFlags,
   writeAuthenticationConfiguration,
 } from "./hardening";
+import { kubeBinaries, runKwokctl } from "./kwokctl";
 import {
   type ComponentFlags,
   componentFlagsOf,
-  freePortsFor,
-  isPortFree,
   type KwokctlPorts,
-  kubeBinaries,
   mergeComponentFlags,
   renderKwokctlConfig,
-  runKwokctl,
-  until,
-  waitExited,
   withAllComponentFlags,
-} from "./kwokctl";
+} from "./kwokctl-config";
 import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
-import { CommandError } from "./process";
+import { freePortsFor, isPortFree } from "./ports";
+import { CommandError, until, waitExited } from "./process";
 import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
 
 export interface LocalSuperClusterOptions {

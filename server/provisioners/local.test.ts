@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { renderKwokctlConfig } from "@/server/cluster/kwokctl";
+import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
 import {
   checkTenantName,
   localClusterName,

@@ -28,20 +28,20 @@ import {
   onlyComponents,
   writeAuthenticationConfiguration,
 } from "@/server/cluster/hardening";
+import { kubeBinaries, runKwokctl } from "@/server/cluster/kwokctl";
 import {
   type ComponentFlags,
-  freePortsFor,
-  isPortFree,
-  killProcessesMentioning,
-  kubeBinaries,
   mergeComponentFlags,
-  processesMentioning,
   renderKwokctlConfig,
-  runKwokctl,
-  waitExited,
   withAllComponentFlags,
-} from "@/server/cluster/kwokctl";
-import { CommandError } from "@/server/cluster/process";
+} from "@/server/cluster/kwokctl-config";
+import { freePortsFor, isPortFree } from "@/server/cluster/ports";
+import {
+  CommandError,
+  killProcessesMentioning,
+  processesMentioning,
+  waitExited,
+} from "@/server/cluster/process";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
 import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
