@@ -4,7 +4,7 @@
  * `spec.controlPlane.provisioner` (default from RING0_DEFAULT_PROVISIONER):
  *
  *   local       kwokctl binary-runtime clusters (etcd, kube-apiserver, kube-controller-manager) as
- *               processes on 127.0.0.1, state under <stateDir>/tenants/<tenant>/ (server/provisioners/local.ts)
+ *               processes on 127.0.0.1, state under <stateDir>/tenants/<tenant>/ (server/provisioners/local/)
  *   kubernetes  etcd StatefulSet + kube-apiserver/kube-controller-manager Deployments in a namespace
  *               of the super cluster (server/provisioners/kubernetes.ts)
  *

@@ -52,8 +52,8 @@ import {
   ControlPlaneSpecError,
   kubeconfigFromAccess,
   type Provisioner,
-} from "./types";
-import { availableVersions, resolveVersion } from "./versions";
+} from "../types";
+import { availableVersions, resolveVersion } from "../versions";
 
 export interface LocalProvisionerOptions {
   stateDir: string;

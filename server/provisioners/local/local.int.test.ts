@@ -15,13 +15,13 @@ import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
-import { createLocalProvisioner } from "./local";
 import {
   type ControlPlaneObservation,
   ControlPlaneSpecError,
   kubeconfigFromAccess,
   type Provisioner,
-} from "./types";
+} from "../types";
+import { createLocalProvisioner } from ".";
 
 const logger = createLogger({}, "error");
 /** The version the cached binaries are (kube-apiserver --version: "Kubernetes v1.36.4"). */

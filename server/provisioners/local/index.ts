@@ -1,0 +1,2 @@
+/** The local provisioner, whose modules live in this folder. */
+export * from "./provisioner";
