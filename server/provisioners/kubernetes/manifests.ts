@@ -2,12 +2,12 @@
  * The objects of a tenant control plane that runs as pods in the super cluster, as pure functions of
  * the spec: a namespace per tenant; etcd as a one-replica StatefulSet behind a headless Service;
  * kube-apiserver and kube-controller-manager as Deployments; the PKI and kubeconfigs as Secrets.
- * server/provisioners/kubernetes.ts applies them; the unit tests read them.
+ * ./provisioner.ts applies them; the unit tests read them.
  */
 import { createHash } from "node:crypto";
 import { authenticationConfiguration } from "@/server/cluster/hardening";
 import type { KubeObject } from "@/server/k8s/apply";
-import { type ControlPlanePki, type PkiNames, pkiFiles } from "./pki";
+import { type ControlPlanePki, type PkiNames, pkiFiles } from "../pki";
 
 export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const TENANT_LABEL = "ring0.dev/tenant";
