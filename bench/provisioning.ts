@@ -20,8 +20,10 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePortsFor, kubeBinaries, renderKwokctlConfig, runKwokctl } from "@/server/cluster/kwokctl";
+import { kubeBinaries, runKwokctl } from "@/server/cluster/kwokctl";
+import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
 import { localSuperCluster } from "@/server/cluster/local";
+import { freePortsFor } from "@/server/cluster/ports";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";

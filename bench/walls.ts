@@ -13,9 +13,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePortsFor, kubeBinaries, renderKwokctlConfig, runKwokctl } from "@/server/cluster/kwokctl";
+import { kubeBinaries, runKwokctl } from "@/server/cluster/kwokctl";
+import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
 import { localSuperCluster } from "@/server/cluster/local";
 import { localNodeName } from "@/server/cluster/nodes";
+import { freePortsFor } from "@/server/cluster/ports";
 import { createObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
 import { controlPlaneCreateArgs, createLocalProvisioner } from "@/server/provisioners/local";

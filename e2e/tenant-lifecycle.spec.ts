@@ -9,7 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Page } from "@playwright/test";
-import { processesMentioning } from "@/server/cluster/kwokctl";
+import { processesMentioning } from "@/server/cluster/process";
 import { expect, signInThroughIam, test } from "./fixtures";
 import { kubectlBinary } from "./kubectl";
 import { AppShell } from "./pages/app-shell";

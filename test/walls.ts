@@ -9,7 +9,7 @@ import https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import tls from "node:tls";
-import { componentFlagsOf } from "@/server/cluster/kwokctl";
+import { componentFlagsOf } from "@/server/cluster/kwokctl-config";
 
 /** The ports of one kwokctl cluster's components, from its saved config. */
 export interface ClusterPorts {

@@ -9,8 +9,13 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { recordAudit } from "@/server/audit/service";
-import { killProcessesMentioning, processesMentioning } from "@/server/cluster/kwokctl";
-import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import {
+  CommandError,
+  killProcessesMentioning,
+  processesMentioning,
+  type RunResult,
+  run,
+} from "@/server/cluster/process";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { findFreePort, startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";

@@ -9,7 +9,7 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { killProcessesMentioning } from "@/server/cluster/kwokctl";
+import { killProcessesMentioning } from "@/server/cluster/process";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";

@@ -15,7 +15,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { ensurePkiDirectory, type PkiEntry } from "@/server/pki/directory";
-import type { ComponentFlags } from "./kwokctl";
+import type { ComponentFlags } from "./kwokctl-config";
 
 /** The only requests kube-apiserver authenticates as anonymous (probes and version checks). */
 export const ANONYMOUS_PATHS = ["/livez", "/readyz", "/healthz", "/version"] as const;

@@ -13,42 +13,37 @@
  *   <stateDir>/sim-logs/                   simulated pods' log files, served by ring0-simkubelet
  *
  * Every component runs behind the walls of ./hardening.ts: etcd on TLS with client certificates,
- * anonymous requests only on health endpoints, no kubelet API from kwok.
+ * anonymous requests only on health endpoints, no kubelet API from kwok. What kwokctl is told is
+ * ./super-cluster-config.ts; the nodes are ./node-pool.ts's. This file is the cluster's lifecycle.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import type { KubeObject } from "@/server/k8s/apply";
 import { type ClusterConnection, clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
-import { isAlreadyExists, K8sError } from "@/server/k8s/errors";
+import { K8sError } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import { closeKwokctlKeys, ensureEtcdPki, ensureNodePki, type NodePki } from "./hardening";
+import { kubeBinaries, runKwokctl } from "./kwokctl";
+import { type ComponentFlags, componentFlagsOf, type KwokctlPorts } from "./kwokctl-config";
 import {
-  anonymousHealthOnlyFlags,
-  closeKwokctlKeys,
-  ensureEtcdPki,
-  ensureNodePki,
-  etcdTlsFlags,
-  type NodePki,
-  simulatedKubeletFlags,
-  writeAuthenticationConfiguration,
-} from "./hardening";
-import {
-  type ComponentFlags,
-  componentFlagsOf,
-  freePortsFor,
-  isPortFree,
-  type KwokctlPorts,
-  kubeBinaries,
-  mergeComponentFlags,
-  renderKwokctlConfig,
-  runKwokctl,
-  until,
-  waitExited,
-  withAllComponentFlags,
-} from "./kwokctl";
-import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
-import { CommandError } from "./process";
+  addLocalNodes,
+  advertiseKubeletPort,
+  ensureLocalNodes,
+  type LocalNodeTemplate,
+  scaleLocalNodes,
+  waitLocalNodesReady,
+} from "./node-pool";
+import { freePortsFor, isPortFree } from "./ports";
+import { CommandError, until, waitExited } from "./process";
 import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
+import {
+  hardenSavedConfig,
+  SUPER_CLUSTER_PORTS,
+  type SuperClusterFiles,
+  superClusterFlags,
+  writeSuperClusterConfig,
+} from "./super-cluster-config";
 
 export interface LocalSuperClusterOptions {
   stateDir: string;
@@ -109,24 +104,9 @@ export interface KubeletClientTls {
 export function simulatedPodLogsDir(stateDir: string): string {
   return path.join(path.resolve(stateDir), "sim-logs");
 }
+
 const CREATE_TIMEOUT_MS = 5 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
-const SUPER_CLUSTER_PORTS = [
-  "etcdPort",
-  "etcdPeerPort",
-  "kwokControllerPort",
-  "kubeControllerManagerPort",
-  "kubeSchedulerPort",
-] as const;
-
-async function mapLimit<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: Math.min(limit, queue.length) }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await task(item);
-    }),
-  );
-}
 
 /** A component's log file of the local super cluster (kwokctl writes one per process). */
 export function localClusterLogFile(
@@ -152,76 +132,20 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   const kwokctl = (binDir: string, args: string[], timeoutMs: number) =>
     runKwokctl({ workDir: kwokDir, name, configPath }, binDir, args, { timeoutMs, logger: log });
 
-  const writeKwokctlConfig = (
-    binDir: string,
-    ports: KwokctlPorts | null = null,
-    flags: ComponentFlags = {},
-  ) => {
-    fs.mkdirSync(kwokDir, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(
-      configPath,
-      renderKwokctlConfig({
-        workDir: kwokDir,
-        binDir,
-        writer: "server/cluster/local.ts, on every `up`",
-        ports: {
-          ...(options.apiserverPort ? { kubeApiserverPort: options.apiserverPort } : {}),
-          ...(ports ?? {}),
-        },
-        flags,
-      }),
-    );
+  const files: SuperClusterFiles = {
+    kwokDir,
+    configPath,
+    savedConfigPath: path.join(clusterDir, "kwok.yaml"),
   };
-
-  const savedConfigPath = path.join(clusterDir, "kwok.yaml");
-
-  /**
-   * Every flag of ./hardening.ts for etcd on these ports, plus what Ring0's tests rely on:
-   * PodTemplates (unused by Ring0) bypass the watch cache, so tests can watch from a resourceVersion
-   * that etcd compaction removed and see the API server's real 410.
-   */
-  const wantedFlags = async (etcd: { client: number; peer: number }): Promise<ComponentFlags> =>
-    mergeComponentFlags(
-      etcdTlsFlags(etcd, await ensureEtcdPki(kwokDir)),
-      anonymousHealthOnlyFlags(writeAuthenticationConfiguration(kwokDir)),
-      simulatedKubeletFlags(await ensureNodePki(kwokDir)),
-      { "kube-apiserver": { "watch-cache-sizes": "podtemplates#0" } },
-    );
-
-  /** etcd's ports from the saved cluster config (http or https, whichever it was made with). */
-  const savedEtcdPorts = (text: string): { client: number; peer: number } | undefined => {
-    const flags = componentFlagsOf(text, "etcd");
-    const port = (url: string | undefined) => Number(/:(\d+)$/.exec(url ?? "")?.[1]);
-    const client = port(flags?.get("listen-client-urls"));
-    const peer = port(flags?.get("listen-peer-urls"));
-    return client > 0 && peer > 0 ? { client, peer } : undefined;
-  };
-
-  /**
-   * Puts a cluster made before these walls (or with other certificates) behind them: its saved config
-   * gets every wanted flag. True when the config changed (a running cluster must be restarted).
-   */
-  const hardenSavedConfig = async (): Promise<boolean> => {
-    const text = fs.readFileSync(savedConfigPath, "utf8");
-    const ports = savedEtcdPorts(text);
-    if (!ports)
-      throw new Error(`${savedConfigPath} names no etcd ports: delete the cluster (npm run cluster:down)`);
-    const patched = withAllComponentFlags(text, await wantedFlags(ports));
-    if ("missing" in patched) {
-      throw new Error(
-        `${savedConfigPath} has no ${patched.missing} component: delete the cluster (npm run cluster:down)`,
-      );
-    }
-    if (patched.text === text) return false;
-    fs.writeFileSync(savedConfigPath, patched.text);
-    return true;
-  };
+  const { savedConfigPath } = files;
+  const writeKwokctlConfig = (binDir: string, ports?: KwokctlPorts, flags?: ComponentFlags) =>
+    writeSuperClusterConfig(files, binDir, options.apiserverPort, ports, flags);
 
   let simKubeletPort: number | undefined;
 
   /** The simulated kubelet, and every Ring0 node advertising its port. */
   const ensureSimulatedKubelet = async (binDir: string) => {
-    simKubeletPort = await ensureSimKubelet({
+    const port = await ensureSimKubelet({
       kwokDir,
       logsDir: path.join(clusterDir, "logs"),
       podLogsDir: simulatedPodLogsDir(stateDir),
@@ -229,27 +153,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       pki: await ensureNodePki(kwokDir),
       logger: log,
     });
-    const list = await kubeRequest<{
-      items: {
-        metadata: { name: string };
-        status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
-      }[];
-    }>(connect(), {
-      path: "/api/v1/nodes",
-      query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
-      timeoutMs: 30_000,
-    });
-    const port = simKubeletPort;
-    const stale = list.items.filter((node) => node.status?.daemonEndpoints?.kubeletEndpoint?.Port !== port);
-    await mapLimit(stale, 16, async (node) => {
-      await kubeRequest(connect(), {
-        method: "PATCH",
-        path: `/api/v1/nodes/${encodeURIComponent(node.metadata.name)}/status`,
-        contentType: "application/merge-patch+json",
-        body: { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } },
-        timeoutMs: 30_000,
-      });
-    });
+    simKubeletPort = port;
+    await advertiseKubeletPort(connect(), port);
   };
 
   const connect = (): ClusterConnection => {
@@ -257,39 +162,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     return connection;
   };
 
-  /** Nodes this module created, by index. */
-  const listLocalNodes = async (): Promise<Map<number, string>> => {
-    const list = await kubeRequest<{ items: { metadata: { name: string } }[] }>(connect(), {
-      path: "/api/v1/nodes",
-      query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
-      timeoutMs: 30_000,
-    });
-    const byIndex = new Map<number, string>();
-    for (const node of list.items) {
-      const index = localNodeIndex(node.metadata.name);
-      if (index !== undefined) byIndex.set(index, node.metadata.name);
-    }
-    return byIndex;
-  };
-
   let kubeletVersion = "v1.36.0";
-  const createNodes = async (indices: number[]) => {
-    await mapLimit(indices, 16, async (index) => {
-      try {
-        await createObject(connect(), localNodeManifest(index, kubeletVersion, simKubeletPort));
-      } catch (error) {
-        if (!isAlreadyExists(error)) throw error;
-      }
-    });
-  };
-
-  const ensureNodes = async (count: number) => {
-    const existing = await listLocalNodes();
-    const missing = Array.from({ length: count }, (_, index) => index).filter(
-      (index) => !existing.has(index),
-    );
-    await createNodes(missing);
-  };
+  const nodeTemplate = (): LocalNodeTemplate => ({ kubeletVersion, kubeletPort: simKubeletPort });
 
   const waitReady = async () => {
     const conn = connect();
@@ -305,24 +179,6 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       return true;
     });
     kubeletVersion = (await clusterVersion(conn)).gitVersion;
-  };
-
-  const waitNodesReady = async (count: number) => {
-    await until(`${count} nodes becoming Ready`, READY_TIMEOUT_MS, async () => {
-      const list = await kubeRequest<{
-        items: { status?: { conditions?: { type: string; status: string }[] } }[];
-      }>(connect(), {
-        path: "/api/v1/nodes",
-        query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
-        timeoutMs: 30_000,
-      });
-      const ready = list.items.filter((node) =>
-        node.status?.conditions?.some(
-          (condition) => condition.type === "Ready" && condition.status === "True",
-        ),
-      ).length;
-      return ready >= count ? true : undefined;
-    });
   };
 
   const serverOf = () => connect().server;
@@ -356,7 +212,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       if (current.running && current.server && fs.existsSync(savedConfigPath)) {
         connection = undefined;
         const binDir = await resolveBinDir("manage");
-        if (await hardenSavedConfig()) {
+        if (await hardenSavedConfig(files)) {
           // Made before the walls of ./hardening.ts (or with other certificates): restarted behind them.
           log.info("restarting the local super cluster behind its walls (etcd TLS, no anonymous access)");
           writeKwokctlConfig(binDir);
@@ -368,7 +224,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         closeKwokctlKeys(path.join(clusterDir, "pki"));
         // Ring0's own binary comes from today's build, whatever the cluster was made with.
         await ensureSimulatedKubelet(await resolveBinDir("create"));
-        await ensureNodes(nodes);
+        await ensureLocalNodes(connect(), nodes, nodeTemplate());
         log.debug("reusing running local super cluster", { server: current.server });
         return { kubeconfig: kubeconfigPath, server: current.server, created: false };
       }
@@ -381,7 +237,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         // Stopped (e.g. after a reboot): start the same cluster with its data.
         log.info("starting the stopped local super cluster", { stateDir });
         try {
-          await hardenSavedConfig();
+          await hardenSavedConfig(files);
           await kwokctl(binDir, ["start", "cluster", "--timeout", "3m"], CREATE_TIMEOUT_MS);
         } catch (error) {
           log.warn("restarting the local super cluster failed; recreating it", { error });
@@ -401,7 +257,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         writeKwokctlConfig(
           binDir,
           ports,
-          await wantedFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }),
+          await superClusterFlags(kwokDir, { client: ports.etcdPort, peer: ports.etcdPeerPort }),
         );
         log.info("creating the local super cluster (kwokctl, binary runtime)", { stateDir, binDir });
         fs.rmSync(kubeconfigPath, { force: true });
@@ -440,8 +296,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       connection = undefined;
       await waitReady();
       await ensureSimulatedKubelet(binDir);
-      await ensureNodes(nodes);
-      await waitNodesReady(nodes);
+      await ensureLocalNodes(connect(), nodes, nodeTemplate());
+      await waitLocalNodesReady(connect(), nodes, READY_TIMEOUT_MS);
       const server = serverOf();
       log.info(created ? "local super cluster created" : "local super cluster started", {
         server,
@@ -493,27 +349,9 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       }
     },
 
-    async addNodes(count) {
-      const existing = await listLocalNodes();
-      const start = existing.size === 0 ? 0 : Math.max(...existing.keys()) + 1;
-      const indices = Array.from({ length: count }, (_, offset) => start + offset);
-      await createNodes(indices);
-      return indices.map(localNodeName);
-    },
+    addNodes: (count) => addLocalNodes(connect(), count, nodeTemplate()),
 
-    async scaleNodes(count) {
-      const existing = await listLocalNodes();
-      const missing = Array.from({ length: count }, (_, index) => index).filter(
-        (index) => !existing.has(index),
-      );
-      const extra = [...existing.entries()]
-        .filter(([index]) => index >= count)
-        .map(([, nodeName]) => nodeName);
-      await createNodes(missing);
-      await mapLimit(extra, 16, async (nodeName) => {
-        await deleteObject(connect(), { apiVersion: "v1", kind: "Node", metadata: { name: nodeName } });
-      });
-    },
+    scaleNodes: (count) => scaleLocalNodes(connect(), count, nodeTemplate()),
 
     connect,
 

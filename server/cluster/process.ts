@@ -1,5 +1,11 @@
-/** Child processes for the local super cluster: argument arrays only, bounded in time, output captured. */
+/**
+ * The processes of Ring0's local kwokctl clusters. Child processes are run with argument arrays only,
+ * bounded in time, output captured; running ones are found by the work dir in their command line,
+ * killed, and waited for until they have let go of their files and ports.
+ */
 import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
 
 export interface RunResult {
   code: number | null;
@@ -78,4 +84,78 @@ export function run(command: string, args: string[], options: RunOptions): Promi
       }
     });
   });
+}
+
+/** Poll `probe` every 250 ms until it yields a value; throws naming `what` after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const detail = lastError instanceof Error ? `: ${lastError.message}` : "";
+  throw new Error(`${what} did not happen within ${Math.round(timeoutMs / 1000)} s${detail}`);
+}
+
+/** PIDs of processes (other than this one) whose command line mentions `needle`. */
+export function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const commandLine = fs.readFileSync(path.join("/proc", entry, "cmdline"), "utf8");
+      if (commandLine.includes(needle)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * True once `pid` has let go of its files and sockets: gone, or a zombie without live threads. (A
+ * dying process loses its command line before it closes its sockets, so an empty cmdline is not enough.)
+ */
+export function hasExited(pid: number): boolean {
+  let status: string;
+  try {
+    status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return true;
+  }
+  const state = /^State:\s+(\S)/m.exec(status)?.[1];
+  const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? "1");
+  return (state === "Z" || state === "X") && threads <= 1;
+}
+
+/** Wait until every pid has exited (see `hasExited`). */
+export async function waitExited(pids: number[], timeoutMs = 10_000): Promise<void> {
+  if (pids.length === 0) return;
+  await until(`processes ${pids.join(", ")} exiting`, timeoutMs, async () =>
+    pids.every(hasExited) ? true : undefined,
+  );
+}
+
+/** SIGKILL every process mentioning `needle` and wait until they have exited; returns the pids killed. */
+export async function killProcessesMentioning(needle: string, timeoutMs = 10_000): Promise<number[]> {
+  const killed = processesMentioning(needle);
+  for (const pid of killed) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await waitExited(killed, timeoutMs);
+  return killed;
 }

@@ -14,7 +14,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Logger } from "@/server/logger";
 import { NODE_PROXY_GROUP, type NodePki } from "./hardening";
-import { freeLoopbackPorts, hasExited, isListening, isPortFree, until } from "./kwokctl";
+import { freeLoopbackPorts, isListening, isPortFree } from "./ports";
+import { hasExited, until } from "./process";
 
 export const SIM_KUBELET_BINARY = "ring0-simkubelet";
 

@@ -1,7 +1,7 @@
 import { createPrivateKey, createPublicKey, createSign, createVerify, X509Certificate } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as x509 from "@/server/pki/x509";
-import { controlPlanePkiNames } from "./kubernetes-manifests";
+import { controlPlanePkiNames } from "./kubernetes/manifests";
 import { type ControlPlanePki, ensurePki, pkiFromFiles, pkiToFiles, RENEW_BEFORE_DAYS } from "./pki";
 
 const names = controlPlanePkiNames("acme", "cluster.local");

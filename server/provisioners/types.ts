@@ -4,9 +4,9 @@
  * `spec.controlPlane.provisioner` (default from RING0_DEFAULT_PROVISIONER):
  *
  *   local       kwokctl binary-runtime clusters (etcd, kube-apiserver, kube-controller-manager) as
- *               processes on 127.0.0.1, state under <stateDir>/tenants/<tenant>/ (server/provisioners/local.ts)
+ *               processes on 127.0.0.1, state under <stateDir>/tenants/<tenant>/ (server/provisioners/local/)
  *   kubernetes  etcd StatefulSet + kube-apiserver/kube-controller-manager Deployments in a namespace
- *               of the super cluster (server/provisioners/kubernetes.ts)
+ *               of the super cluster (server/provisioners/kubernetes/)
  *
  * Every method is idempotent and safe to call again after a crash at any point: `ensure` converges
  * (creates what is missing, adopts what already runs), `destroy` removes whatever is left.

@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
 import type { SessionUser } from "@/server/auth/roles";
-import { killProcessesMentioning } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
+import { killProcessesMentioning } from "@/server/cluster/process";
 import {
   SIMULATED_POD_LABEL,
   simulatedPodLogFile,

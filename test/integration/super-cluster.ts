@@ -8,8 +8,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { killProcessesMentioning } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
+import { killProcessesMentioning } from "@/server/cluster/process";
 import { createLogger } from "@/server/logger";
 
 declare module "vitest" {

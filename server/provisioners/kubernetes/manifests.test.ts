@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "@/server/k8s/apply";
+import type { ControlPlanePki } from "../pki";
 import {
   type ControlPlaneManifestOptions,
   controlPlaneEndpoint,
@@ -11,8 +12,7 @@ import {
   pkiChecksum,
   pkiSecretManifest,
   renderKubeconfig,
-} from "./kubernetes-manifests";
-import type { ControlPlanePki } from "./pki";
+} from "./manifests";
 
 const longTenant = `${"a".repeat(20)}-${"b".repeat(19)}`; // 40 characters
 

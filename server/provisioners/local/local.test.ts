@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { renderKwokctlConfig } from "@/server/cluster/kwokctl";
+import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
+import { ControlPlaneSpecError } from "../types";
+import { resolveVersion } from "../versions";
 import {
   checkTenantName,
   localClusterName,
@@ -7,9 +9,7 @@ import {
   replaceBinDir,
   replacePorts,
   sortVersionsNewestFirst,
-} from "./local";
-import { ControlPlaneSpecError } from "./types";
-import { resolveVersion } from "./versions";
+} from ".";
 
 const record = {
   version: "1.36.4",

@@ -7,26 +7,21 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  isListening,
-  killProcessesMentioning,
-  kubeBinaries,
-  processesMentioning,
-  waitExited,
-} from "@/server/cluster/kwokctl";
-import { run } from "@/server/cluster/process";
+import { kubeBinaries } from "@/server/cluster/kwokctl";
+import { isListening } from "@/server/cluster/ports";
+import { killProcessesMentioning, processesMentioning, run, waitExited } from "@/server/cluster/process";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
-import { createLocalProvisioner } from "./local";
 import {
   type ControlPlaneObservation,
   ControlPlaneSpecError,
   kubeconfigFromAccess,
   type Provisioner,
-} from "./types";
+} from "../types";
+import { createLocalProvisioner } from ".";
 
 const logger = createLogger({}, "error");
 /** The version the cached binaries are (kube-apiserver --version: "Kubernetes v1.36.4"). */

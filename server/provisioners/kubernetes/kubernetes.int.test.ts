@@ -5,8 +5,8 @@ import { isNotFound } from "@/server/k8s/errors";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
-import { createKubernetesProvisioner } from "./kubernetes";
-import { ControlPlaneSpecError } from "./types";
+import { ControlPlaneSpecError } from "../types";
+import { createKubernetesProvisioner } from ".";
 
 const conn = testSuperCluster();
 // The super cluster runs the binaries Ring0 built, so its version is the one Ring0 has.

@@ -1,6 +1,6 @@
 /**
  * The `kubernetes` provisioner: a tenant's control plane as pods in the super cluster, in a
- * namespace of its own (objects in server/provisioners/kubernetes-manifests.ts, PKI in pki.ts).
+ * namespace of its own (objects in ./manifests.ts, pod status in ./status.ts, PKI in ../pki.ts).
  *
  * `ensure` converges in a fixed order — namespace, PKI Secret (generated once, completed or renewed
  * leaf by leaf, CA never replaced), kubeconfig Secret, etcd, API server, controller manager — all by
@@ -17,6 +17,15 @@ import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "../pki";
+import {
+  type ControlPlaneAccess,
+  type ControlPlaneObservation,
+  type ControlPlaneSpec,
+  ControlPlaneSpecError,
+  type Provisioner,
+} from "../types";
+import { availableVersions, resolveVersion } from "../versions";
 import {
   APISERVER_NAME,
   CONTROL_PLANE_LABEL,
@@ -37,17 +46,8 @@ import {
   pkiChecksum,
   pkiSecretManifest,
   TENANT_LABEL,
-} from "./kubernetes-manifests";
-import { isPodReady, type Pod, podFailure, podWaitingFor } from "./kubernetes-status";
-import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "./pki";
-import {
-  type ControlPlaneAccess,
-  type ControlPlaneObservation,
-  type ControlPlaneSpec,
-  ControlPlaneSpecError,
-  type Provisioner,
-} from "./types";
-import { availableVersions, resolveVersion } from "./versions";
+} from "./manifests";
+import { isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 export interface KubernetesProvisionerOptions {
   superCluster: ClusterConnection;
@@ -330,4 +330,4 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
   };
 }
 
-export type { EtcdStorage } from "./kubernetes-manifests";
+export type { EtcdStorage } from "./manifests";

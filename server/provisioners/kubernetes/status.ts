@@ -1,6 +1,6 @@
 /**
  * What a control plane's pods say about it, as pure functions of the Pod objects (unit-tested;
- * server/provisioners/kubernetes.ts reads the pods).
+ * ./provisioner.ts reads the pods).
  */
 export interface Pod {
   metadata: { name: string; deletionTimestamp?: string };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPodReady, type Pod, podFailure, podWaitingFor } from "./kubernetes-status";
+import { isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 const ready: Pod = {
   metadata: { name: "kube-apiserver-abc" },

@@ -1,0 +1,102 @@
+/**
+ * What every control-plane pod shares: the options the manifests are rendered from, the replicas
+ * per component (suspended or not), the restricted security contexts, the PKI volume and the pod
+ * template whose PKI checksum annotation rolls pods onto new certificates.
+ */
+import { labels, PKI_SECRET } from "./naming";
+
+const PKI_CHECKSUM_ANNOTATION = "ring0.dev/pki-checksum";
+export const PKI_DIR = "/etc/kubernetes/pki";
+/** The nonroot user of the distroless Kubernetes images. */
+const RUN_AS = 65532;
+
+/**
+ * Where etcd keeps its data. A PersistentVolumeClaim is what a real super cluster wants. The local
+ * super cluster's kwok nodes have no storage (no provisioner, no volumes: a claim would stay
+ * Pending and the pod unschedulable), so there the data lives in an emptyDir, which lasts only as
+ * long as the etcd pod — and a suspended control plane therefore keeps its etcd pod running.
+ */
+export type EtcdStorage =
+  | { kind: "emptyDir" }
+  | { kind: "persistentVolumeClaim"; size: string; storageClassName?: string };
+
+export interface ControlPlaneImages {
+  /** Registry of the Kubernetes images (registry.k8s.io). */
+  registry: string;
+  /** etcd image tag, e.g. "3.6.8-0". */
+  etcdTag: string;
+}
+
+export const defaultImages: ControlPlaneImages = { registry: "registry.k8s.io", etcdTag: "3.6.8-0" };
+
+/** What the manifests need beyond the spec. */
+export interface ControlPlaneManifestOptions {
+  tenant: string;
+  /** Exact Kubernetes version ("1.36.4"), already resolved. */
+  version: string;
+  suspended: boolean;
+  images: ControlPlaneImages;
+  etcdStorage: EtcdStorage;
+  clusterDomain: string;
+  /** Changes whenever the PKI does, so pods restart onto new certificates. */
+  pkiChecksum: string;
+}
+
+/** Replicas per component: everything at 0 when suspended, except an etcd whose data is an emptyDir. */
+export function controlPlaneReplicas(
+  suspended: boolean,
+  etcdStorage: EtcdStorage,
+): { etcd: number; apiserver: number; controllerManager: number } {
+  if (!suspended) return { etcd: 1, apiserver: 1, controllerManager: 1 };
+  return { etcd: etcdStorage.kind === "emptyDir" ? 1 : 0, apiserver: 0, controllerManager: 0 };
+}
+
+const podSecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: RUN_AS,
+  runAsGroup: RUN_AS,
+  fsGroup: RUN_AS,
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+export const containerSecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+};
+
+export function pkiVolume(files: string[]) {
+  return {
+    name: "pki",
+    secret: {
+      secretName: PKI_SECRET,
+      defaultMode: 0o440,
+      items: files.map((file) => ({ key: file, path: file })),
+    },
+  };
+}
+
+export function podSpec(containers: unknown[], volumes: unknown[]) {
+  return {
+    // The control plane never talks to the super cluster's API.
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    securityContext: podSecurityContext,
+    containers,
+    volumes,
+  };
+}
+
+export function httpsProbe(path: string, port: number, failureThreshold: number) {
+  return { httpGet: { path, port, scheme: "HTTPS" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold };
+}
+
+export function podTemplate(options: ControlPlaneManifestOptions, name: string, spec: unknown) {
+  return {
+    metadata: {
+      labels: labels(options.tenant, name),
+      annotations: { [PKI_CHECKSUM_ANNOTATION]: options.pkiChecksum },
+    },
+    spec,
+  };
+}

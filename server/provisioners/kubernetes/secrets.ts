@@ -1,0 +1,92 @@
+/**
+ * The Secrets of a tenant's control plane: its PKI (plain PEM files by key) and the kubeconfigs of
+ * the controller manager and Ring0's admin, plus the PKI checksum whose change rolls the pods onto
+ * new certificates.
+ */
+import { createHash } from "node:crypto";
+import type { KubeObject } from "@/server/k8s/apply";
+import type { ControlPlanePki } from "../pki";
+import { controlPlaneEndpoint, controlPlaneNamespace, KUBECONFIG_SECRET, labels, PKI_SECRET } from "./naming";
+
+function base64(text: string): string {
+  return Buffer.from(text).toString("base64");
+}
+
+export function pkiSecretManifest(tenant: string, files: Record<string, string>): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: PKI_SECRET, namespace: controlPlaneNamespace(tenant), labels: labels(tenant) },
+    type: "Opaque",
+    data: Object.fromEntries(Object.entries(files).map(([file, pem]) => [file, base64(pem)])),
+  };
+}
+
+/** A kubeconfig with one cluster, one client-certificate user and one context. */
+export function renderKubeconfig(input: {
+  cluster: string;
+  user: string;
+  server: string;
+  ca: string;
+  cert: string;
+  key: string;
+}): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${input.cluster}`,
+    "  cluster:",
+    `    server: ${input.server}`,
+    `    certificate-authority-data: ${base64(input.ca)}`,
+    "users:",
+    `- name: ${input.user}`,
+    "  user:",
+    `    client-certificate-data: ${base64(input.cert)}`,
+    `    client-key-data: ${base64(input.key)}`,
+    "contexts:",
+    `- name: ${input.user}@${input.cluster}`,
+    "  context:",
+    `    cluster: ${input.cluster}`,
+    `    user: ${input.user}`,
+    `current-context: ${input.user}@${input.cluster}`,
+    "",
+  ].join("\n");
+}
+
+/** The controller manager's kubeconfig and Ring0's admin kubeconfig (both through the Service name). */
+export function kubeconfigSecretManifest(tenant: string, pki: ControlPlanePki): KubeObject {
+  const server = controlPlaneEndpoint(tenant);
+  const controllerManager = renderKubeconfig({
+    cluster: tenant,
+    user: "system:kube-controller-manager",
+    server,
+    ca: pki.ca.cert,
+    ...pki.controllerManager,
+  });
+  const admin = renderKubeconfig({
+    cluster: tenant,
+    user: "ring0-admin",
+    server,
+    ca: pki.ca.cert,
+    ...pki.admin,
+  });
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: KUBECONFIG_SECRET, namespace: controlPlaneNamespace(tenant), labels: labels(tenant) },
+    type: "Opaque",
+    data: { "controller-manager.conf": base64(controllerManager), "admin.conf": base64(admin) },
+  };
+}
+
+/** A checksum of the PKI files, for the pod template annotation that rolls pods onto new certificates. */
+export function pkiChecksum(files: Record<string, string>): string {
+  const hash = createHash("sha256");
+  for (const file of Object.keys(files).sort())
+    hash
+      .update(file)
+      .update("\0")
+      .update(files[file] ?? "");
+  return hash.digest("hex").slice(0, 16);
+}

@@ -1,0 +1,93 @@
+/**
+ * How a tenant's kube-apiserver reaches kubelets and Ring0's webhooks: through the vn-agents, with a
+ * kubelet client certificate (CN=<tenant>, O=ring0:tenant-apiserver) from the vn-agent client CA,
+ * verifying them with the vn-agent serving CA; and presenting the same certificate to every webhook
+ * Ring0 registers (the quota webhook takes the tenant from it). All of it lives in `<dir>/vn-agent/`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { readText, type TenantPaths, writeAtomically } from "./paths";
+
+/** The kube-apiserver flags (without "--") that send its kubelet requests through the vn-agents. */
+export function vnAgentKubeletArgs(dir: string): Record<string, string> {
+  return {
+    "kubelet-client-certificate": path.join(dir, "vn-agent", "kubelet-client.crt"),
+    "kubelet-client-key": path.join(dir, "vn-agent", "kubelet-client.key"),
+    "kubelet-certificate-authority": path.join(dir, "vn-agent", "vn-agent-ca.crt"),
+  };
+}
+
+/**
+ * The kube-apiserver flag that makes it present its kubelet client certificate to Ring0's
+ * admission webhooks too (the quota webhook verifies it and takes the tenant from it).
+ */
+export function admissionConfigArgs(dir: string): Record<string, string> {
+  return { "admission-control-config-file": path.join(dir, "vn-agent", "admission-config.yaml") };
+}
+
+/**
+ * The AdmissionConfiguration and its kubeconfig: every webhook Ring0 registers gets the tenant
+ * apiserver's client certificate ("*": tenant admins cannot register webhooks of their own).
+ */
+export function admissionConfigFiles(dir: string): Record<string, string> {
+  const base = path.join(dir, "vn-agent");
+  const kubeconfig = path.join(base, "webhook.kubeconfig");
+  return {
+    [path.join(base, "admission-config.yaml")]: [
+      "apiVersion: apiserver.config.k8s.io/v1",
+      "kind: AdmissionConfiguration",
+      "plugins:",
+      "  - name: ValidatingAdmissionWebhook",
+      "    configuration:",
+      "      apiVersion: apiserver.config.k8s.io/v1",
+      "      kind: WebhookAdmissionConfiguration",
+      `      kubeConfigFile: ${JSON.stringify(kubeconfig)}`,
+      "",
+    ].join("\n"),
+    [kubeconfig]: [
+      "apiVersion: v1",
+      "kind: Config",
+      "users:",
+      '  - name: "*"',
+      "    user:",
+      `      client-certificate: ${JSON.stringify(path.join(base, "kubelet-client.crt"))}`,
+      `      client-key: ${JSON.stringify(path.join(base, "kubelet-client.key"))}`,
+      "",
+    ].join("\n"),
+  };
+}
+
+/**
+ * The apiserver's kubelet client certificate and the vn-agent serving CA, written into the tenant's
+ * dir; re-issued when missing, expiring or from another CA, and the admission configuration that
+ * presents the same certificate to Ring0's webhooks. Returns the kube-apiserver flags that use them
+ * (none without vn-agents: `vnAgentStateDir` undefined).
+ */
+export async function writeKubeletClient(
+  vnAgentStateDir: string | undefined,
+  tenant: string,
+  paths: TenantPaths,
+): Promise<Record<string, string>> {
+  if (!vnAgentStateDir) return {};
+  const pki = await ensureVnAgentPki(vnAgentStateDir);
+  const args = vnAgentKubeletArgs(paths.dir);
+  const [cert, key, ca] = [
+    args["kubelet-client-certificate"],
+    args["kubelet-client-key"],
+    args["kubelet-certificate-authority"],
+  ] as [string, string, string];
+  fs.mkdirSync(path.dirname(cert), { recursive: true, mode: 0o700 });
+  const current = { cert: readText(cert) ?? "", key: readText(key) ?? "" };
+  if (!current.cert || !current.key || !(await certificateStillGood(current, pki.clientCa))) {
+    const issued = await pki.issueTenantKubeletClient(tenant);
+    fs.writeFileSync(`${key}.tmp`, issued.key, { mode: 0o600 });
+    fs.renameSync(`${key}.tmp`, key);
+    writeAtomically(cert, issued.cert);
+  }
+  if (readText(ca) !== pki.servingCa.cert) writeAtomically(ca, pki.servingCa.cert);
+  for (const [file, text] of Object.entries(admissionConfigFiles(paths.dir))) {
+    if (readText(file) !== text) writeAtomically(file, text);
+  }
+  return { ...args, ...admissionConfigArgs(paths.dir) };
+}

@@ -1,0 +1,219 @@
+/**
+ * The local provisioner: one kwokctl binary-runtime cluster per tenant — etcd, kube-apiserver and
+ * kube-controller-manager as processes on 127.0.0.1 (no scheduler, no kwok-controller: a tenant
+ * control plane has no nodes of its own). Binaries come from scripts/kube-build.sh, never the network.
+ *
+ * State, all under `<stateDir>/tenants/<tenant>/` (kwokctl's KWOK_WORKDIR for that tenant; ./paths.ts):
+ *   ring0.json                     Ring0's record: version, bin dir, ports, created time, stopped on purpose
+ *   kwok.yaml                      the KwokctlConfiguration Ring0 writes (binaries, 127.0.0.1, ports)
+ *   kubeconfig                     admin kubeconfig kwokctl writes (for a person debugging)
+ *   clusters/ring0-<tenant>/       kwokctl's cluster: kwok.yaml (what `start` runs), pki/, etcd/, logs/, pids/, bin/
+ *   etcd-pki/                      etcd's own CA, serving and kube-apiserver client certificates (root-only)
+ *   authentication-config.yaml     kube-apiserver's: anonymous requests only on health endpoints
+ *
+ *   vn-agent/                      the apiserver's kubelet client certificate (from the vn-agent client CA) and
+ *                                  the vn-agent serving CA it verifies kubelets (vn-agents) with
+ *
+ * The record (./record.ts) is what lets a restarted Ring0 adopt what runs and stop it with the
+ * binaries it was started with. Changing version or ports of an existing cluster rewrites kwokctl's
+ * saved cluster config (./kwokctl-config.ts) while it is stopped, so etcd's data and the PKI are kept.
+ * This file decides which steps (./lifecycle.ts) an `ensure` takes, one operation at a time per tenant.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { closeKwokctlKeys } from "@/server/cluster/hardening";
+import { withAllComponentFlags } from "@/server/cluster/kwokctl-config";
+import type { Logger } from "@/server/logger";
+import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "../types";
+import { resolveVersion } from "../versions";
+import { hasKwokctl, localBinaries } from "./binaries";
+import { componentStates } from "./components";
+import { retarget, wantedFlags } from "./kwokctl-config";
+import {
+  createControlPlane,
+  type LocalMachine,
+  removeControlPlane,
+  startControlPlane,
+  stopControlPlane,
+} from "./lifecycle";
+import { observeControlPlane, readAccess } from "./observe";
+import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
+import { portPicker } from "./ports";
+import { readRecord, writeRecord } from "./record";
+
+export interface LocalProvisionerOptions {
+  stateDir: string;
+  logger: Logger;
+  /** Binaries of the version tools/kube builds; default $RING0_KUBE_BIN_DIR, else scripts/kube-build.sh's cache. */
+  binDir?: string;
+  /** Exact version → bin dir. Default: tools/kube's one version → `binDir`. */
+  versions?: Record<string, string>;
+  /**
+   * State dir whose vn-agent PKI (<dir>/vn-agent-pki) the apiservers' kubelet client certificates
+   * come from — Ring0's, where the vn-agents run. Default: `stateDir`; false: no kubelet flags.
+   */
+  vnAgentStateDir?: string | false;
+}
+
+export function createLocalProvisioner(options: LocalProvisionerOptions): Provisioner {
+  const stateDir = path.resolve(options.stateDir);
+  const tenantsDir = path.join(stateDir, "tenants");
+  const baseLog = options.logger.child({ component: "local-provisioner" });
+  const machine: LocalMachine = {
+    binaries: localBinaries(options, baseLog),
+    ports: portPicker(tenantsDir),
+    vnAgentStateDir: options.vnAgentStateDir === false ? undefined : (options.vnAgentStateDir ?? stateDir),
+  };
+  /** Per-tenant promise chains: one operation at a time per tenant. */
+  const queues = new Map<string, Promise<unknown>>();
+  /** Tenants with an `ensure` under way (observe says Starting rather than Failed for their gaps). */
+  const ensuring = new Set<string>();
+
+  const serialise = <T>(tenant: string, task: () => Promise<T>): Promise<T> => {
+    const previous = queues.get(tenant) ?? Promise.resolve();
+    const next = previous.then(task, task);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    queues.set(tenant, settled);
+    void settled.then(() => {
+      if (queues.get(tenant) === settled) queues.delete(tenant);
+    });
+    return next;
+  };
+
+  const pathsOf = (tenant: string) => tenantPaths(tenantsDir, tenant);
+  const observeNow = (tenant: string) => observeControlPlane(tenant, pathsOf(tenant), ensuring.has(tenant));
+
+  const ensureNow = async (spec: ControlPlaneSpec, version: string, signal?: AbortSignal) => {
+    signal?.throwIfAborted();
+    const { tenant } = spec;
+    const log = baseLog.child({ tenant });
+    const paths = pathsOf(tenant);
+    const binDir = await machine.binaries.binDirFor(version);
+    let record = readRecord(paths);
+
+    if (fs.existsSync(paths.dir) && (!record || !fs.existsSync(paths.clusterConfig))) {
+      log.warn("removing a half-created control plane before creating it again", { dir: paths.dir });
+      await removeControlPlane(machine, tenant, paths, log);
+      record = undefined;
+    }
+    if (!record) {
+      record = await createControlPlane(machine, tenant, paths, version, binDir, log);
+      if (!spec.suspended) return observeNow(tenant);
+    }
+
+    // Same version on a rebuilt cache keeps its binaries while they exist; a new version moves.
+    if (record.version !== version || !hasKwokctl(record.binDir)) {
+      log.info("moving the control plane to another version", { from: record.version, to: version, binDir });
+      await stopControlPlane(machine, tenant, paths, record, log);
+      retarget(paths, record, { binDir });
+      record = { ...record, version, binDir, stopped: true };
+      writeRecord(paths, record);
+    }
+
+    const states = Object.values(componentStates(paths));
+    if (spec.suspended) {
+      if (!record.stopped || states.some((state) => state !== "stopped")) {
+        log.info("stopping the control plane (suspended; data kept)");
+        await stopControlPlane(machine, tenant, paths, record, log);
+        record = { ...record, stopped: true };
+        writeRecord(paths, record);
+      }
+      return observeNow(tenant);
+    }
+
+    // Control planes created before (the vn-agents, the walls, other certificates) get their flags
+    // now: restarted with them.
+    const savedConfig = readText(paths.clusterConfig) ?? "";
+    const patched = withAllComponentFlags(
+      savedConfig,
+      await wantedFlags(machine.vnAgentStateDir, tenant, paths, record.ports),
+    );
+    if ("missing" in patched) {
+      // Never started without its walls (plain-text etcd, anonymous access): a terminal refusal.
+      if (states.some((state) => state !== "stopped"))
+        await stopControlPlane(machine, tenant, paths, record, log);
+      throw new ControlPlaneSpecError(
+        `${paths.clusterConfig} has no ${patched.missing} component, so the control plane cannot be started behind its walls; delete the tenant's control plane (it is recreated) or restore that file`,
+      );
+    }
+    if (patched.text !== savedConfig) {
+      if (states.some((state) => state !== "stopped")) {
+        log.info("restarting the control plane with its current flags (vn-agents, etcd TLS, authentication)");
+        await stopControlPlane(machine, tenant, paths, record, log);
+      }
+      writeAtomically(paths.clusterConfig, patched.text);
+      signal?.throwIfAborted();
+      await startControlPlane(machine, tenant, paths, record, log);
+      return observeNow(tenant);
+    }
+    closeKwokctlKeys(paths.pki);
+
+    if (states.every((state) => state === "running")) {
+      if (record.stopped) writeRecord(paths, { ...record, stopped: false });
+      return observeNow(tenant);
+    }
+    // Stopped, or some components died: stop what is left, then start all with free ports.
+    if (states.some((state) => state !== "stopped")) {
+      log.warn("components exited; restarting the control plane", { states: componentStates(paths) });
+      await stopControlPlane(machine, tenant, paths, record, log);
+    }
+    signal?.throwIfAborted();
+    await startControlPlane(machine, tenant, paths, record, log);
+    return observeNow(tenant);
+  };
+
+  return {
+    name: "local",
+
+    ensure(spec, signal) {
+      // Before the queue: a bad name or an unknown version is the caller's to fix, not to retry.
+      let tenant: string;
+      let version: string;
+      try {
+        tenant = checkTenantName(spec.tenant);
+        version = resolveVersion(spec.version, machine.binaries.knownVersions());
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return serialise(tenant, async () => {
+        ensuring.add(tenant);
+        try {
+          return await ensureNow({ ...spec, tenant }, version, signal);
+        } finally {
+          ensuring.delete(tenant);
+        }
+      });
+    },
+
+    async observe(tenant) {
+      return observeNow(checkTenantName(tenant));
+    },
+
+    async access(tenant) {
+      const paths = pathsOf(checkTenantName(tenant));
+      return readAccess(paths);
+    },
+
+    destroy(tenant) {
+      try {
+        checkTenantName(tenant);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return serialise(tenant, async () => {
+        const paths = pathsOf(tenant);
+        if (!fs.existsSync(paths.dir)) return;
+        const log = baseLog.child({ tenant });
+        await removeControlPlane(machine, tenant, paths, log);
+        log.info("control plane destroyed", { dir: paths.dir });
+      });
+    },
+
+    async list() {
+      return listTenantDirs(tenantsDir);
+    },
+  };
+}
