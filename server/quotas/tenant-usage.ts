@@ -7,8 +7,8 @@
 import { namespaceShares } from "@/server/admission/hard";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";
+import { createConnectionCache } from "@/server/tenants/connections";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import type { QuotaResource } from "./resources";
 import {
   addUsage,

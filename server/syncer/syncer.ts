@@ -25,8 +25,8 @@ import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { Logger } from "@/server/logger";
 import type { QuotaHard } from "@/server/quotas/resources";
+import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import {
   type TenantResource,
   tenantApiVersion,
