@@ -40,8 +40,8 @@ import { removeLocalWorld } from "@/server/runtime/local-world";
 import { syncLabels } from "@/server/syncer/contracts";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer, type Syncer } from "@/server/syncer/syncer";
+import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import {
   benchDir,

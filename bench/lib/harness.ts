@@ -27,9 +27,9 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { createLogger } from "@/server/logger";
 import type { ControlPlaneAccess, Provisioner } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
+import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 

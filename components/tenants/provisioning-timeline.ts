@@ -4,7 +4,7 @@
  * DefaultsApplied condition's transition, and the phase-change Events for everything that
  * happened since (suspended, upgrading, deleting, failed, ready again). Pure, so it is unit-tested.
  */
-import type { TenantDetail } from "@/server/tenants/tenant-resources";
+import type { TenantDetail } from "@/server/tenants/tenant-detail";
 
 export type TimelineState = "done" | "current" | "pending" | "failed";
 

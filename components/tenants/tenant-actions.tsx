@@ -7,7 +7,7 @@ import styles from "@/components/tenants/tenant-page.module.css";
 import { DeleteTenantForm } from "@/components/tenants/tenant-table";
 import { useTRPC } from "@/components/trpc/client";
 import { toast } from "@/components/ui/toast";
-import type { TenantDetail } from "@/server/tenants/tenant-resources";
+import type { TenantDetail } from "@/server/tenants/tenant-detail";
 
 /** Whether `candidate` (an exact version) is what the tenant runs or asks for already. */
 function isCurrentVersion(candidate: string, tenant: TenantDetail): boolean {

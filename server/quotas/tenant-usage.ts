@@ -16,8 +16,8 @@ import {
 import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
+import { createConnectionCache } from "@/server/tenants/connections";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import type { QuotaResource } from "./resources";
 import {
   addUsage,

@@ -28,10 +28,12 @@ import {
 } from "@/server/syncer/test-world";
 import { applyTenantDefaults, managedLabels } from "@/server/tenants/defaults";
 import { granteeIdentity, kubeUserName, roleGroup, tenantGroup } from "@/server/tenants/kube-identity";
-import { automaticApprover, orphanSweepKey, sharingFinalizer, startSharingController } from "./controller";
+import { automaticApprover } from "./approval";
+import { startSharingController } from "./controller";
 import { specHash } from "./grants";
 import { defaultSharingPolicy } from "./policy";
 import { grantRbacName } from "./rbac";
+import { orphanSweepKey, sharingFinalizer } from "./reconciler";
 import {
   type GrantRule,
   grantLabel,

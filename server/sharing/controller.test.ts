@@ -2,23 +2,18 @@ import { describe, expect, it } from "vitest";
 import { K8sError } from "@/server/k8s/errors";
 import {
   approvalAnnotations,
-  approvedCondition,
   approvesAutomatically,
   automaticApprover,
-  changedGrants,
   inForce,
-  isLabelValue,
-  isMissingNamespace,
-  isRefusal,
   policyViolations,
-  rbacByGrant,
-  requeueAfterMs,
-  sharingTrigger,
-  staleRbac,
-} from "./controller";
+} from "./approval";
+import { changedGrants, sharingTrigger } from "./controller";
 import { grantState, specHash } from "./grants";
+import { isLabelValue, isMissingNamespace, isRefusal, rbacByGrant, staleRbac } from "./owner-rbac";
 import { defaultSharingPolicy } from "./policy";
 import { grantRbacManifests } from "./rbac";
+import { requeueAfterMs } from "./reconciler";
+import { approvedCondition } from "./status";
 import { type SharingPolicyResource, sharingAnnotations } from "./types";
 
 const now = new Date("2026-11-21T12:00:00Z");

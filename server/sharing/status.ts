@@ -1,11 +1,19 @@
 /**
  * SharingPolicy status as the controller writes it: pure functions (unit-tested) that rebuild the
  * state and conditions from what one reconcile observed, with Kubernetes' condition semantics
- * (lastTransitionTime moves only when the status flips). Everything else in the status —
- * `lastUsedAt`, which the gateway patches, and conditions other writers add — is kept as it was.
+ * (lastTransitionTime moves only when the status flips), and the Events a change is worth.
+ * Everything else in the status — `lastUsedAt`, which the gateway patches, and conditions other
+ * writers add — is kept as it was.
  */
-import type { GrantStateDecision } from "./grants";
-import type { GrantState, SharingCondition, SharingStatus } from "./types";
+import { type GrantStateDecision, specHash } from "./grants";
+import { type GrantViolation, violationsMessage } from "./policy";
+import {
+  type GrantState,
+  type SharingCondition,
+  type SharingPolicyResource,
+  type SharingStatus,
+  sharingAnnotations,
+} from "./types";
 
 export const sharingConditionTypes = ["Approved", "PolicyCompliant", "RBACApplied", "Ready"] as const;
 export type SharingConditionType = (typeof sharingConditionTypes)[number];
@@ -106,5 +114,151 @@ export function stateChangeEvent(
     type: beyondPolicy ? "Warning" : "Normal",
     reason: beyondPolicy ? observed.policy.reason : state,
     message: beyondPolicy ? observed.policy.message : observed.decision.message,
+  };
+}
+
+/** The Events a status write is worth: a state change, and a new refusal or withheld RBAC (once, not at every resync). */
+export function statusEvents(
+  previous: SharingStatus,
+  observed: SharingObserved,
+): { type: "Normal" | "Warning"; reason: string; message: string }[] {
+  const events: { type: "Normal" | "Warning"; reason: string; message: string }[] = [];
+  const change = stateChangeEvent(previous.state, observed);
+  if (change) events.push(change);
+  const before = previous.conditions?.find((condition) => condition.type === "RBACApplied");
+  const warning = { Refused: "RBACRefused", BeyondPolicy: "BeyondPolicy" }[observed.rbac.reason];
+  if (warning && before?.message !== observed.rbac.message) {
+    events.push({ type: "Warning", reason: warning, message: observed.rbac.message });
+  }
+  return events;
+}
+
+export function policyCondition(violations: readonly GrantViolation[]): SharingConditionInput {
+  return violations.length === 0
+    ? {
+        status: "True",
+        reason: "WithinPolicy",
+        message: "The grant is within the operators' sharing policy.",
+      }
+    : { status: "False", reason: "BeyondPolicy", message: violationsMessage(violations) };
+}
+
+export function approvedCondition(
+  grant: SharingPolicyResource,
+  violations: readonly GrantViolation[],
+): SharingConditionInput {
+  const annotations = grant.metadata.annotations ?? {};
+  const approvedSpec = annotations[sharingAnnotations.approvedSpec];
+  if (approvedSpec && approvedSpec === specHash(grant.spec)) {
+    const at = annotations[sharingAnnotations.approvedAt];
+    return {
+      status: "True",
+      reason: "Approved",
+      message: `Approved by ${annotations[sharingAnnotations.approvedBy] ?? "an operator"}${at ? ` at ${at}` : ""}.`,
+    };
+  }
+  if (violations.length > 0) {
+    return {
+      status: "False",
+      reason: "BeyondPolicy",
+      message: "The grant breaks the sharing policy, so it cannot be approved; change it to fit the policy.",
+    };
+  }
+  return approvedSpec
+    ? {
+        status: "False",
+        reason: "ChangedSinceApproval",
+        message: "The grant changed since it was approved; an operator must approve it again.",
+      }
+    : {
+        status: "False",
+        reason: "AwaitingApproval",
+        message: "Waiting for an operator to approve the grant.",
+      };
+}
+
+/** What applying a live grant's RBAC in the owner's control plane came to (owner-rbac.ts applyGrantRbac). */
+export interface RbacOutcome {
+  /** The Roles' and RoleBindings' name. */
+  name: string;
+  /** The namespaces the grant names, in order. */
+  namespaces: string[];
+  /** Namespaces the owner's control plane does not have (nothing applied there). */
+  missing: string[];
+  /** Objects the owner's control plane refused, each with why. */
+  refused: string[];
+  /** API groups whose discovery failed, so the wildcard rules do not cover them yet. */
+  undiscovered: string[];
+}
+
+const quoted = (namespaces: readonly string[]) => namespaces.map((namespace) => `"${namespace}"`).join(", ");
+
+/** RBACApplied for a grant in force: applied, partly applied (namespaces missing) or refused. */
+export function rbacAppliedCondition(outcome: RbacOutcome): SharingConditionInput {
+  const applied = outcome.namespaces.filter((namespace) => !outcome.missing.includes(namespace));
+  if (outcome.refused.length > 0) {
+    return {
+      status: "False",
+      reason: "Refused",
+      message: `The owner's control plane refused the grant's RBAC: ${outcome.refused.join("; ")}`,
+    };
+  }
+  if (outcome.missing.length > 0) {
+    return {
+      status: "False",
+      reason: "NamespaceMissing",
+      message: `The owner tenant has no namespace ${quoted(outcome.missing)}: nothing is shared there until it exists.${
+        applied.length > 0 ? ` Applied in ${quoted(applied)}.` : ""
+      }`,
+    };
+  }
+  return {
+    status: "True",
+    reason: "Applied",
+    message: `Role and RoleBinding "${outcome.name}" are in namespace${applied.length === 1 ? "" : "s"} ${quoted(
+      applied,
+    )} of the owner's control plane.${
+      outcome.undiscovered.length
+        ? ` The wildcard rules do not cover the API groups whose discovery failed (${outcome.undiscovered.join(", ")}) until it answers again.`
+        : ""
+    }`,
+  };
+}
+
+/** RBACApplied for a live grant beyond the policy in force: its RBAC is removed, approved or not. */
+export function rbacWithheldCondition(violations: readonly GrantViolation[]): SharingConditionInput {
+  return {
+    status: "False",
+    reason: "BeyondPolicy",
+    message: `${violationsMessage(violations)} Approved or not, it gets no Roles or RoleBindings in the owner's control plane.`,
+  };
+}
+
+/** RBACApplied for a grant that is not live (pending, expired, revoked). */
+export function rbacRemovedCondition(decision: GrantStateDecision): SharingConditionInput {
+  return {
+    status: "False",
+    reason: "Removed",
+    message: `The grant is ${decision.state === "PendingApproval" ? "pending approval" : decision.state.toLowerCase()}: it has no Roles or RoleBindings in the owner's control plane.`,
+  };
+}
+
+export function rbacFailedCondition(message: string): SharingConditionInput {
+  return {
+    status: "False",
+    reason: "ApplyFailed",
+    message: `Reconciling the grant's RBAC failed: ${message}`,
+  };
+}
+
+/** RBACApplied and Ready while the owner's control plane is gone or not serving. */
+export function ownerUnavailable(
+  owner: { gone: boolean; message: string },
+  live: boolean,
+): Pick<SharingObserved, "rbac" | "blocked"> {
+  const reason = owner.gone ? "OwnerNotFound" : "ControlPlaneUnavailable";
+  return {
+    rbac: { status: live ? "False" : "Unknown", reason, message: owner.message },
+    blocked: { reason, message: `${owner.message} The grant takes effect once it serves.` },
   };
 }

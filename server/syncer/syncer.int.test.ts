@@ -18,7 +18,7 @@ import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
-import { createConnectionCache } from "@/server/tenants/reconciler";
+import { createConnectionCache } from "@/server/tenants/connections";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { setVnAgentEndpoints, syncAnnotations, syncLabels } from "./contracts";
 import { superNamespace } from "./naming";

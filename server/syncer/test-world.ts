@@ -9,8 +9,8 @@ import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Provisioner } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
+import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { createConnectionCache } from "@/server/tenants/reconciler";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { syncLabels } from "./contracts";
 

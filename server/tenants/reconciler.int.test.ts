@@ -18,11 +18,12 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { ControlPlaneAccess, Provisioner } from "@/server/provisioners/types";
+import { createConnectionCache } from "./connections";
 import { createControlPlaneDirectory } from "./control-planes";
 import { startTenantController } from "./controller";
 import { protectedLabel } from "./defaults";
 import { kubeGroupsFor, kubeUserName } from "./kube-identity";
-import { createConnectionCache, tenantFinalizer } from "./reconciler";
+import { tenantFinalizer } from "./reconciler";
 import type { TenantStatus } from "./status";
 import { type TenantResource, tenantApiVersion, tenantKind } from "./tenant-resources";
 

@@ -149,3 +149,41 @@ export function buildStatus(previous: TenantStatus | undefined, observed: Observ
 export function sameStatus(a: TenantStatus | undefined, b: TenantStatus | undefined): boolean {
   return JSON.stringify(a ?? {}) === JSON.stringify(b ?? {});
 }
+
+/** The Event for a phase change (a Warning when the tenant failed), or null when the phase held. */
+export function phaseChangeEvent(
+  previousPhase: TenantPhase | undefined,
+  observed: Observed,
+  status: TenantStatus,
+): { type: "Normal" | "Warning"; reason: string; message: string } | null {
+  if (previousPhase === observed.phase) return null;
+  return {
+    type: observed.phase === "Failed" ? "Warning" : "Normal",
+    reason: observed.phase,
+    message: phaseMessage(observed, status),
+  };
+}
+
+/** What the phase change's Event says: how long a first Ready took, or the condition that explains it. */
+export function phaseMessage(observed: Observed, status: TenantStatus): string {
+  if (observed.phase === "Ready") {
+    const created = status.timings?.createdAt ? Date.parse(status.timings.createdAt) : Number.NaN;
+    const ready = status.timings?.lastReadyAt ? Date.parse(status.timings.lastReadyAt) : Number.NaN;
+    const took =
+      Number.isFinite(created) &&
+      Number.isFinite(ready) &&
+      status.timings?.readyAt === status.timings?.lastReadyAt
+        ? ` ${((ready - created) / 1000).toFixed(1)} s after creation`
+        : "";
+    return `The control plane serves${observed.version ? ` Kubernetes ${observed.version}` : ""} and its defaults are applied${took}.`;
+  }
+  if (observed.phase === "Provisioning") {
+    return `Provisioning a dedicated control plane (${observed.provisioner} provisioner).`;
+  }
+  if (observed.phase === "Failed" || observed.phase === "Upgrading") {
+    return observed.controlPlane.status === "True"
+      ? observed.defaults.message
+      : observed.controlPlane.message;
+  }
+  return observed.controlPlane.message;
+}

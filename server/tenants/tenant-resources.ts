@@ -1,6 +1,7 @@
 /**
  * Tenant custom resources (tenants.ring0.dev, cluster-scoped) as the operator console sees them:
- * the model, a live list from a shared informer, and create/delete through the super cluster.
+ * the model, a live list from a shared informer, and create, delete and spec edits through the
+ * super cluster. One tenant's page (status in detail and Events) is tenant-detail.ts.
  */
 import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
 import {
@@ -12,7 +13,6 @@ import {
 } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict, isNotFound } from "@/server/k8s/errors";
-import { listEventsFor, type ObjectEvent } from "@/server/k8s/events";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -81,7 +81,8 @@ export interface CreateTenantInput {
   quota?: TenantQuotaSpec;
 }
 
-function isoOrNull(value: string | Date | undefined): string | null {
+/** An ISO timestamp, or null for a missing or unparseable one. */
+export function isoOrNull(value: string | Date | undefined): string | null {
   if (!value) return null;
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
@@ -166,134 +167,9 @@ export function deleteTenantResource(name: string): Promise<boolean> {
   return deleteObject(requireSuperCluster(), tenantRef(name));
 }
 
-/** One tenant as its page shows it: the summary, the status in detail and its Events. */
-export interface TenantDetail extends TenantSummary {
-  uid: string | null;
-  generation: number | null;
-  observedGeneration: number | null;
-  endpoint: string | null;
-  deleting: boolean;
-  timings: {
-    createdAt: string | null;
-    provisioningStartedAt: string | null;
-    controlPlaneReadyAt: string | null;
-    readyAt: string | null;
-    lastReadyAt: string | null;
-  };
-  conditions: {
-    type: string;
-    status: string;
-    reason: string | null;
-    message: string | null;
-    lastTransitionTime: string | null;
-  }[];
-  /** Events about this Tenant (this incarnation: matched by uid), oldest first. */
-  events: ObjectEvent[];
-}
-
-export function describeTenant(tenant: TenantResource, events: ObjectEvent[]): TenantDetail {
-  const status = tenant.status;
-  const timings = status?.timings ?? {};
-  return {
-    ...summariseTenant(tenant),
-    uid: tenant.metadata.uid ?? null,
-    generation: tenant.metadata.generation ?? null,
-    observedGeneration: status?.observedGeneration ?? null,
-    endpoint: status?.endpoint || null,
-    deleting: Boolean(tenant.metadata.deletionTimestamp),
-    timings: {
-      createdAt: isoOrNull(timings.createdAt) ?? isoOrNull(tenant.metadata.creationTimestamp),
-      provisioningStartedAt: isoOrNull(timings.provisioningStartedAt),
-      controlPlaneReadyAt: isoOrNull(timings.controlPlaneReadyAt),
-      readyAt: isoOrNull(timings.readyAt),
-      lastReadyAt: isoOrNull(timings.lastReadyAt),
-    },
-    conditions: (status?.conditions ?? []).map((condition) => ({
-      type: condition.type,
-      status: condition.status,
-      reason: condition.reason || null,
-      message: condition.message || null,
-      lastTransitionTime: isoOrNull(condition.lastTransitionTime),
-    })),
-    events,
-  };
-}
-
-function tenantEvents(cluster: ClusterConnection, tenant: TenantResource): Promise<ObjectEvent[]> {
-  return listEventsFor(cluster, {
-    kind: tenantKind,
-    name: tenant.metadata.name,
-    ...(tenant.metadata.uid ? { uid: tenant.metadata.uid } : {}),
-  });
-}
-
-function notFound(name: string): NotFoundError {
+/** The NotFoundError for a Tenant the super cluster does not have. */
+export function tenantNotFound(name: string): NotFoundError {
   return new NotFoundError(`Tenant "${name}" was not found in the super cluster.`);
-}
-
-/** One tenant with its status and Events; NotFoundError when there is no such Tenant. */
-export async function getTenantDetail(name: string): Promise<TenantDetail> {
-  const cluster = requireSuperCluster();
-  const informer = tenantInformer(cluster);
-  const tenant = await readSynced([informer], "tenant", () =>
-    informer.snapshot().find((candidate) => candidate.metadata.name === name),
-  );
-  if (!tenant) throw notFound(name);
-  return describeTenant(tenant, await tenantEvents(cluster, tenant));
-}
-
-/**
- * One tenant, live (SSE): yields its detail once synced and again whenever the Tenant changes or
- * its Events do (Events are read every `eventPollMs`; there is no informer for them). Yields null
- * once the Tenant is gone. Unchanged details are not sent again.
- */
-export async function* watchTenantDetail(
-  name: string,
-  signal: AbortSignal | undefined,
-  eventPollMs = 3_000,
-): AsyncGenerator<TenantDetail | null> {
-  const cluster = requireSuperCluster();
-  const informer = tenantInformer(cluster);
-  let wake: (() => void) | null = null;
-  const release = informer.subscribe(() => wake?.());
-  const aborted = () => wake?.();
-  signal?.addEventListener("abort", aborted);
-  try {
-    await readSynced([informer], "tenant", () => undefined);
-    let sent: string | undefined;
-    let events: ObjectEvent[] = [];
-    let eventsOf: string | undefined;
-    while (!signal?.aborted) {
-      const tenant = informer.snapshot().find((candidate) => candidate.metadata.name === name);
-      let detail: TenantDetail | null = null;
-      if (tenant) {
-        if (eventsOf !== tenant.metadata.uid) events = [];
-        try {
-          events = await tenantEvents(cluster, tenant);
-          eventsOf = tenant.metadata.uid;
-        } catch {
-          // Events are best effort: keep showing the last ones read rather than dropping the feed.
-        }
-        detail = describeTenant(tenant, events);
-      }
-      const serialised = JSON.stringify(detail);
-      if (serialised !== sent) {
-        sent = serialised;
-        yield detail;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, eventPollMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = null;
-    }
-  } finally {
-    signal?.removeEventListener("abort", aborted);
-    release();
-  }
 }
 
 /**
@@ -311,7 +187,7 @@ async function patchTenantSpec(name: string, spec: TenantResource["spec"]): Prom
       timeoutMs: 15_000,
     });
   } catch (error) {
-    if (isNotFound(error)) throw notFound(name);
+    if (isNotFound(error)) throw tenantNotFound(name);
     throw error;
   }
 }
@@ -382,7 +258,7 @@ export async function replaceTenantQuota(
       timeoutMs: 15_000,
     });
   } catch (error) {
-    if (isNotFound(error)) throw notFound(name);
+    if (isNotFound(error)) throw tenantNotFound(name);
     if (isConflict(error)) {
       throw new ConflictError(
         `Tenant "${name}" changed while its quota was being set; read it again and retry.`,
@@ -397,7 +273,7 @@ export async function readTenant(name: string): Promise<TenantResource> {
   try {
     return await readObject<TenantResource>(requireSuperCluster(), tenantRef(name));
   } catch (error) {
-    if (isNotFound(error)) throw notFound(name);
+    if (isNotFound(error)) throw tenantNotFound(name);
     throw error;
   }
 }

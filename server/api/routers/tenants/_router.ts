@@ -5,15 +5,14 @@ import { isTenantAdmin } from "@/server/auth/roles";
 import { getDb } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
 import { createAccountService } from "@/server/iam/account-service";
+import { getTenantDetail, watchTenantDetail } from "@/server/tenants/tenant-detail";
 import {
   createTenantResource,
   deleteTenantResource,
-  getTenantDetail,
   listTenantResources,
   setTenantSuspended,
   setTenantVersion,
   tenantVersions,
-  watchTenantDetail,
   watchTenantResources,
 } from "@/server/tenants/tenant-resources";
 import { createUserRepository } from "@/server/users/repository";

@@ -6,12 +6,12 @@ import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { recordEvent } from "@/server/k8s/events";
 import { availableVersions } from "@/server/provisioners/versions";
 import type { TenantStatus } from "@/server/tenants/status";
+import { watchTenantDetail } from "@/server/tenants/tenant-detail";
 import {
   deleteTenantResource,
   type TenantResource,
   tenantApiVersion,
   tenantKind,
-  watchTenantDetail,
 } from "@/server/tenants/tenant-resources";
 import { setUpTenantSuite } from "@/test/integration/tenant-suite";
 import { testCaller, testOperator, testTenantAdmin, trpcOutcome } from "@/test/integration/trpc";

@@ -1,0 +1,238 @@
+/**
+ * What one tenant reconcile observed, as pure functions of the Tenant, the provisioner's answer and
+ * the run's failure count: one function per way a run can end (deleting, provisioner unavailable,
+ * version refused, provisioner error, suspended, starting, defaults failed or pending, ready).
+ * buildStatus (status.ts) turns the result into the written status; the reconciler only acts.
+ */
+import type { ControlPlaneObservation } from "@/server/provisioners/types";
+import type { Observed, TenantPhase } from "./status";
+import type { TenantResource } from "./tenant-resources";
+
+/** What every observation of a tenant carries, whatever the run saw. */
+export type ObservedTenant = Pick<Observed, "generation" | "provisioner" | "createdAt">;
+
+/** A serving control plane at the wanted version, before its defaults are judged. */
+export type ObservedServing = Omit<Observed, "phase" | "defaults">;
+
+/** Failures of a key (ReconcileContext.failures) after which a transient problem is reported as Failed. */
+const failuresBeforeFailed = 2;
+
+export function observedTenant(tenant: TenantResource, provisioner: string): ObservedTenant {
+  const created = tenant.metadata.creationTimestamp;
+  return {
+    generation: tenant.metadata.generation,
+    provisioner,
+    createdAt: created ? new Date(created).toISOString() : undefined,
+  };
+}
+
+/** Whether moving to `version` is an upgrade of a control plane that was ready before at another. */
+export function isUpgrade(tenant: TenantResource, version: string): boolean {
+  const current = tenant.status?.version?.replace(/^v/, "");
+  return Boolean(current && current !== version && tenant.status?.timings?.readyAt);
+}
+
+export function phaseWhileStarting(tenant: TenantResource, version: string): TenantPhase {
+  return isUpgrade(tenant, version) ? "Upgrading" : "Provisioning";
+}
+
+/** Whether the control plane serves the wanted version (one that does not say counts as serving it). */
+export function servesVersion(observation: ControlPlaneObservation, version: string): boolean {
+  return !observation.version || observation.version.replace(/^v/, "") === version;
+}
+
+export const waitingForControlPlane = {
+  status: "False" as const,
+  reason: "WaitingForControlPlane",
+  message: "Defaults are applied once the control plane serves.",
+};
+
+export function deleting(common: ObservedTenant): Observed {
+  return {
+    ...common,
+    phase: "Deleting",
+    controlPlane: {
+      status: "False",
+      reason: "Deleting",
+      message: "The control plane and all its data are being removed.",
+    },
+    defaults: { status: "False", reason: "Deleting", message: "The tenant is being deleted." },
+  };
+}
+
+export function provisionerUnavailable(common: ObservedTenant, enabled: readonly string[]): Observed {
+  return {
+    ...common,
+    phase: "Failed",
+    controlPlane: {
+      status: "False",
+      reason: "ProvisionerUnavailable",
+      message: `The "${common.provisioner}" provisioner is not enabled on this Ring0 (enabled: ${enabled.join(", ")}).`,
+    },
+    defaults: waitingForControlPlane,
+  };
+}
+
+/** A version Ring0 has no binaries for: the control plane (if any) keeps its version; the change is refused. */
+export function unsupportedVersion(
+  common: ObservedTenant,
+  current: ControlPlaneObservation,
+  message: string,
+): Observed {
+  const running = current.phase === "Running";
+  return {
+    ...common,
+    phase: "Failed",
+    controlPlane: running
+      ? {
+          status: "True",
+          reason: "Running",
+          message: `Still serving ${current.version ?? "its current version"}.`,
+        }
+      : { status: "False", reason: "UnsupportedVersion", message },
+    defaults: running
+      ? { status: "True", reason: "Applied", message: "Defaults are applied." }
+      : waitingForControlPlane,
+    endpoint: current.endpoint,
+    version: current.version,
+    // Ready names the version problem even when the control plane still serves.
+    blocked: { reason: "UnsupportedVersion", message },
+  };
+}
+
+/** provisioner.ensure threw: permanently (an invalid spec) or for now. */
+export function provisionerFailed(
+  tenant: TenantResource,
+  common: ObservedTenant,
+  version: string,
+  failure: { message: string; permanent: boolean; failures: number },
+): Observed {
+  return {
+    ...common,
+    phase:
+      failure.permanent || failure.failures >= failuresBeforeFailed
+        ? "Failed"
+        : phaseWhileStarting(tenant, version),
+    controlPlane: {
+      status: "False",
+      reason: failure.permanent ? "InvalidSpec" : "ProvisionerError",
+      message: failure.message,
+    },
+    defaults: waitingForControlPlane,
+  };
+}
+
+/** Whether a suspended tenant's control plane has stopped. */
+export function isStopped(observation: ControlPlaneObservation): boolean {
+  return observation.phase === "Stopped" || observation.phase === "Absent";
+}
+
+export function suspended(
+  tenant: TenantResource,
+  common: ObservedTenant,
+  version: string,
+  observation: ControlPlaneObservation,
+): Observed {
+  const stopped = isStopped(observation);
+  return {
+    ...common,
+    phase: stopped ? "Suspended" : phaseWhileStarting(tenant, version),
+    controlPlane: {
+      status: "False",
+      reason: "Suspended",
+      message: stopped
+        ? "Suspended: the control plane is stopped and its data kept. Set spec.suspend to false to resume."
+        : "Suspending: stopping the control plane.",
+    },
+    defaults: {
+      status: "Unknown",
+      reason: "Suspended",
+      message: "Checked again when the tenant resumes.",
+    },
+  };
+}
+
+/** The control plane is not (yet) serving the wanted version: starting, upgrading or failed. */
+export function notServing(
+  tenant: TenantResource,
+  common: ObservedTenant,
+  version: string,
+  observation: ControlPlaneObservation,
+  failures: number,
+): Observed {
+  const failed = observation.phase === "Failed";
+  const upgrade = isUpgrade(tenant, version);
+  return {
+    ...common,
+    phase: failed && failures >= failuresBeforeFailed ? "Failed" : phaseWhileStarting(tenant, version),
+    controlPlane: {
+      status: "False",
+      reason: failed ? "ControlPlaneFailed" : upgrade ? "Upgrading" : "Starting",
+      message:
+        observation.message ??
+        (upgrade ? `Moving the control plane to Kubernetes ${version}.` : "The control plane is starting."),
+    },
+    defaults: waitingForControlPlane,
+    endpoint: observation.endpoint,
+  };
+}
+
+export function serving(
+  common: ObservedTenant,
+  observation: ControlPlaneObservation,
+  version: string,
+): ObservedServing {
+  return {
+    ...common,
+    controlPlane: {
+      status: "True",
+      reason: "Running",
+      message: `Serving Kubernetes ${observation.version ?? version}.`,
+    },
+    endpoint: observation.endpoint,
+    version: observation.version,
+  };
+}
+
+export function defaultsFailed(
+  tenant: TenantResource,
+  running: ObservedServing,
+  version: string,
+  failure: { message: string; failures: number },
+): Observed {
+  return {
+    ...running,
+    phase: failure.failures >= failuresBeforeFailed ? "Failed" : phaseWhileStarting(tenant, version),
+    defaults: {
+      status: "False",
+      reason: "ApplyFailed",
+      message: `Applying the tenant defaults failed: ${failure.message}`,
+    },
+  };
+}
+
+export function defaultsPending(
+  tenant: TenantResource,
+  running: ObservedServing,
+  version: string,
+  pending: string,
+): Observed {
+  return {
+    ...running,
+    phase: phaseWhileStarting(tenant, version),
+    defaults: { status: "False", reason: "Pending", message: pending },
+  };
+}
+
+export function ready(running: ObservedServing): Observed {
+  return {
+    ...running,
+    phase: "Ready",
+    defaults: {
+      status: "True",
+      reason: "Applied",
+      message:
+        "Namespaces, RBAC for admins, members and viewers, and Ring0's protection policy are in place.",
+    },
+  };
+}
