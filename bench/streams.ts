@@ -46,6 +46,7 @@ import {
   simulatedPodLogFile,
   startSimulatedPodLogs,
 } from "@/server/cluster/simulated-pods";
+import type { ServerFrame } from "@/server/core/stream-protocol";
 import { env } from "@/server/env";
 import { installCrds } from "@/server/k8s/crds";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -57,7 +58,6 @@ import { authenticateStream } from "@/server/streams/authenticate";
 import { createExecEndpoint, exitFromStatus } from "@/server/streams/exec";
 import { createLogsEndpoint } from "@/server/streams/logs";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
-import type { ServerFrame } from "@/server/streams/protocol";
 import { createStreamRegistry } from "@/server/streams/registry";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 import { superNamespace } from "@/server/syncer/naming";

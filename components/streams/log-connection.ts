@@ -15,7 +15,7 @@ import {
   resumeSinceTime,
   type ServerFrame,
   type StreamSource,
-} from "@/server/streams/protocol";
+} from "@/server/core/stream-protocol";
 
 /** What a log view reads: the query fields other than follow / tail / since, which the view sets. */
 export interface LogTarget {

@@ -1,5 +1,5 @@
 /** Where the browser opens its streams: same-origin WebSocket URLs for `/ws/logs` and `/ws/exec`. */
-import type { ExecShell } from "@/server/streams/protocol";
+import type { ExecShell } from "@/server/core/stream-protocol";
 
 /** The same-origin WebSocket URL for a stream path such as `/ws/logs?…`. */
 export function streamUrl(path: string, location: { protocol: string; host: string }): string {

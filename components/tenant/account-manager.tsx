@@ -6,7 +6,7 @@ import { OneTimePassword } from "@/components/tenant/one-time-password";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
-import { accountsCreateInput } from "@/server/api/routers/accounts/accounts.schema";
+import { newAccountInput } from "@/server/core/account-fields";
 import { type AssignableRole, RoleField } from "./member-table";
 
 /** With an external IAM there is nothing to manage here: say where accounts live. */
@@ -143,7 +143,7 @@ function CreateAccountForm({
     event.preventDefault();
     create.reset();
     // The API's own schema, so mistakes are explained before anything is sent.
-    const parsed = accountsCreateInput.safeParse({ name, username, email, role });
+    const parsed = newAccountInput.safeParse({ name, username, email, role });
     if (!parsed.success) {
       setInvalid(
         `Invalid input — ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,

@@ -13,11 +13,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { toast } from "@/components/ui/toast";
 import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
-import {
-  createTenantSchema,
-  provisioners,
-  supportedVersions,
-} from "@/server/api/routers/tenants/resources.schema";
+import { createTenantSchema, provisioners, supportedVersions } from "@/server/core/new-tenant";
 
 /** "name: expected …; version: …" — the same wording the API uses for its validation errors. */
 function describeIssues(issues: { path: PropertyKey[]; message: string }[]): string {

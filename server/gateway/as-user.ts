@@ -8,7 +8,7 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
 import https from "node:https";
 import WebSocket from "ws";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "@/server/k8s/errors";
 import type { WatchTransport } from "@/server/k8s/watch";

@@ -26,7 +26,7 @@ import {
   type HeldCredential,
   type LostRight,
 } from "@/server/auth/rechecks";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { Logger } from "@/server/logger";
 import { actsAsGrantee, decideGranteeAccess, type GranteeVerdict } from "@/server/sharing/access";
 import type { GranteeUser } from "@/server/sharing/grants";

@@ -5,11 +5,11 @@
  * Counted exactly as the webhook's ledger and Kubernetes' ResourceQuota count.
  */
 import { namespaceShares } from "@/server/admission/hard";
+import type { QuotaResource } from "@/server/core/quota-resources";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
-import type { QuotaResource } from "./resources";
 import {
   addUsage,
   objectUsage,

@@ -9,6 +9,14 @@
 import type { IncomingMessage } from "node:http";
 import type WebSocket from "ws";
 import { recordAudit } from "@/server/audit/service";
+import {
+  clientFrame,
+  closeCodes,
+  type ExecQuery,
+  type ExecShell,
+  execChannels,
+  execQuery,
+} from "@/server/core/stream-protocol";
 import { getDb } from "@/server/db/client";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import { errorFromResponse } from "@/server/k8s/errors";
@@ -17,7 +25,6 @@ import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } fro
 import { createFlow } from "./flow";
 import { closeCodeFor, queryStreamEndpoint, type StreamSettings } from "./logs";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
-import { clientFrame, closeCodes, type ExecQuery, type ExecShell, execChannels, execQuery } from "./protocol";
 import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
 
 /** Tries bash and falls back to sh; a fixed script, never built from input. */

@@ -6,7 +6,15 @@
  */
 import type { WebSocket } from "ws";
 import type { z } from "zod";
-import { canAccessTenant, isOperator } from "@/server/auth/roles";
+import { canAccessTenant, isOperator } from "@/server/core/roles";
+import {
+  clientFrame,
+  closeCodes,
+  type LogQuery,
+  logQuery,
+  queryProblem,
+  type ServerFrame,
+} from "@/server/core/stream-protocol";
 import {
   actsAsGrantee,
   decideGranteeAccess,
@@ -22,7 +30,6 @@ import {
 } from "@/server/ws/upgrade";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
-import { clientFrame, closeCodes, type LogQuery, logQuery, queryProblem, type ServerFrame } from "./protocol";
 import { openLogSource, streamFailure } from "./sources";
 
 export interface StreamSettings {

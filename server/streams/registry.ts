@@ -3,7 +3,7 @@
  * of a user at once (sign-out, revocation). Shared through globalThis so Next's route handlers
  * (a separate module graph in the same process, e.g. the sign-out route) reach server.ts's streams.
  */
-import { closeCodes } from "./protocol";
+import { closeCodes } from "@/server/core/stream-protocol";
 
 export interface StreamLimits {
   perUser: number;

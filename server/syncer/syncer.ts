@@ -20,11 +20,11 @@
 
 import { hardOfTenant } from "@/server/admission/hard";
 import { type Clock, systemClock } from "@/server/controllers/clock";
+import type { QuotaHard } from "@/server/core/quota-resources";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { Logger } from "@/server/logger";
-import type { QuotaHard } from "@/server/quotas/resources";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { createConnectionCache } from "@/server/tenants/reconciler";
 import {

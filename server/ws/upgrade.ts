@@ -7,9 +7,9 @@ import {
   createCredentialRechecks,
   type HeldCredential,
 } from "@/server/auth/rechecks";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
+import { closeCodes } from "@/server/core/stream-protocol";
 import type { Logger } from "@/server/logger";
-import { closeCodes } from "@/server/streams/protocol";
 import type { StreamRegistry } from "@/server/streams/registry";
 
 /** Who opened a stream, and how to ask again whether they still may. */

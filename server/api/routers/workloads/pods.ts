@@ -2,7 +2,7 @@
  * The tenant's pods, read as the signed-in user: every request goes to the tenant's control plane
  * with that user impersonated (server/gateway/as-user.ts), so its RBAC decides what they see.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { ControlPlaneNotServingError, controlPlaneClient } from "@/server/gateway/as-user";
 import { K8sError } from "@/server/k8s/errors";
 import type { V1Pod } from "@/server/k8s/nodes";
