@@ -1,7 +1,4 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useState } from "react";
 import {
@@ -12,6 +9,7 @@ import {
   superPodHref,
 } from "@/components/super-pods/pod-filter";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { PodTable, podColumns } from "@/components/ui/pod-table";
@@ -20,12 +18,8 @@ import { PodPhase } from "@/components/workloads/pod-phase";
 /** Every pod of the super cluster, live over SSE, filtered here; each opens its logs and shell. */
 export function SuperPodTable({ initialFilter }: { initialFilter: SuperPodFilter }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data: pods } = useSuspenseQuery(trpc.superPods.list.queryOptions());
-  const feed = useSubscription(
-    trpc.superPods.watch.subscriptionOptions(undefined, {
-      onData: (list) => queryClient.setQueryData(trpc.superPods.list.queryKey(), list),
-    }),
+  const { data: pods, feed } = useLiveQuery(trpc.superPods.list.queryOptions(), (onData) =>
+    trpc.superPods.watch.subscriptionOptions(undefined, { onData }),
   );
   const [filter, setFilter] = useState(initialFilter);
   const set = (key: keyof SuperPodFilter) => (value: string) =>

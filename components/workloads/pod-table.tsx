@@ -1,11 +1,9 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import { useMemo, useState } from "react";
 import { PodLogsLink, podKey, WorkloadLogsLink } from "@/components/streams/pod-logs-link";
 import { ownerKey, podsByOwner } from "@/components/streams/pod-selection";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { PodTable, podColumns } from "@/components/ui/pod-table";
@@ -15,13 +13,8 @@ import { podStatusColumns, workloadColumn } from "@/components/workloads/pod-sta
 /** The tenant's pods as the signed-in user may list them; live over SSE, filtered by namespace here. */
 export function TenantPodTable({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data } = useSuspenseQuery(trpc.workloads.pods.list.queryOptions({ tenant }));
-  const feed = useSubscription(
-    trpc.workloads.pods.watch.subscriptionOptions(
-      { tenant },
-      { onData: (next) => queryClient.setQueryData(trpc.workloads.pods.list.queryKey({ tenant }), next) },
-    ),
+  const { data, feed } = useLiveQuery(trpc.workloads.pods.list.queryOptions({ tenant }), (onData) =>
+    trpc.workloads.pods.watch.subscriptionOptions({ tenant }, { onData }),
   );
   const [namespace, setNamespace] = useState("");
   const byOwner = useMemo(() => (data.state === "serving" ? podsByOwner(data.pods) : new Map()), [data]);
