@@ -1,12 +1,9 @@
 import Link from "next/link";
-import type { ReactNode } from "react";
 import { Age } from "@/components/nodes/age";
+import { type Column, DataTable } from "@/components/ui/data-table";
 
 /** One column of a pod table: its header and what each pod shows in it. */
-export interface PodColumn<Pod> {
-  header: ReactNode;
-  cell: (pod: Pod) => ReactNode;
-}
+export type PodColumn<Pod> = Column<Pod>;
 
 /**
  * A table of pods, one row each, in the columns the view asks for. The workloads, super-cluster,
@@ -24,28 +21,13 @@ export function PodTable<Pod extends { namespace: string; name: string }>({
   rowTestId?: (pod: Pod) => string;
 }) {
   return (
-    <table className="data" aria-label={label}>
-      <thead>
-        <tr>
-          {columns.map((column, index) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a view's columns are fixed
-            <th key={index} scope="col">
-              {column.header}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {pods.map((pod) => (
-          <tr key={`${pod.namespace}/${pod.name}`} data-testid={rowTestId?.(pod)}>
-            {columns.map((column, index) => (
-              // biome-ignore lint/suspicious/noArrayIndexKey: a view's columns are fixed
-              <td key={index}>{column.cell(pod)}</td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      label={label}
+      rows={pods}
+      columns={columns}
+      rowKey={(pod) => `${pod.namespace}/${pod.name}`}
+      rowTestId={rowTestId}
+    />
   );
 }
 
