@@ -17,7 +17,7 @@ export type ExecTarget =
     }
   | { source: "node-shell"; node: string; container?: string };
 
-/** The query string of an exec stream (protocol.ts's execQuery). */
+/** The query string of an exec stream (stream-protocol.ts's execQuery). */
 export function execStreamPath(query: ExecTarget & { shell: ExecShell; cols: number; rows: number }): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {

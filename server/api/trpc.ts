@@ -1,6 +1,6 @@
 /**
  * tRPC: context → init → procedure tiers. Routers stay thin and pick a tier; authorization is the
- * tier plus named checks from server/auth/roles.ts, never ad-hoc conditions in handlers.
+ * tier plus named checks from server/core/roles.ts, never ad-hoc conditions in handlers.
  */
 
 import { randomUUID } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * /ws/exec: an interactive shell in a pod, from the browser. Query in protocol.ts (execQuery).
+ * /ws/exec: an interactive shell in a pod, from the browser. Query in server/core/stream-protocol.ts (execQuery).
  * Upstream is the API server's exec over WebSocket (v5.channel.k8s.io, tty): for tenant pods the
  * tenant's control plane as the user (its RBAC decides `pods/exec`; it reaches the pod through the
  * vn-agent), for super-cluster pods the super cluster (operators only). Every session is a row in

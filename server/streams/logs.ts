@@ -1,5 +1,5 @@
 /**
- * /ws/logs: a pod's or a node's log, followed, into the browser. Query in protocol.ts (logQuery).
+ * /ws/logs: a pod's or a node's log, followed, into the browser. Query in server/core/stream-protocol.ts (logQuery).
  * Who may read what is decided before the upgrade (tenant pods: users of that tenant, whose
  * control plane's RBAC then decides; super-cluster pods and nodes: operators only); the cluster's
  * own refusals (RBAC, unknown pod or container) arrive as an error frame and a 44xx close.

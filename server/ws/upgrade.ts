@@ -93,7 +93,7 @@ export function closeReasonOf(text: string): string {
   return out;
 }
 
-/** An `error` frame (see server/streams/protocol.ts), if the socket is still open. */
+/** An `error` frame (see server/core/stream-protocol.ts), if the socket is still open. */
 export function sendError(socket: WebSocket, status: number, message: string): void {
   if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: "error", status, message }));
 }
