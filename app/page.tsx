@@ -1,6 +1,6 @@
 import { redirect } from "next/navigation";
-import { homePath } from "@/server/auth/roles";
 import { currentUser } from "@/server/auth/server-session";
+import { homePath } from "@/server/core/roles";
 
 export const dynamic = "force-dynamic";
 

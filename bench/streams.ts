@@ -46,6 +46,7 @@ import {
   simulatedPodLogFile,
   startSimulatedPodLogs,
 } from "@/server/cluster/simulated-pods";
+import type { ServerFrame } from "@/server/core/stream-protocol";
 import { env } from "@/server/env";
 import { installCrds } from "@/server/k8s/crds";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -58,7 +59,6 @@ import { createExecEndpoint } from "@/server/streams/exec";
 import { exitFromStatus } from "@/server/streams/exec-command";
 import { createLogsEndpoint } from "@/server/streams/logs";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
-import type { ServerFrame } from "@/server/streams/protocol";
 import { createStreamRegistry } from "@/server/streams/registry";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 import { createUpgradeHandler, isStreamPath } from "@/server/streams/upgrade";

@@ -13,7 +13,7 @@ import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { ensureGatewayTls } from "@/server/gateway/tls";
 import { deleteObject } from "@/server/k8s/apply";

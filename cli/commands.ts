@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { createTenantSchema } from "@/server/api/routers/tenants/resources.schema";
+import { createTenantSchema } from "@/server/core/new-tenant";
 import { tenantNamePattern } from "@/server/core/tenant-name";
 import { maxTokenLifetimeDays } from "@/server/tokens/policy";
 import type { CommandName, GlobalFlags } from "./args";

@@ -2,6 +2,10 @@
  * The house plan as a check: every folder of server/ sits on a floor, and no file imports from a
  * floor above its own (a floor may use its own and those below). Run by `./ring0 test` (`npm run
  * layers`); exits non-zero naming each import against the plan. A new folder must be given a floor.
+ *
+ * A second check keeps server code out of the browser bundle: modules under components/ and
+ * "use client" files under app/ take from server/ only types (`import type`) and the isomorphic
+ * leaves of server/core/, which in turn import nothing but npm packages and each other.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -105,6 +109,53 @@ export function crossings(): string[] {
   return [...found].sort();
 }
 
+/** Where the browser may reach into server/: the isomorphic leaves. */
+const isomorphic = path.join(root, "server", "core");
+
+function isClientModule(file: string, text: string): boolean {
+  const relative = path.relative(root, file);
+  if (relative.startsWith(`components${path.sep}`)) return true;
+  return relative.startsWith(`app${path.sep}`) && /^\s*["']use client["']/.test(text);
+}
+
+/** Value imports (not `import type`/`export type`) and re-exports with their specifiers. */
+function valueImportsOf(text: string): string[] {
+  const found: string[] = [];
+  for (const match of text.matchAll(/^\s*(?:import|export)\s+(type\s)?[^;]*?from\s+"([^"]+)"/gm))
+    if (!match[1]) found.push(match[2] as string);
+  for (const match of text.matchAll(/^\s*import\s+"([^"]+)"/gm)) found.push(match[1] as string);
+  for (const match of text.matchAll(/import\(\s*"([^"]+)"\s*\)/g)) found.push(match[1] as string);
+  return found;
+}
+
+/**
+ * Every value import of server code outside server/core/ by a browser module, and every import of
+ * server/core/ beyond itself: "components/x.tsx -> server/quotas/usage".
+ */
+export function browserImports(): string[] {
+  const found = new Set<string>();
+  const inServer = (target: string) => !path.relative(path.join(root, "server"), target).startsWith("..");
+  const inCore = (target: string) => !path.relative(isomorphic, target).startsWith("..");
+  const clientFiles = [...sourceFiles(path.join(root, "components")), ...sourceFiles(path.join(root, "app"))];
+  for (const file of clientFiles) {
+    const text = fs.readFileSync(file, "utf8");
+    if (!isClientModule(file, text)) continue;
+    for (const specifier of valueImportsOf(text)) {
+      const target = resolve(file, specifier);
+      if (target && inServer(target) && !inCore(target))
+        found.add(`${path.relative(root, file)} -> ${path.relative(root, target)}`);
+    }
+  }
+  for (const file of sourceFiles(isomorphic)) {
+    for (const specifier of importsOf(fs.readFileSync(file, "utf8"))) {
+      const target = resolve(file, specifier);
+      if (target && !inCore(target))
+        found.add(`${path.relative(root, file)} -> ${path.relative(root, target)}`);
+    }
+  }
+  return [...found].sort();
+}
+
 function main() {
   const found = crossings();
   for (const crossing of found) {
@@ -113,7 +164,16 @@ function main() {
   process.stdout.write(
     `house plan: ${floors.map((floor) => floor.name).join(" → ")}; ${found.length} imports against it\n`,
   );
-  process.exit(found.length > 0 ? 1 : 0);
+  const browser = browserImports();
+  for (const crossing of browser) {
+    process.stderr.write(
+      `server code in the browser (import type, or move the module into server/core/): ${crossing}\n`,
+    );
+  }
+  process.stdout.write(
+    `browser: server/ only as types or server/core/; ${browser.length} imports against it\n`,
+  );
+  process.exit(found.length + browser.length > 0 ? 1 : 0);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname))

@@ -3,9 +3,10 @@
 import { useSuspenseInfiniteQuery } from "@tanstack/react-query";
 import { Suspense, useState, useTransition } from "react";
 import { auditDateFormat, auditPageSize, auditPagination } from "@/components/audit/audit-query";
-import { OlderPages } from "@/components/audit/older-pages";
 import { useTRPC } from "@/components/trpc/client";
+import { DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
+import { OlderPages } from "@/components/ui/older-pages";
 
 const actions = [
   { value: "", label: "All actions" },
@@ -55,6 +56,7 @@ function AuditTable({
     ),
   );
   const events = query.data.pages.flatMap((page) => page.events);
+  type AuditEvent = (typeof events)[number];
   if (events.length === 0) {
     return (
       <EmptyState title="No audit events yet">
@@ -64,39 +66,35 @@ function AuditTable({
   }
   return (
     <>
-      <table className="data" aria-label="Audit log">
-        <thead>
-          <tr>
-            <th scope="col">When (UTC)</th>
-            <th scope="col">Who</th>
-            {showTenant ? <th scope="col">Tenant</th> : null}
-            <th scope="col">Action</th>
-            <th scope="col">Target</th>
-            <th scope="col">Result</th>
-          </tr>
-        </thead>
-        <tbody>
-          {events.map((event) => (
-            <tr key={event.id}>
-              <td>
-                <time dateTime={event.at.toISOString()}>{auditDateFormat.format(event.at)}</time>
-              </td>
-              <td>
+      <DataTable
+        label="Audit log"
+        rows={events}
+        rowKey={(event) => event.id}
+        columns={[
+          {
+            header: "When (UTC)",
+            cell: (event) => (
+              <time dateTime={event.at.toISOString()}>{auditDateFormat.format(event.at)}</time>
+            ),
+          },
+          {
+            header: "Who",
+            cell: (event) => (
+              <>
                 {event.actorName}
                 {event.actorTenant ? <span className="whoami-meta"> ({event.actorTenant})</span> : null}
-              </td>
-              {showTenant ? <td>{event.tenant ?? "—"}</td> : null}
-              <td>
-                <code>{event.action}</code>
-              </td>
-              <td>{event.target ?? event.targetKind ?? "—"}</td>
-              <td>
-                <span className={`badge badge-${event.result}`}>{event.result}</span>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          ...(showTenant ? [{ header: "Tenant", cell: (event: AuditEvent) => event.tenant ?? "—" }] : []),
+          { header: "Action", cell: (event) => <code>{event.action}</code> },
+          { header: "Target", cell: (event) => event.target ?? event.targetKind ?? "—" },
+          {
+            header: "Result",
+            cell: (event) => <span className={`badge badge-${event.result}`}>{event.result}</span>,
+          },
+        ]}
+      />
       <OlderPages query={query} noun="events" />
     </>
   );

@@ -3,9 +3,10 @@
 import { useQuery, useSuspenseInfiniteQuery } from "@tanstack/react-query";
 import { Suspense, useState } from "react";
 import { auditDateFormat, auditPageSize, auditPagination } from "@/components/audit/audit-query";
-import { OlderPages } from "@/components/audit/older-pages";
 import { useTRPC } from "@/components/trpc/client";
+import { DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
+import { OlderPages } from "@/components/ui/older-pages";
 
 function duration(start: Date, end: Date | null): string {
   if (!end) return "open";
@@ -40,6 +41,7 @@ function SessionsTable({ tenant, showTenant }: { tenant?: string; showTenant: bo
     trpc.audit.execSessions.infiniteQueryOptions({ tenant, limit: auditPageSize }, auditPagination),
   );
   const sessions = query.data.pages.flatMap((page) => page.sessions);
+  type ExecSession = (typeof sessions)[number];
   if (sessions.length === 0) {
     return (
       <EmptyState title="No shell sessions yet">
@@ -49,62 +51,71 @@ function SessionsTable({ tenant, showTenant }: { tenant?: string; showTenant: bo
   }
   return (
     <>
-      <table className="data" aria-label="Shell sessions">
-        <thead>
-          <tr>
-            <th scope="col">Started (UTC)</th>
-            <th scope="col">Who</th>
-            {showTenant ? <th scope="col">Tenant</th> : null}
-            <th scope="col">Pod</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Ended</th>
-            <th scope="col">In / out</th>
-            <th scope="col">Transcript</th>
-          </tr>
-        </thead>
-        <tbody>
-          {sessions.map((session) => (
-            <tr key={session.id}>
-              <td>
-                <time dateTime={session.startedAt.toISOString()}>
-                  {auditDateFormat.format(session.startedAt)}
-                </time>
-              </td>
-              <td>
+      <DataTable
+        label="Shell sessions"
+        rows={sessions}
+        rowKey={(session) => session.id}
+        columns={[
+          {
+            header: "Started (UTC)",
+            cell: (session) => (
+              <time dateTime={session.startedAt.toISOString()}>
+                {auditDateFormat.format(session.startedAt)}
+              </time>
+            ),
+          },
+          {
+            header: "Who",
+            cell: (session) => (
+              <>
                 {session.userName}
                 <span className="whoami-meta"> ({session.userTenant})</span>
-              </td>
-              {showTenant ? <td>{session.tenant ?? "super cluster"}</td> : null}
-              <td>
-                <code>
-                  {session.namespace}/{session.pod}
-                  {session.container ? `/${session.container}` : ""}
-                </code>
-              </td>
-              <td>{duration(session.startedAt, session.endedAt)}</td>
-              <td>
-                {session.exitCode !== null ? `exit code ${session.exitCode}` : (session.endReason ?? "—")}
-              </td>
-              <td>
+              </>
+            ),
+          },
+          ...(showTenant
+            ? [{ header: "Tenant", cell: (session: ExecSession) => session.tenant ?? "super cluster" }]
+            : []),
+          {
+            header: "Pod",
+            cell: (session) => (
+              <code>
+                {session.namespace}/{session.pod}
+                {session.container ? `/${session.container}` : ""}
+              </code>
+            ),
+          },
+          { header: "Duration", cell: (session) => duration(session.startedAt, session.endedAt) },
+          {
+            header: "Ended",
+            cell: (session) =>
+              session.exitCode !== null ? `exit code ${session.exitCode}` : (session.endReason ?? "—"),
+          },
+          {
+            header: "In / out",
+            cell: (session) => (
+              <>
                 {bytes(session.bytesIn)} / {bytes(session.bytesOut)}
-              </td>
-              <td>
-                {session.hasTranscript ? (
-                  <button
-                    type="button"
-                    className="button"
-                    onClick={() => setOpen(open === session.id ? null : session.id)}
-                  >
-                    {open === session.id ? "Hide" : "Show"}
-                  </button>
-                ) : (
-                  "—"
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+              </>
+            ),
+          },
+          {
+            header: "Transcript",
+            cell: (session) =>
+              session.hasTranscript ? (
+                <button
+                  type="button"
+                  className="button"
+                  onClick={() => setOpen(open === session.id ? null : session.id)}
+                >
+                  {open === session.id ? "Hide" : "Show"}
+                </button>
+              ) : (
+                "—"
+              ),
+          },
+        ]}
+      />
       {open ? <Transcript id={open} /> : null}
       <OlderPages query={query} noun="sessions" />
     </>

@@ -2,7 +2,6 @@
 
 import { useSuspenseQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
 import { NodeLogs } from "@/components/streams/node-logs";
 import { superPodHref, superPodsHref } from "@/components/super-pods/pod-filter";
@@ -11,6 +10,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { ConditionsTable } from "@/components/ui/conditions-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { PodTable, podColumns } from "@/components/ui/pod-table";
 
 export function NodeDetail({ name }: { name: string }) {
   const trpc = useTRPC();
@@ -82,34 +82,18 @@ export function NodeDetail({ name }: { name: string }) {
       {pods.length === 0 ? (
         <EmptyState title="No pods on this node" />
       ) : (
-        <table className="data" aria-label="Pods on this node">
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              <th scope="col">Name</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">Age</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pods.map((pod) => (
-              <tr key={`${pod.namespace}/${pod.name}`}>
-                <td>{pod.namespace}</td>
-                <td>
-                  <Link href={superPodHref(pod)}>{pod.name}</Link>
-                </td>
-                <td>{pod.phase}</td>
-                <td>{pod.ready}</td>
-                <td>{pod.restarts}</td>
-                <td>
-                  <Age iso={pod.createdAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <PodTable
+          label="Pods on this node"
+          pods={pods}
+          columns={[
+            podColumns.namespace,
+            podColumns.name(superPodHref),
+            { header: "Phase", cell: (pod) => pod.phase },
+            podColumns.ready,
+            podColumns.restarts,
+            podColumns.age,
+          ]}
+        />
       )}
 
       <section aria-labelledby="node-logs-heading" style={{ marginTop: "1.5rem" }}>

@@ -1,23 +1,17 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { Age } from "@/components/nodes/age";
 import { memory } from "@/components/nodes/format";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 
 /** The super cluster's nodes, kept current by the nodes.watch SSE feed. */
 export function NodeTable() {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data: nodes } = useSuspenseQuery(trpc.nodes.list.queryOptions());
-  const feed = useSubscription(
-    trpc.nodes.watch.subscriptionOptions(undefined, {
-      onData: (list) => queryClient.setQueryData(trpc.nodes.list.queryKey(), list),
-    }),
+  const { data: nodes, feed } = useLiveQuery(trpc.nodes.list.queryOptions(), (onData) =>
+    trpc.nodes.watch.subscriptionOptions(undefined, { onData }),
   );
 
   return (

@@ -5,8 +5,8 @@ import { type FormEvent, useState } from "react";
 import styles from "@/components/quotas/quotas.module.css";
 import { useTRPC } from "@/components/trpc/client";
 import { toast } from "@/components/ui/toast";
-import { isTenantAdmin } from "@/server/auth/roles";
-import { QUOTA_RESOURCES } from "@/server/quotas/resources";
+import { QUOTA_RESOURCES } from "@/server/core/quota-resources";
+import { isTenantAdmin } from "@/server/core/roles";
 import { LimitFields } from "./limit-fields";
 
 /** What a namespace's ResourceQuota can give: every tenant quota resource but `namespaces`. */

@@ -6,7 +6,7 @@ import styles from "@/components/quotas/quotas.module.css";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
-import { QUOTA_RESOURCES } from "@/server/quotas/resources";
+import { QUOTA_RESOURCES } from "@/server/core/quota-resources";
 import { LimitFields } from "./limit-fields";
 
 type Fields = Record<string, string>;

@@ -1,11 +1,11 @@
 "use client";
 
 import { useSuspenseInfiniteQuery } from "@tanstack/react-query";
-import { OlderPages } from "@/components/audit/older-pages";
 import styles from "@/components/quotas/quotas.module.css";
 import { refusalPageSize, refusalPagination } from "@/components/quotas/refusal-query";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
+import { OlderPages } from "@/components/ui/older-pages";
 
 const timeFormat = new Intl.DateTimeFormat("en-GB", {
   dateStyle: "medium",

@@ -8,7 +8,7 @@ import { QuotaRefusals } from "@/components/quotas/refusals";
 import { PercentText, UsageBar } from "@/components/quotas/usage-bar";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
-import type { QuotaResource } from "@/server/quotas/resources";
+import type { QuotaResource } from "@/server/core/quota-resources";
 
 export const usageRefreshMs = 15_000;
 

@@ -1,13 +1,13 @@
 "use client";
 
 import { useSubscription } from "@trpc/tanstack-react-query";
-import Link from "next/link";
 import { useState } from "react";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
+import { PodTable, podColumns } from "@/components/ui/pod-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodStatusCells } from "@/components/workloads/pod-status";
+import { podStatusColumns, workloadColumn } from "@/components/workloads/pod-status";
 import type { PodList } from "@/server/api/routers/workloads/pods";
 
 /**
@@ -55,38 +55,16 @@ export function SharedPodTable({
           <p>There are no pods in namespace {namespace} right now.</p>
         </EmptyState>
       ) : (
-        <table className="data" aria-label="Pods">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Workload</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Node</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">Age</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.pods.map((pod) => (
-              <tr key={pod.name} data-testid={`pod-row-${pod.name}`}>
-                <td>
-                  <Link href={`${base}/${encodeURIComponent(pod.name)}`}>{pod.name}</Link>
-                </td>
-                <td>
-                  {pod.owner ? (
-                    <>
-                      <span className="whoami-meta">{pod.owner.kind}</span> {pod.owner.name}
-                    </>
-                  ) : (
-                    "—"
-                  )}
-                </td>
-                <PodStatusCells pod={pod} />
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <PodTable
+          label="Pods"
+          pods={list.pods}
+          rowTestId={(pod) => `pod-row-${pod.name}`}
+          columns={[
+            podColumns.name((pod) => `${base}/${encodeURIComponent(pod.name)}`),
+            workloadColumn(),
+            ...podStatusColumns,
+          ]}
+        />
       )}
     </section>
   );

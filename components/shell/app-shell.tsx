@@ -5,7 +5,7 @@ import { ServerStatus } from "@/components/shell/server-status";
 import { SignOutButton } from "@/components/shell/sign-out-button";
 import { readTheme } from "@/components/ui/theme-server";
 import { ThemeToggle } from "@/components/ui/theme-toggle";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 
 const roleLabel: Record<SessionUser["role"], string> = {
   operator: "Operator",

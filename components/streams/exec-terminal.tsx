@@ -15,7 +15,7 @@ import { closeOutcome } from "@/components/streams/stream-close";
 import { type ExecTarget, execStreamPath, streamUrl } from "@/components/streams/stream-paths";
 import styles from "@/components/streams/streams.module.css";
 import { useToast } from "@/components/ui/toast";
-import { type ExecShell, execShells, type ServerFrame } from "@/server/streams/protocol";
+import { type ExecShell, execShells, type ServerFrame } from "@/server/core/stream-protocol";
 
 type Session =
   | { phase: "idle" }

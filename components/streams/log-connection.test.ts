@@ -5,7 +5,7 @@ import {
   type LogConnectionOptions,
   type SocketLike,
 } from "@/components/streams/log-connection";
-import type { LogLine, ServerFrame } from "@/server/streams/protocol";
+import type { LogLine, ServerFrame } from "@/server/core/stream-protocol";
 
 class FakeSocket implements SocketLike {
   sent: string[] = [];

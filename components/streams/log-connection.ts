@@ -1,7 +1,7 @@
 /**
  * One log stream over `/ws/logs`, kept alive: it reconnects with backoff after network drops and
  * upstream failures, and resumes from the last line's timestamp without gaps or duplicates
- * (protocol.ts's resume point). Refusals stop it with the server's reason. No React here; the
+ * (stream-protocol.ts's resume point). Refusals stop it with the server's reason. No React here; the
  * socket factory and timers are injected so tests drive it with a fake socket and clock.
  */
 import { closeOutcome, type ErrorFrame, reconnectDelay } from "@/components/streams/stream-close";
@@ -15,7 +15,7 @@ import {
   resumeSinceTime,
   type ServerFrame,
   type StreamSource,
-} from "@/server/streams/protocol";
+} from "@/server/core/stream-protocol";
 
 /** What a log view reads: the query fields other than follow / tail / since, which the view sets. */
 export interface LogTarget {

@@ -6,7 +6,7 @@
  * released (a stuck stream must not hold memory). A line that still arrives late is released as
  * it comes rather than reordering what is shown. Pure; unit-tested with an injected clock.
  */
-import { type LogLine, normalTimestamp } from "@/server/streams/protocol";
+import { type LogLine, normalTimestamp } from "@/server/core/stream-protocol";
 
 export interface MergedLine extends LogLine {
   source: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { closeOutcome, reconnectDelay } from "@/components/streams/stream-close";
-import { closeCodes } from "@/server/streams/protocol";
+import { closeCodes } from "@/server/core/stream-protocol";
 
 describe("closeOutcome", () => {
   const logs = { opened: true, subject: "logs" } as const;

@@ -4,7 +4,7 @@
  * are final until the person acts; network drops and upstream failures are retried with backoff.
  * Pure; unit-tested.
  */
-import { closeCodes } from "@/server/streams/protocol";
+import { closeCodes } from "@/server/core/stream-protocol";
 
 export interface ErrorFrame {
   status: number;

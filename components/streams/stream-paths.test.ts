@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { execStreamPath, streamUrl } from "@/components/streams/stream-paths";
-import { execQuery } from "@/server/streams/protocol";
+import { execQuery } from "@/server/core/stream-protocol";
 
 describe("streamUrl", () => {
   it("uses wss on https and the page's host", () => {

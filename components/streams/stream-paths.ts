@@ -1,5 +1,5 @@
 /** Where the browser opens its streams: same-origin WebSocket URLs for `/ws/logs` and `/ws/exec`. */
-import type { ExecShell } from "@/server/streams/protocol";
+import type { ExecShell } from "@/server/core/stream-protocol";
 
 /** The same-origin WebSocket URL for a stream path such as `/ws/logs?…`. */
 export function streamUrl(path: string, location: { protocol: string; host: string }): string {
@@ -17,7 +17,7 @@ export type ExecTarget =
     }
   | { source: "node-shell"; node: string; container?: string };
 
-/** The query string of an exec stream (protocol.ts's execQuery). */
+/** The query string of an exec stream (stream-protocol.ts's execQuery). */
 export function execStreamPath(query: ExecTarget & { shell: ExecShell; cols: number; rows: number }): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {

@@ -1,10 +1,6 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { Age } from "@/components/nodes/age";
 import {
   filterChoices,
   filterSuperPods,
@@ -13,19 +9,17 @@ import {
   superPodHref,
 } from "@/components/super-pods/pod-filter";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
+import { PodTable, podColumns } from "@/components/ui/pod-table";
 import { PodPhase } from "@/components/workloads/pod-phase";
 
 /** Every pod of the super cluster, live over SSE, filtered here; each opens its logs and shell. */
 export function SuperPodTable({ initialFilter }: { initialFilter: SuperPodFilter }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data: pods } = useSuspenseQuery(trpc.superPods.list.queryOptions());
-  const feed = useSubscription(
-    trpc.superPods.watch.subscriptionOptions(undefined, {
-      onData: (list) => queryClient.setQueryData(trpc.superPods.list.queryKey(), list),
-    }),
+  const { data: pods, feed } = useLiveQuery(trpc.superPods.list.queryOptions(), (onData) =>
+    trpc.superPods.watch.subscriptionOptions(undefined, { onData }),
   );
   const [filter, setFilter] = useState(initialFilter);
   const set = (key: keyof SuperPodFilter) => (value: string) =>
@@ -86,52 +80,36 @@ export function SuperPodTable({ initialFilter }: { initialFilter: SuperPodFilter
           <p>{pods.length === 0 ? "The super cluster has no pods." : "No pod matches these filters."}</p>
         </EmptyState>
       ) : (
-        <table className="data" aria-label="Super-cluster pods">
-          <thead>
-            <tr>
-              <th scope="col">Namespace</th>
-              <th scope="col">Name</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Node</th>
-              <th scope="col">Tenant</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">Age</th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((pod) => (
-              <tr key={`${pod.namespace}/${pod.name}`}>
-                <td>{pod.namespace}</td>
-                <td>
-                  <Link href={superPodHref(pod)}>{pod.name}</Link>
-                </td>
-                <td>
-                  <PodPhase phase={pod.phase} />
-                </td>
-                <td>
-                  {pod.node ? (
-                    <Link href={`/operator/nodes/${encodeURIComponent(pod.node)}`}>{pod.node}</Link>
-                  ) : (
-                    "—"
-                  )}
-                </td>
-                <td>
-                  {pod.tenant ? (
-                    <Link href={`/operator/tenants/${encodeURIComponent(pod.tenant)}`}>{pod.tenant}</Link>
-                  ) : (
-                    "—"
-                  )}
-                </td>
-                <td>{pod.ready}</td>
-                <td>{pod.restarts}</td>
-                <td>
-                  <Age iso={pod.createdAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <PodTable
+          label="Super-cluster pods"
+          pods={shown}
+          columns={[
+            podColumns.namespace,
+            podColumns.name(superPodHref),
+            { header: "Phase", cell: (pod) => <PodPhase phase={pod.phase} /> },
+            {
+              header: "Node",
+              cell: (pod) =>
+                pod.node ? (
+                  <Link href={`/operator/nodes/${encodeURIComponent(pod.node)}`}>{pod.node}</Link>
+                ) : (
+                  "—"
+                ),
+            },
+            {
+              header: "Tenant",
+              cell: (pod) =>
+                pod.tenant ? (
+                  <Link href={`/operator/tenants/${encodeURIComponent(pod.tenant)}`}>{pod.tenant}</Link>
+                ) : (
+                  "—"
+                ),
+            },
+            podColumns.ready,
+            podColumns.restarts,
+            podColumns.age,
+          ]}
+        />
       )}
     </section>
   );

@@ -1,9 +1,7 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import Link from "next/link";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { StatusBadge } from "@/components/ui/status-badge";
@@ -22,12 +20,8 @@ const percent = (share: number) => `${(share * 100).toFixed(share > 0 && share <
 /** The syncer's health, kept live: the query hydrated by the page, then the 2 s feed. */
 function useSyncerHealth() {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data } = useSuspenseQuery(trpc.syncer.health.queryOptions());
-  const feed = useSubscription(
-    trpc.syncer.watchHealth.subscriptionOptions(undefined, {
-      onData: (next) => queryClient.setQueryData(trpc.syncer.health.queryKey(), next),
-    }),
+  const { data, feed } = useLiveQuery(trpc.syncer.health.queryOptions(), (onData) =>
+    trpc.syncer.watchHealth.subscriptionOptions(undefined, { onData }),
   );
   return { health: data, status: feed.status };
 }

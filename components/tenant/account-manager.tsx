@@ -4,9 +4,11 @@ import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-q
 import { type FormEvent, useState } from "react";
 import { OneTimePassword } from "@/components/tenant/one-time-password";
 import { useTRPC } from "@/components/trpc/client";
+import { actionsHeader, DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
+import { Field } from "@/components/ui/field";
 import { toast } from "@/components/ui/toast";
-import { accountsCreateInput } from "@/server/api/routers/accounts/accounts.schema";
+import { newAccountInput } from "@/server/core/account-fields";
 import { type AssignableRole, RoleField } from "./member-table";
 
 /** With an external IAM there is nothing to manage here: say where accounts live. */
@@ -69,48 +71,41 @@ export function AccountManager({ tenant }: { tenant: string }) {
           <p>Accounts you create sign in through Ring0's IAM with a temporary password.</p>
         </EmptyState>
       ) : (
-        <table className="data" aria-label="Accounts">
-          <thead>
-            <tr>
-              <th scope="col">Username</th>
-              <th scope="col">Name</th>
-              <th scope="col">Email</th>
-              <th scope="col">Created by</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.map((account) => (
-              <tr key={account.username}>
-                <td>{account.username}</td>
-                <td>{account.name}</td>
-                <td>{account.email}</td>
-                <td>{account.createdBy}</td>
-                <td>
-                  <span className={`badge ${account.disabled ? "badge-failure" : "badge-success"}`}>
-                    {account.disabled ? "disabled" : "active"}
-                  </span>
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    className="button"
-                    aria-label={`${account.disabled ? "Enable" : "Disable"} ${account.username}`}
-                    disabled={setDisabled.isPending}
-                    onClick={() =>
-                      setDisabled.mutate({ tenant, username: account.username, disabled: !account.disabled })
-                    }
-                  >
-                    {account.disabled ? "Enable" : "Disable"}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          label="Accounts"
+          rows={accounts}
+          rowKey={(account) => account.username}
+          columns={[
+            { header: "Username", cell: (account) => account.username },
+            { header: "Name", cell: (account) => account.name },
+            { header: "Email", cell: (account) => account.email },
+            { header: "Created by", cell: (account) => account.createdBy },
+            {
+              header: "Status",
+              cell: (account) => (
+                <span className={`badge ${account.disabled ? "badge-failure" : "badge-success"}`}>
+                  {account.disabled ? "disabled" : "active"}
+                </span>
+              ),
+            },
+            {
+              header: actionsHeader,
+              cell: (account) => (
+                <button
+                  type="button"
+                  className="button"
+                  aria-label={`${account.disabled ? "Enable" : "Disable"} ${account.username}`}
+                  disabled={setDisabled.isPending}
+                  onClick={() =>
+                    setDisabled.mutate({ tenant, username: account.username, disabled: !account.disabled })
+                  }
+                >
+                  {account.disabled ? "Enable" : "Disable"}
+                </button>
+              ),
+            },
+          ]}
+        />
       )}
     </section>
   );
@@ -143,7 +138,7 @@ function CreateAccountForm({
     event.preventDefault();
     create.reset();
     // The API's own schema, so mistakes are explained before anything is sent.
-    const parsed = accountsCreateInput.safeParse({ name, username, email, role });
+    const parsed = newAccountInput.safeParse({ name, username, email, role });
     if (!parsed.success) {
       setInvalid(
         `Invalid input — ${parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ")}`,
@@ -156,23 +151,20 @@ function CreateAccountForm({
   const error = invalid ?? create.error?.message ?? null;
   return (
     <form className="toolbar" onSubmit={submit} aria-label="Create an account" noValidate>
-      <label className="field">
-        Name
+      <Field label="Name">
         <input value={name} onChange={(event) => setName(event.target.value)} autoComplete="off" />
-      </label>
-      <label className="field">
-        Username
+      </Field>
+      <Field label="Username">
         <input value={username} onChange={(event) => setUsername(event.target.value)} autoComplete="off" />
-      </label>
-      <label className="field">
-        Email
+      </Field>
+      <Field label="Email">
         <input
           type="email"
           value={email}
           onChange={(event) => setEmail(event.target.value)}
           autoComplete="off"
         />
-      </label>
+      </Field>
       <RoleField value={role} onChange={setRole} />
       <button type="submit" className="button button-primary" disabled={create.isPending}>
         {create.isPending ? "Creating…" : "Create account"}

@@ -1,9 +1,7 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 
@@ -23,13 +21,8 @@ function phaseBadgeClass(phase: string, ready: string): string {
 /** The tenant's control plane as its Tenant object says, kept current over SSE. */
 export function ControlPlaneCard({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data: summary } = useSuspenseQuery(trpc.controlPlane.summary.queryOptions({ tenant }));
-  const feed = useSubscription(
-    trpc.controlPlane.watchSummary.subscriptionOptions(
-      { tenant },
-      { onData: (next) => queryClient.setQueryData(trpc.controlPlane.summary.queryKey({ tenant }), next) },
-    ),
+  const { data: summary, feed } = useLiveQuery(trpc.controlPlane.summary.queryOptions({ tenant }), (onData) =>
+    trpc.controlPlane.watchSummary.subscriptionOptions({ tenant }, { onData }),
   );
 
   if (summary.state === "absent") {

@@ -5,7 +5,7 @@ import { type FormEvent, useState } from "react";
 import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
-import { assignableRoles } from "@/server/api/routers/members/members.schema";
+import { assignableRoles } from "@/server/core/roles";
 
 export const roleLabel = {
   operator: "Operator",

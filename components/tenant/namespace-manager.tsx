@@ -7,7 +7,7 @@ import { useTRPC } from "@/components/trpc/client";
 import { EmptyState } from "@/components/ui/empty-state";
 import { toast } from "@/components/ui/toast";
 import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
-import { namespaceName } from "@/server/api/routers/control-plane/namespaces.schema";
+import { namespaceName } from "@/server/core/namespace-name";
 
 /**
  * The tenant's namespaces, listed, created and deleted as the signed-in user. Refetched after

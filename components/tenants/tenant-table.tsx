@@ -1,7 +1,6 @@
 "use client";
 
-import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
+import { useMutation } from "@tanstack/react-query";
 import Link from "next/link";
 import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
@@ -9,15 +8,12 @@ import { emptyFirstAdmin, FirstAdminFields, firstAdminInput } from "@/components
 import { OneTimePassword } from "@/components/tenant/one-time-password";
 import { PhaseBadge, timeToReady } from "@/components/tenants/phase";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { toast } from "@/components/ui/toast";
 import { TypedNameConfirmation } from "@/components/ui/typed-name-confirmation";
-import {
-  createTenantSchema,
-  provisioners,
-  supportedVersions,
-} from "@/server/api/routers/tenants/resources.schema";
+import { createTenantSchema, provisioners, supportedVersions } from "@/server/core/new-tenant";
 
 /** "name: expected …; version: …" — the same wording the API uses for its validation errors. */
 function describeIssues(issues: { path: PropertyKey[]; message: string }[]): string {
@@ -29,12 +25,8 @@ function describeIssues(issues: { path: PropertyKey[]; message: string }[]): str
 /** The Tenant custom resources in the super cluster, kept current by the tenants.watchResources SSE feed. */
 export function TenantTable() {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data: tenants } = useSuspenseQuery(trpc.tenants.resources.queryOptions());
-  const feed = useSubscription(
-    trpc.tenants.watchResources.subscriptionOptions(undefined, {
-      onData: (list) => queryClient.setQueryData(trpc.tenants.resources.queryKey(), list),
-    }),
+  const { data: tenants, feed } = useLiveQuery(trpc.tenants.resources.queryOptions(), (onData) =>
+    trpc.tenants.watchResources.subscriptionOptions(undefined, { onData }),
   );
   const [deleting, setDeleting] = useState<string | null>(null);
 

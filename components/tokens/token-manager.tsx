@@ -4,7 +4,9 @@ import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-q
 import { type FormEvent, useState } from "react";
 import { Age } from "@/components/nodes/age";
 import { useTRPC } from "@/components/trpc/client";
+import { actionsHeader, DataTable } from "@/components/ui/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
+import { Field } from "@/components/ui/field";
 import { OneTimeSecret } from "@/components/ui/one-time-secret";
 import { toast } from "@/components/ui/toast";
 
@@ -14,6 +16,12 @@ const lifetimes = [
   { days: 90, label: "90 days" },
   { days: 365, label: "1 year" },
 ];
+
+/** Revoked wins over expired; anything else is active. */
+function statusOf(token: { revokedAt: Date | string | null; expiresAt: Date | string }) {
+  const expired = new Date(token.expiresAt).getTime() <= Date.now();
+  return token.revokedAt ? "revoked" : expired ? "expired" : "active";
+}
 
 /**
  * A tenant's API tokens (what kubeconfigs and the CLI carry to Ring0's gateway): create one, see
@@ -55,12 +63,10 @@ export function TokenManager({ tenant }: { tenant: string }) {
   return (
     <>
       <form className="toolbar" onSubmit={submit} aria-label="Create a token">
-        <label className="field">
-          Token name
+        <Field label="Token name">
           <input value={name} onChange={(event) => setName(event.target.value)} maxLength={64} required />
-        </label>
-        <label className="field">
-          Expires after
+        </Field>
+        <Field label="Expires after">
           <select value={days} onChange={(event) => setDays(Number(event.target.value))}>
             {lifetimes.map((lifetime) => (
               <option key={lifetime.days} value={lifetime.days}>
@@ -68,7 +74,7 @@ export function TokenManager({ tenant }: { tenant: string }) {
               </option>
             ))}
           </select>
-        </label>
+        </Field>
         <button type="submit" className="button button-primary" disabled={create.isPending}>
           {create.isPending ? "Creating…" : "Create token"}
         </button>
@@ -91,66 +97,60 @@ export function TokenManager({ tenant }: { tenant: string }) {
           <p>Tokens let kubectl and the ring0 CLI reach this tenant through Ring0.</p>
         </EmptyState>
       ) : (
-        <table className="data" aria-label="Tokens">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Token</th>
-              <th scope="col">Owner</th>
-              <th scope="col">Created</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span className="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.map((token) => {
-              const expired = new Date(token.expiresAt).getTime() <= Date.now();
-              const status = token.revokedAt ? "revoked" : expired ? "expired" : "active";
-              return (
-                <tr key={token.id}>
-                  <td>{token.name}</td>
-                  <td>
-                    <code>{token.prefix}…</code>
-                  </td>
-                  <td>{token.ownerName}</td>
-                  <td>
-                    <Age iso={new Date(token.createdAt).toISOString()} /> ago
-                  </td>
-                  <td>
-                    <time dateTime={new Date(token.expiresAt).toISOString()}>
-                      {new Date(token.expiresAt).toISOString().slice(0, 10)}
-                    </time>
-                  </td>
-                  <td>
-                    {token.lastUsedAt ? <Age iso={new Date(token.lastUsedAt).toISOString()} /> : "never"}
-                  </td>
-                  <td>
-                    <span className={`badge ${status === "active" ? "badge-success" : "badge-failure"}`}>
-                      {status}
-                    </span>
-                  </td>
-                  <td>
-                    {status === "active" ? (
-                      <button
-                        type="button"
-                        className="button"
-                        aria-label={`Revoke ${token.name}`}
-                        disabled={revoke.isPending}
-                        onClick={() => revoke.mutate({ id: token.id })}
-                      >
-                        Revoke
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable
+          label="Tokens"
+          rows={tokens.map((token) => ({ ...token, status: statusOf(token) }))}
+          rowKey={(token) => token.id}
+          columns={[
+            { header: "Name", cell: (token) => token.name },
+            { header: "Token", cell: (token) => <code>{token.prefix}…</code> },
+            { header: "Owner", cell: (token) => token.ownerName },
+            {
+              header: "Created",
+              cell: (token) => (
+                <>
+                  <Age iso={new Date(token.createdAt).toISOString()} /> ago
+                </>
+              ),
+            },
+            {
+              header: "Expires",
+              cell: (token) => (
+                <time dateTime={new Date(token.expiresAt).toISOString()}>
+                  {new Date(token.expiresAt).toISOString().slice(0, 10)}
+                </time>
+              ),
+            },
+            {
+              header: "Last used",
+              cell: (token) =>
+                token.lastUsedAt ? <Age iso={new Date(token.lastUsedAt).toISOString()} /> : "never",
+            },
+            {
+              header: "Status",
+              cell: (token) => (
+                <span className={`badge ${token.status === "active" ? "badge-success" : "badge-failure"}`}>
+                  {token.status}
+                </span>
+              ),
+            },
+            {
+              header: actionsHeader,
+              cell: (token) =>
+                token.status === "active" ? (
+                  <button
+                    type="button"
+                    className="button"
+                    aria-label={`Revoke ${token.name}`}
+                    disabled={revoke.isPending}
+                    onClick={() => revoke.mutate({ id: token.id })}
+                  >
+                    Revoke
+                  </button>
+                ) : null,
+            },
+          ]}
+        />
       )}
     </>
   );

@@ -1,22 +1,34 @@
+import type { ReactNode } from "react";
 import { Age } from "@/components/nodes/age";
+import { type PodColumn, podColumns } from "@/components/ui/pod-table";
 import { PodPhase } from "@/components/workloads/pod-phase";
 import type { PodRow } from "@/server/api/routers/workloads/pods";
 
-/** A pod row's status cells: phase (with the isolation refusal spelled out), node, ready, restarts, age. */
-export function PodStatusCells({ pod }: { pod: PodRow }) {
-  return (
-    <>
-      <td>
-        <PodPhase phase={pod.phase} refused={pod.refused} showReason />
-      </td>
-      <td>{pod.node ?? "—"}</td>
-      <td>{pod.ready}</td>
-      <td>{pod.restarts}</td>
-      <td>
-        <Age iso={pod.createdAt} />
-      </td>
-    </>
-  );
+/** A tenant pod's status columns: phase (with the isolation refusal spelled out), node, ready, restarts, age. */
+export const podStatusColumns: readonly PodColumn<PodRow>[] = [
+  { header: "Phase", cell: (pod) => <PodPhase phase={pod.phase} refused={pod.refused} showReason /> },
+  { header: "Node", cell: (pod) => pod.node ?? "—" },
+  podColumns.ready,
+  podColumns.restarts,
+  podColumns.age,
+];
+
+/** The pod's controlling workload (kind and name), followed by `more` (a logs link) when given. */
+export function workloadColumn(
+  more?: (pod: PodRow, owner: NonNullable<PodRow["owner"]>) => ReactNode,
+): PodColumn<PodRow> {
+  return {
+    header: "Workload",
+    cell: (pod) =>
+      pod.owner ? (
+        <>
+          <span className="whoami-meta">{pod.owner.kind}</span> {pod.owner.name}
+          {more ? <> {more(pod, pod.owner)}</> : null}
+        </>
+      ) : (
+        "—"
+      ),
+  };
 }
 
 /**

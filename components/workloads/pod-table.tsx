@@ -1,27 +1,20 @@
 "use client";
-
-import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
-import { useSubscription } from "@trpc/tanstack-react-query";
-import Link from "next/link";
 import { useMemo, useState } from "react";
 import { PodLogsLink, podKey, WorkloadLogsLink } from "@/components/streams/pod-logs-link";
 import { ownerKey, podsByOwner } from "@/components/streams/pod-selection";
 import { useTRPC } from "@/components/trpc/client";
+import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
+import { PodTable, podColumns } from "@/components/ui/pod-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
-import { PodStatusCells } from "@/components/workloads/pod-status";
+import { podStatusColumns, workloadColumn } from "@/components/workloads/pod-status";
 
 /** The tenant's pods as the signed-in user may list them; live over SSE, filtered by namespace here. */
-export function PodTable({ tenant }: { tenant: string }) {
+export function TenantPodTable({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const { data } = useSuspenseQuery(trpc.workloads.pods.list.queryOptions({ tenant }));
-  const feed = useSubscription(
-    trpc.workloads.pods.watch.subscriptionOptions(
-      { tenant },
-      { onData: (next) => queryClient.setQueryData(trpc.workloads.pods.list.queryKey({ tenant }), next) },
-    ),
+  const { data, feed } = useLiveQuery(trpc.workloads.pods.list.queryOptions({ tenant }), (onData) =>
+    trpc.workloads.pods.watch.subscriptionOptions({ tenant }, { onData }),
   );
   const [namespace, setNamespace] = useState("");
   const byOwner = useMemo(() => (data.state === "serving" ? podsByOwner(data.pods) : new Map()), [data]);
@@ -65,60 +58,36 @@ export function PodTable({ tenant }: { tenant: string }) {
           </p>
         </EmptyState>
       ) : (
-        <table className="data" aria-label="Pods">
-          <thead>
-            <tr>
-              <th scope="col">
-                <span className="sr-only">Choose for logs</span>
-              </th>
-              <th scope="col">Name</th>
-              <th scope="col">Namespace</th>
-              <th scope="col">Workload</th>
-              <th scope="col">Phase</th>
-              <th scope="col">Node</th>
-              <th scope="col">Ready</th>
-              <th scope="col">Restarts</th>
-              <th scope="col">Age</th>
-            </tr>
-          </thead>
-          <tbody>
-            {pods.map((pod) => (
-              <tr key={`${pod.namespace}/${pod.name}`}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Choose pod ${pod.name} for logs`}
-                    checked={chosen.has(podKey(pod))}
-                    onChange={(event) => choose(podKey(pod), event.target.checked)}
-                  />
-                </td>
-                <td>
-                  <Link
-                    href={`/t/${tenant}/workloads/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`}
-                  >
-                    {pod.name}
-                  </Link>
-                </td>
-                <td>{pod.namespace}</td>
-                <td>
-                  {pod.owner ? (
-                    <>
-                      <span className="whoami-meta">{pod.owner.kind}</span> {pod.owner.name}{" "}
-                      <WorkloadLogsLink
-                        tenant={tenant}
-                        owner={pod.owner}
-                        pods={byOwner.get(ownerKey(pod.namespace, pod.owner)) ?? []}
-                      />
-                    </>
-                  ) : (
-                    "—"
-                  )}
-                </td>
-                <PodStatusCells pod={pod} />
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <PodTable
+          label="Pods"
+          pods={pods}
+          columns={[
+            {
+              header: <span className="sr-only">Choose for logs</span>,
+              cell: (pod) => (
+                <input
+                  type="checkbox"
+                  aria-label={`Choose pod ${pod.name} for logs`}
+                  checked={chosen.has(podKey(pod))}
+                  onChange={(event) => choose(podKey(pod), event.target.checked)}
+                />
+              ),
+            },
+            podColumns.name(
+              (pod) =>
+                `/t/${tenant}/workloads/${encodeURIComponent(pod.namespace)}/${encodeURIComponent(pod.name)}`,
+            ),
+            podColumns.namespace,
+            workloadColumn((pod, owner) => (
+              <WorkloadLogsLink
+                tenant={tenant}
+                owner={owner}
+                pods={byOwner.get(ownerKey(pod.namespace, owner)) ?? []}
+              />
+            )),
+            ...podStatusColumns,
+          ]}
+        />
       )}
     </section>
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseQuantity } from "@/server/quotas/quantity";
+import { parseQuantity } from "@/server/core/quantity";
 import { namespaceShare, tenantHardOf } from "./hard";
 import { parseAdmissionReview } from "./webhook-server";
 

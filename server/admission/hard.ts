@@ -2,7 +2,7 @@
  * A tenant's quota as the webhook enforces it, and the check that tenant admins' per-namespace
  * ResourceQuotas fit inside it.
  */
-import { parseQuantity, QuantityError } from "@/server/quotas/quantity";
+import { parseQuantity, QuantityError } from "@/server/core/quantity";
 import {
   canonicalResourceName,
   formatResourceQuantity,
@@ -10,7 +10,7 @@ import {
   type QuotaResource,
   quotaResourceNames,
   validateHardKeepingGood,
-} from "@/server/quotas/resources";
+} from "@/server/core/quota-resources";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 
 export type CheckedHard = QuotaHard;

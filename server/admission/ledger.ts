@@ -9,11 +9,12 @@
  * webhook's refusal). Until then it counts: Ring0 errs towards refusing, never towards
  * oversubscribing.
  */
+
+import type { QuotaResource } from "@/server/core/quota-resources";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { K8sError } from "@/server/k8s/errors";
 import { type ListWatch, listAndWatch } from "@/server/k8s/watch";
 import type { Logger } from "@/server/logger";
-import type { QuotaResource } from "@/server/quotas/resources";
 import type { Usage } from "@/server/quotas/usage";
 
 /** A kind the ledger follows: its collection path and how much one object uses (undefined: nothing). */

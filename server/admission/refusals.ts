@@ -3,9 +3,10 @@
  * create (a ReplicaSet short of room) would write a row every few seconds: a refusal equal to one
  * recorded in the last minute (same tenant, object and message) bumps that row's count instead.
  */
+
+import { formatResourceQuantity } from "@/server/core/quota-resources";
 import { getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
-import { formatResourceQuantity } from "@/server/quotas/resources";
 import type { QuotaRefusal } from "./quota";
 
 const COALESCE_MS = 60_000;

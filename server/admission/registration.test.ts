@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseQuantity } from "@/server/quotas/quantity";
+import { parseQuantity } from "@/server/core/quantity";
 import { quotaWebhookManifest } from "./registration";
 
 const endpoint = { baseUrl: "https://127.0.0.1:9443", caBundle: "PEM" };

@@ -6,7 +6,7 @@
 import { encode } from "next-auth/jwt";
 import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { createTokenService } from "@/server/tokens/service";
 import { testDatabaseUrl } from "@/test/integration/database";

@@ -1,7 +1,7 @@
 import { TRPCError } from "@trpc/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAuditRepository } from "@/server/audit/repository";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { createPrismaClient, type PrismaClient } from "@/server/db/client";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcCode } from "@/test/integration/trpc";

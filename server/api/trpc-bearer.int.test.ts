@@ -9,7 +9,7 @@ import superjson from "superjson";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppRouter, appRouter } from "@/server/api/root";
 import { createContext } from "@/server/api/trpc";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { generateToken } from "@/server/tokens/format";
 import { createTokenService } from "@/server/tokens/service";

@@ -1,6 +1,6 @@
 /**
  * tRPC: context → init → procedure tiers. Routers stay thin and pick a tier; authorization is the
- * tier plus named checks from server/auth/roles.ts, never ad-hoc conditions in handlers.
+ * tier plus named checks from server/core/roles.ts, never ad-hoc conditions in handlers.
  */
 
 import { randomUUID } from "node:crypto";
@@ -8,8 +8,8 @@ import { getTRPCErrorFromUnknown, initTRPC, TRPCError } from "@trpc/server";
 import superjson from "superjson";
 import { ZodError, z } from "zod";
 import { bearerCredential } from "@/server/auth/credentials";
-import { isOperator, isTenantAdmin, type SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { isOperator, isTenantAdmin, type SessionUser } from "@/server/core/roles";
 import { tenantNameField } from "@/server/core/tenant-name";
 import { describeZodError } from "@/server/core/zod-wording";
 import { getDb } from "@/server/db/client";

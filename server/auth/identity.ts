@@ -1,4 +1,4 @@
-import { type Ring0Role, roleFromClaims } from "@/server/auth/roles";
+import { type Ring0Role, roleFromClaims } from "@/server/core/roles";
 import { tenantNamePattern } from "@/server/core/tenant-name";
 
 export interface ClaimSettings {

@@ -1,8 +1,8 @@
 import "server-only";
 import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
-import { isOperator, type SessionUser } from "@/server/auth/roles";
 import { currentUser } from "@/server/auth/server-session";
+import { isOperator, type SessionUser } from "@/server/core/roles";
 import { tenantForUser } from "@/server/tenants/access";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { SessionUser } from "@/server/core/roles";
 import { createLogger } from "@/server/logger";
 import { createCredentialRechecks, type HeldCredential, type LostRight, rightStillHeld } from "./rechecks";
-import type { SessionUser } from "./roles";
 
 const member: SessionUser = {
   id: "u1",

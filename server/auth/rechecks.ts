@@ -6,7 +6,7 @@
  * tenant's control plane sees). One check per credential per round, however many streams it
  * holds: a thousand watches of one kubeconfig cost one token verification a round.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { Logger } from "@/server/logger";
 
 /** A credential as an open stream holds it. */

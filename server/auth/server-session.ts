@@ -1,7 +1,7 @@
 import "server-only";
 import { cookies } from "next/headers";
-import type { SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import type { SessionUser } from "@/server/core/roles";
 
 /** The signed-in user in a server component or route handler. */
 export async function currentUser(): Promise<SessionUser | null> {

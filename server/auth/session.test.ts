@@ -1,6 +1,6 @@
 import { encode } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionUser } from "./roles";
+import type { SessionUser } from "@/server/core/roles";
 import { sessionUserFromCookieHeader as decode, parseCookieHeader } from "./session";
 
 /** The membership as the database would answer: the role the sign-in recorded. */

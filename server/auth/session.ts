@@ -1,5 +1,5 @@
 import { getToken, type JWT } from "next-auth/jwt";
-import type { Ring0Role, SessionUser } from "@/server/auth/roles";
+import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import { env } from "@/server/env";
 
 /** Parses a Cookie header into name → value (first occurrence wins, as browsers send it). */

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { AuditEventInput } from "@/server/audit/repository";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { Logger } from "@/server/logger";
 import type { RequestAttributes } from "@/server/sharing/request-info";
 import type { VerifiedToken } from "@/server/tokens/service";

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { recordAudit } from "@/server/audit/service";
-import type { Ring0Role, SessionUser } from "@/server/auth/roles";
+import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/server/errors";
 import { createUserRepository } from "@/server/users/repository";

@@ -9,7 +9,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Ring0Role, SessionUser } from "@/server/auth/roles";
+import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { createLogger } from "@/server/logger";
 import { createUserRepository } from "@/server/users/repository";

@@ -3,7 +3,7 @@
  * plane client impersonate), and the control plane client Ring0's pages and streams act through,
  * wired to the installed control plane directory. The client itself is server/k8s/control-plane-client.ts.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import {
   type ControlPlaneClient,
   createControlPlaneClient,

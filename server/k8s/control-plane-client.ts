@@ -12,6 +12,7 @@
 import type { ClientRequest } from "node:http";
 import https from "node:https";
 import WebSocket from "ws";
+
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "./errors";
 import { type Impersonation, upstreamRequestHeaders } from "./impersonation";

@@ -5,8 +5,8 @@
  */
 import type { z } from "zod";
 import { originRefusal } from "@/server/auth/origin";
-import type { SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import type { SessionUser } from "@/server/core/roles";
 import { describeZodError } from "@/server/core/zod-wording";
 import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";

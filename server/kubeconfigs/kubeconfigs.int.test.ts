@@ -13,7 +13,7 @@ import { encode } from "next-auth/jwt";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { POST as postAdminKubeconfig } from "@/app/api/tenants/[tenant]/admin-kubeconfig/route";
 import { POST as postKubeconfig } from "@/app/api/tenants/[tenant]/kubeconfig/route";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { env } from "@/server/env";
 import { ensureGatewayTls } from "@/server/gateway/tls";

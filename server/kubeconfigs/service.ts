@@ -5,7 +5,7 @@
  */
 
 import { recordAudit } from "@/server/audit/service";
-import { isOperator, type SessionUser } from "@/server/auth/roles";
+import { isOperator, type SessionUser } from "@/server/core/roles";
 import { tenantNamePattern } from "@/server/core/tenant-name";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";

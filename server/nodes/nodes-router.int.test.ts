@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import { connectCluster, getSuperCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { testSuperCluster, unreachableKubeconfig } from "@/server/k8s/test-cluster";

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { parseQuantity } from "@/server/core/quantity";
+import type { QuotaResource } from "@/server/core/quota-resources";
 import {
   DEFAULT_SHARE_QUOTA_NAME,
   defaultShareMisfit,
@@ -8,8 +10,6 @@ import {
   NEW_NAMESPACE_WINDOW_MS,
   validateDefaultShare,
 } from "./default-share";
-import { parseQuantity } from "./quantity";
-import type { QuotaResource } from "./resources";
 
 const q = (text: string) => parseQuantity(text);
 const shares = (entries: Record<string, Partial<Record<QuotaResource, string>>>) =>

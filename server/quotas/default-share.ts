@@ -6,10 +6,7 @@
  *
  * The ResourceQuota is not protected: it is the tenant admin's to edit or delete afterwards.
  */
-import { createObject, type KubeObject } from "@/server/k8s/apply";
-import type { ClusterConnection } from "@/server/k8s/cluster";
-import { isAlreadyExists } from "@/server/k8s/errors";
-import { ResourceQuotaKind } from "@/server/k8s/kinds/core";
+
 import {
   formatHard,
   formatResourceQuantity,
@@ -18,7 +15,11 @@ import {
   quotaResourceNames,
   validateHard,
   validateHardKeepingGood,
-} from "./resources";
+} from "@/server/core/quota-resources";
+import { createObject, type KubeObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isAlreadyExists } from "@/server/k8s/errors";
+import { ResourceQuotaKind } from "@/server/k8s/kinds/core";
 
 export const DEFAULT_SHARE_QUOTA_NAME = "default-share";
 export const defaultShareLabel = "ring0.dev/default-share";

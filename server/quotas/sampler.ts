@@ -5,10 +5,10 @@
  * (RING0_QUOTA_RETENTION_DAYS). The portal's charts read them.
  */
 import { hardOfTenant } from "@/server/admission/hard";
+import { formatHard } from "@/server/core/quota-resources";
 import { getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
-import { formatHard } from "./resources";
 import { type TenantUsage, tenantUsageOf } from "./tenant-usage";
 
 export interface QuotaSamplerOptions {

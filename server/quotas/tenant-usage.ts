@@ -5,6 +5,7 @@
  * Counted exactly as the webhook's ledger and Kubernetes' ResourceQuota count.
  */
 import { namespaceShares } from "@/server/admission/hard";
+import type { QuotaResource } from "@/server/core/quota-resources";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import {
   ConfigMapKind,
@@ -18,7 +19,6 @@ import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createConnectionCache } from "@/server/tenants/connections";
 import { getControlPlaneDirectory } from "@/server/tenants/control-planes";
-import type { QuotaResource } from "./resources";
 import {
   addUsage,
   objectUsage,

@@ -10,14 +10,14 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { killProcessesMentioning, run } from "@/server/cluster/process";
+import { NANO_PER_UNIT, parseQuantity } from "@/server/core/quantity";
+import { type QuotaResource, quotaResourceNames } from "@/server/core/quota-resources";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import { kubeconfigFromAccess, type Provisioner } from "@/server/provisioners/types";
-import { NANO_PER_UNIT, parseQuantity } from "./quantity";
-import { type QuotaResource, quotaResourceNames } from "./resources";
 import { objectUsage, type QuotaKind, sumUsage, type Usage } from "./usage";
 
 const logger = createLogger({}, "error");

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { NANO_PER_UNIT, parseQuantity } from "./quantity";
-import { type QuotaResource, quotaResourceNames, validateHard } from "./resources";
+import { NANO_PER_UNIT, parseQuantity } from "@/server/core/quantity";
+import { type QuotaResource, quotaResourceNames, validateHard } from "@/server/core/quota-resources";
 import {
   addUsage,
   type ContainerLike,

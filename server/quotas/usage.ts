@@ -18,8 +18,13 @@
  *
  * The types are structural so that both raw JSON and @kubernetes/client-node objects fit.
  */
-import { NANO_PER_UNIT, parseQuantity, roundUpToUnits } from "./quantity";
-import { formatResourceQuantity, type QuotaHard, type QuotaResource, quotaResourceNames } from "./resources";
+import { NANO_PER_UNIT, parseQuantity, roundUpToUnits } from "@/server/core/quantity";
+import {
+  formatResourceQuantity,
+  type QuotaHard,
+  type QuotaResource,
+  quotaResourceNames,
+} from "@/server/core/quota-resources";
 
 /** Amounts per resource in nano-units; a missing resource is zero. */
 export type Usage = Partial<Record<QuotaResource, bigint>>;

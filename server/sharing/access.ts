@@ -4,7 +4,7 @@
  * grantee of the owner at all gets the answer of a tenant that does not exist, so a third tenant
  * cannot even learn the owner exists.
  */
-import { isOperator, type SessionUser } from "@/server/auth/roles";
+import { isOperator, type SessionUser } from "@/server/core/roles";
 import { authorizeByGrants, type GranteeUser, grantsFor } from "./grants";
 import { allGrants, watchGrantedAccess } from "./live";
 import { checkGrant, policyDenies, type SharingPolicyConfig } from "./policy";

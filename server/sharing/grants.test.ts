@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { Ring0Role } from "@/server/auth/roles";
+import type { Ring0Role } from "@/server/core/roles";
 import {
   authorizeByGrants,
   expiryOf,

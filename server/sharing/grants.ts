@@ -5,7 +5,7 @@
  * effect at its instant everywhere, without waiting for any controller.
  */
 import { createHash } from "node:crypto";
-import type { Ring0Role } from "@/server/auth/roles";
+import type { Ring0Role } from "@/server/core/roles";
 import { kubeRoleFor, kubeRoleGroups } from "@/server/tenants/kube-identity";
 import { clusterScopedResources, floorApiGroups, floorResources } from "./policy";
 import { type RequestAttributes, resourceKey } from "./request-info";

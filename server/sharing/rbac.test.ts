@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Ring0Role } from "@/server/auth/roles";
+import type { Ring0Role } from "@/server/core/roles";
 import type { NamespacedResource } from "@/server/k8s/discovery";
 import { managedLabels, protectedLabel } from "@/server/tenants/defaults";
 import { granteeIdentity, granteesGroup } from "@/server/tenants/kube-identity";

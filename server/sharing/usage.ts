@@ -6,8 +6,8 @@
  */
 import type { AuditEventInput } from "@/server/audit/repository";
 import { recordAudit } from "@/server/audit/service";
-import type { SessionUser } from "@/server/auth/roles";
 import { processSlot } from "@/server/core/process-slots";
+import type { SessionUser } from "@/server/core/roles";
 import { requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { type Logger, logger } from "@/server/logger";

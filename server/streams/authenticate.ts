@@ -6,8 +6,8 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { bearerCredential } from "@/server/auth/credentials";
-import { isOperator } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import { isOperator } from "@/server/core/roles";
 import { getDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { hashToken } from "@/server/tokens/format";

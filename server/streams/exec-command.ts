@@ -2,7 +2,7 @@
  * The exec request a shell makes to an API server (v5.channel.k8s.io, tty; the command is a fixed
  * choice, never built from input) and what its status frame (channel 3) says about how it ended.
  */
-import type { ExecQuery, ExecShell } from "./protocol";
+import type { ExecQuery, ExecShell } from "@/server/core/stream-protocol";
 
 /** Tries bash and falls back to sh; a fixed script, never built from input. */
 const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];

@@ -4,10 +4,10 @@
  * spec.streams.recordTranscripts keeps the session's output too (capped).
  */
 import { recordAudit } from "@/server/audit/service";
+import type { ExecQuery } from "@/server/core/stream-protocol";
 import { getDb } from "@/server/db/client";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import type { ExecQuery } from "./protocol";
 import type { StreamContext } from "./upgrade";
 
 /** Output kept per transcript at most. */

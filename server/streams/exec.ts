@@ -9,13 +9,19 @@
  */
 import type { IncomingMessage } from "node:http";
 import type WebSocket from "ws";
+import {
+  clientFrame,
+  closeCodes,
+  type ExecQuery,
+  execChannels,
+  execQuery,
+} from "@/server/core/stream-protocol";
 import { errorFromResponse } from "@/server/k8s/errors";
 import { execPath, exitFromStatus, shellCommand } from "./exec-command";
 import { recordsTranscripts, type SessionRecord, startRecord, transcriptCap } from "./exec-record";
 import { createFlow } from "./flow";
 import { closeCodeFor, queryStreamEndpoint, type StreamSettings } from "./logs";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "./node-shell";
-import { clientFrame, closeCodes, type ExecQuery, execChannels, execQuery } from "./protocol";
 import { podUpstream, requireSuperCluster, streamFailure } from "./sources";
 import { closeReasonOf, type StreamContext, type StreamEndpoint, sendError } from "./upgrade";
 

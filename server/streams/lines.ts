@@ -3,7 +3,7 @@
  * a marker) instead of growing a buffer forever, and a batch is flushed at `maxBatchLines` lines or
  * `maxBatchBytes` bytes, whichever comes first.
  */
-import type { LogLine } from "./protocol";
+import type { LogLine } from "@/server/core/stream-protocol";
 
 const timestamped = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})) ?/;
 

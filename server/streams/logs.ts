@@ -1,12 +1,20 @@
 /**
- * /ws/logs: a pod's or a node's log, followed, into the browser. Query in protocol.ts (logQuery).
+ * /ws/logs: a pod's or a node's log, followed, into the browser. Query in server/core/stream-protocol.ts (logQuery).
  * Who may read what is decided before the upgrade (tenant pods: users of that tenant, whose
  * control plane's RBAC then decides; super-cluster pods and nodes: operators only); the cluster's
  * own refusals (RBAC, unknown pod or container) arrive as an error frame and a 44xx close.
  */
 import type { WebSocket } from "ws";
 import type { z } from "zod";
-import { canAccessTenant, isOperator } from "@/server/auth/roles";
+import { canAccessTenant, isOperator } from "@/server/core/roles";
+import {
+  clientFrame,
+  closeCodes,
+  type LogQuery,
+  logQuery,
+  queryProblem,
+  type ServerFrame,
+} from "@/server/core/stream-protocol";
 import {
   actsAsGrantee,
   decideGranteeAccess,
@@ -15,7 +23,6 @@ import {
 } from "@/server/sharing/access";
 import { createFlow } from "./flow";
 import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
-import { clientFrame, closeCodes, type LogQuery, logQuery, queryProblem, type ServerFrame } from "./protocol";
 import { openLogSource, streamFailure } from "./sources";
 import {
   closeReasonOf,

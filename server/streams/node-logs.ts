@@ -6,10 +6,10 @@
  */
 import fs from "node:fs";
 import { Readable } from "node:stream";
+import { normalTimestamp } from "@/server/core/stream-protocol";
 import { renderFields } from "@/server/log-ring";
 import type { LogFields } from "@/server/logger";
 import { vnAgentLogRing } from "@/server/vn-agent/log-rings";
-import { normalTimestamp } from "./protocol";
 import type { NodeLogProvider } from "./sources";
 
 interface TailOptions {

@@ -4,7 +4,7 @@
  * (a separate module graph in the same process, e.g. the sign-out route) reach server.ts's streams.
  */
 import { processSlot } from "@/server/core/process-slots";
-import { closeCodes } from "./protocol";
+import { closeCodes } from "@/server/core/stream-protocol";
 
 export interface StreamLimits {
   perUser: number;

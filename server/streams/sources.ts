@@ -8,12 +8,12 @@ import type { IncomingMessage } from "node:http";
 import type https from "node:https";
 import type { Readable } from "node:stream";
 import WebSocket from "ws";
-import type { SessionUser } from "@/server/auth/roles";
 import { processSlot } from "@/server/core/process-slots";
+import type { SessionUser } from "@/server/core/roles";
+import type { LogQuery } from "@/server/core/stream-protocol";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import { type StreamUpstream, streamingGet } from "@/server/k8s/stream-upstream";
-import type { LogQuery } from "./protocol";
 
 /** An error a stream reports to the browser: the HTTP-like status and a message to act on. */
 export class StreamError extends Error {

@@ -4,7 +4,8 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import type { WebSocket } from "ws";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
+import { closeCodes, execQuery } from "@/server/core/stream-protocol";
 import type { KubeObject } from "@/server/k8s/apply";
 import { createLogRing, teeLogger } from "@/server/log-ring";
 import { createLogger } from "@/server/logger";
@@ -14,7 +15,6 @@ import { createBatcher, createLineSplitter, parseLogLine } from "./lines";
 import { closeCodeFor, sourceRefusal } from "./logs";
 import { kwokLineFor, selectLines, tailFile } from "./node-logs";
 import { nodeShellLabel, nodeShellNamespace, nodeShellPod } from "./node-shell";
-import { closeCodes, execQuery } from "./protocol";
 import { createStreamRegistry } from "./registry";
 import { closeReasonOf as closeReason } from "./upgrade";
 

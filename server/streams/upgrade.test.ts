@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { createCredentialRechecks } from "@/server/auth/rechecks";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { createLogger } from "@/server/logger";
 import { pingEndpoint } from "./ping";
 import { createUpgradeHandler, isStreamPath } from "./upgrade";

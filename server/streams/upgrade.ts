@@ -7,9 +7,9 @@ import {
   createCredentialRechecks,
   type HeldCredential,
 } from "@/server/auth/rechecks";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
+import { closeCodes } from "@/server/core/stream-protocol";
 import type { Logger } from "@/server/logger";
-import { closeCodes } from "./protocol";
 import type { StreamRegistry } from "./registry";
 
 /** Who opened a stream, and how to ask again whether they still may. */
@@ -93,7 +93,7 @@ export function closeReasonOf(text: string): string {
   return out;
 }
 
-/** An `error` frame (see server/streams/protocol.ts), if the socket is still open. */
+/** An `error` frame (see server/core/stream-protocol.ts), if the socket is still open. */
 export function sendError(socket: WebSocket, status: number, message: string): void {
   if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ type: "error", status, message }));
 }

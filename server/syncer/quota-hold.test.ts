@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseQuantity } from "@/server/quotas/quantity";
+import { parseQuantity } from "@/server/core/quantity";
 import { createQuotaHoldState, decideHold } from "./quota-hold";
 
 const now = new Date("2026-11-21T12:00:00Z");

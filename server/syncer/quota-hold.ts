@@ -8,7 +8,7 @@
  * watch has not shown yet (`admitting`). The check and the entry in `admitting` are one synchronous
  * step, so concurrent workers cannot both take the last unit.
  */
-import type { QuotaHard } from "@/server/quotas/resources";
+import type { QuotaHard } from "@/server/core/quota-resources";
 import {
   addUsage,
   checkAgainst,

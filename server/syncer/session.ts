@@ -3,11 +3,11 @@
  * caches), the super cluster's caches, work keys, and small readers of pods.
  */
 import type { Clock } from "@/server/controllers/clock";
+import type { QuotaHard } from "@/server/core/quota-resources";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
-import type { QuotaHard } from "@/server/quotas/resources";
 import type { IsolationPolicy } from "./contracts";
 import type { QuotaHoldState } from "./quota-hold";
 import type { PlacementPolicy } from "./super-pod-spec";

@@ -7,10 +7,10 @@
  * answering while its Tenant still says Ready pauses only that tenant until /readyz answers again.
  */
 import { hardOfTenant } from "@/server/admission/hard";
+import type { QuotaHard } from "@/server/core/quota-resources";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
-import type { QuotaHard } from "@/server/quotas/resources";
 import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { type TenantResource, tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";

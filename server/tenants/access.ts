@@ -1,4 +1,4 @@
-import { canAccessTenant, isOperator, type SessionUser } from "@/server/auth/roles";
+import { canAccessTenant, isOperator, type SessionUser } from "@/server/core/roles";
 import { tenantNamePattern } from "@/server/core/tenant-name";
 import { getDb, type PrismaClient } from "@/server/db/client";
 import { createUserRepository } from "@/server/users/repository";

@@ -3,7 +3,7 @@
  * (after stripping anything the client sent), and the tenant defaults bind RBAC to these groups, so
  * a role change in Ring0 takes effect on the very next request.
  */
-import type { Ring0Role } from "@/server/auth/roles";
+import type { Ring0Role } from "@/server/core/roles";
 
 /** `<tenant>:<user>`; the embedded IAM's subjects already have that form. */
 export function kubeUserName(tenant: string, subject: string): string {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { deleteTenantResource } from "@/server/tenants/tenant-resources";

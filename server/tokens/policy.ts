@@ -1,8 +1,8 @@
 /**
- * Who may issue, see and revoke API tokens. Named checks in the style of server/auth/roles.ts;
+ * Who may issue, see and revoke API tokens. Named checks in the style of server/core/roles.ts;
  * handlers and the service never decide this with ad-hoc conditions.
  */
-import { canAccessTenant, isOperator, type SessionUser } from "@/server/auth/roles";
+import { canAccessTenant, isOperator, type SessionUser } from "@/server/core/roles";
 
 type Caller = Pick<SessionUser, "id" | "role" | "tenant">;
 

@@ -3,7 +3,7 @@
  * return value of `issueToken`; it is never stored, logged or audited.
  */
 import { recordAudit } from "@/server/audit/service";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { InvalidInputError, NotFoundError } from "@/server/errors";
 import { tenantForUser } from "@/server/tenants/access";

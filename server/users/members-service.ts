@@ -5,7 +5,7 @@
  * audits every change.
  */
 import { recordAudit } from "@/server/audit/service";
-import type { Ring0Role, SessionUser } from "@/server/auth/roles";
+import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
 import { createIamAccountRepository } from "@/server/iam/account-repository";

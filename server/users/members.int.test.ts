@@ -6,8 +6,8 @@
 import { randomBytes } from "node:crypto";
 import { encode } from "next-auth/jwt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { Ring0Role, SessionUser } from "@/server/auth/roles";
 import { sessionUserFromCookieHeader } from "@/server/auth/session";
+import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { registerEmbeddedIam } from "@/server/iam/registry";
 import { createUserRepository } from "@/server/users/repository";

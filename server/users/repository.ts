@@ -1,4 +1,4 @@
-import type { Ring0Role } from "@/server/auth/roles";
+import type { Ring0Role } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { ConflictError, NotFoundError } from "@/server/errors";
 

@@ -3,7 +3,7 @@
  * plane: its admin access in the shape a provisioner hands out, and the tenant admin who uses it.
  */
 import fs from "node:fs";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { ControlPlaneAccess } from "@/server/provisioners/types";

@@ -9,7 +9,6 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
 import { localSuperCluster } from "@/server/cluster/local";
 import { killProcessesMentioning } from "@/server/cluster/process";
 import {
@@ -17,6 +16,7 @@ import {
   simulatedPodLogFile,
   startSimulatedPodLogs,
 } from "@/server/cluster/simulated-pods";
+import type { SessionUser } from "@/server/core/roles";
 import { createPrismaClient, disconnectDb, type PrismaClient, setDatabaseUrl } from "@/server/db/client";
 import { createObject, type KubeObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";

@@ -3,7 +3,7 @@
  * that operator signed in (audit events reference their actor, so it must exist as a user) and
  * the run's local super cluster with Ring0's CRDs installed.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { getDb, setDatabaseUrl } from "@/server/db/client";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";

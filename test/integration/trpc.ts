@@ -5,7 +5,7 @@
  */
 import { TRPCError } from "@trpc/server";
 import { createCaller } from "@/server/api/root";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { createLogger } from "@/server/logger";
 import { createUserRepository } from "@/server/users/repository";

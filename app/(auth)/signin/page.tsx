@@ -1,8 +1,8 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
 import { providerId } from "@/server/auth/options";
-import { homePath } from "@/server/auth/roles";
 import { currentUser } from "@/server/auth/server-session";
+import { homePath } from "@/server/core/roles";
 import { env } from "@/server/env";
 import { SignInButton } from "./sign-in-button";
 

@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import { AppShell } from "@/components/shell/app-shell";
 import { requireTenant } from "@/server/auth/page-access";
-import { canReadAudit } from "@/server/auth/roles";
+import { canReadAudit } from "@/server/core/roles";
 
 export const dynamic = "force-dynamic";
 

@@ -6,7 +6,7 @@ import { ExecSessions } from "@/components/audit/exec-sessions";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
 import { requireTenant } from "@/server/auth/page-access";
-import { canReadAudit } from "@/server/auth/roles";
+import { canReadAudit } from "@/server/core/roles";
 
 export const metadata: Metadata = { title: "Audit log" };
 

@@ -5,7 +5,7 @@ import { MemberTable } from "@/components/tenant/member-table";
 import { PageHeader } from "@/components/ui/page-header";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
 import { requireTenant } from "@/server/auth/page-access";
-import { isTenantAdmin } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/core/roles";
 import { currentIamMode } from "@/server/users/members-service";
 
 export const metadata: Metadata = { title: "Members" };

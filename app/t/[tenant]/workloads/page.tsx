@@ -1,7 +1,7 @@
 import type { Metadata } from "next";
 import { Suspense } from "react";
 import { PageHeader } from "@/components/ui/page-header";
-import { PodTable } from "@/components/workloads/pod-table";
+import { TenantPodTable } from "@/components/workloads/pod-table";
 import { HydrateClient, prefetch, trpc } from "@/server/api/rsc";
 import { requireTenant } from "@/server/auth/page-access";
 
@@ -17,7 +17,7 @@ export default async function WorkloadsPage(props: { params: Promise<{ tenant: s
         description={`Pods of tenant ${tenant}'s control plane, as you may list them. Their nodes are virtual nodes backed by the shared super cluster.`}
       />
       <Suspense fallback={<p role="status">Loading pods…</p>}>
-        <PodTable tenant={tenant} />
+        <TenantPodTable tenant={tenant} />
       </Suspense>
     </HydrateClient>
   );

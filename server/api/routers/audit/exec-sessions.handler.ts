@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Context } from "@/server/api/trpc";
-import { auditScope, type SessionUser } from "@/server/auth/roles";
+import { auditScope, type SessionUser } from "@/server/core/roles";
 import { tenantNameField } from "@/server/core/tenant-name";
 import { ForbiddenError, NotFoundError } from "@/server/errors";
 import { execTranscript, listExecSessions } from "@/server/streams/sessions";

@@ -1,6 +1,6 @@
 import type { Context } from "@/server/api/trpc";
 import { createAuditRepository } from "@/server/audit/repository";
-import { auditScope, type SessionUser } from "@/server/auth/roles";
+import { auditScope, type SessionUser } from "@/server/core/roles";
 import { ForbiddenError, NotFoundError } from "@/server/errors";
 import type { AuditListInput } from "./list.schema";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
 import { updateStatusWithRetry } from "@/server/controllers/status";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { deleteNamespaceInput, namespaceName } from "./namespaces.schema";
+import { namespaceName } from "@/server/core/namespace-name";
+import { deleteNamespaceInput } from "./namespaces.schema";
 
 const message = (value: unknown) => namespaceName.safeParse(value).error?.issues[0]?.message;
 

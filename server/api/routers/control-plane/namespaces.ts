@@ -5,7 +5,7 @@
  */
 import type { AuditResult } from "@/server/audit/repository";
 import { recordAudit } from "@/server/audit/service";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import { K8sError } from "@/server/k8s/errors";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { createTRPCRouter, protectedProcedure } from "@/server/api/trpc";
-import { homePath } from "@/server/auth/roles";
+import { homePath } from "@/server/core/roles";
 
 const heartbeatInput = z
   .object({ intervalMs: z.number().int().min(1000).max(60_000).default(15_000) })

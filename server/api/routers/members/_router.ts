@@ -1,5 +1,5 @@
 import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
-import { isTenantAdmin } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/core/roles";
 import { createMembersService, currentIamMode } from "@/server/users/members-service";
 import { membersInviteInput, membersRemoveInput, membersSetRoleInput } from "./members.schema";
 import { tenantAdminProcedure } from "./procedures";

@@ -1,11 +1,6 @@
 /** Inputs of the members procedures. Zod only, so the portal's forms validate with the same rules. */
 import { z } from "zod";
-
-/** Roles a tenant admin can give; operators come from the IAM only. */
-export const assignableRoles = ["tenant-admin", "tenant-member", "tenant-viewer"] as const;
-export const assignableRole = z.enum(assignableRoles, {
-  message: `expected one of ${assignableRoles.join(", ")}`,
-});
+import { assignableRole } from "@/server/core/account-fields";
 
 const userId = z.string().min(1, "expected a user id").max(64, "expected a user id");
 

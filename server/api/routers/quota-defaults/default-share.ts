@@ -3,10 +3,10 @@
  * against the tenant's quota (Tenant.spec.quota in the super cluster) when it is set.
  */
 import { hardOfTenant } from "@/server/admission/hard";
+import { formatHard } from "@/server/core/quota-resources";
 import { InvalidInputError } from "@/server/errors";
 import { invalidDefaultShareMessage, validateDefaultShare } from "@/server/quotas/default-share";
 import type { DefaultShareRepository, DefaultShareRow } from "@/server/quotas/default-share-repository";
-import { formatHard } from "@/server/quotas/resources";
 import { readTenant } from "@/server/tenants/tenant-resources";
 
 export interface DefaultShareView {

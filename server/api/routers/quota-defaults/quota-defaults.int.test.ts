@@ -3,7 +3,7 @@
  * super cluster, the share and audit events in PostgreSQL, through the tRPC router.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb } from "@/server/db/client";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";

@@ -1,5 +1,5 @@
 import type { Context } from "@/server/api/trpc";
-import { quotaResourceInfo } from "@/server/quotas/resources";
+import { quotaResourceInfo } from "@/server/core/quota-resources";
 import { downsample, type HistoryPoint, samplePoints } from "./history";
 import { createQuotaUsageRepository } from "./repository";
 import type { HistoryInput } from "./schema";

@@ -3,8 +3,8 @@
  * into equal time buckets and each bucket keeps its peak (a quota is about peaks: averaging would
  * hide the moment a tenant hit its limit) with the limit in force at its end.
  */
-import { parseQuantity, QuantityError, quantityToNumber } from "@/server/quotas/quantity";
-import type { QuotaResource } from "@/server/quotas/resources";
+import { parseQuantity, QuantityError, quantityToNumber } from "@/server/core/quantity";
+import type { QuotaResource } from "@/server/core/quota-resources";
 
 /** The most points a history answer carries. */
 export const MAX_HISTORY_POINTS = 500;

@@ -1,6 +1,6 @@
 import type { Context } from "@/server/api/trpc";
+import { parseQuantity, QuantityError } from "@/server/core/quantity";
 import { listNodes } from "@/server/nodes/service";
-import { parseQuantity, QuantityError } from "@/server/quotas/quantity";
 import type { Usage } from "@/server/quotas/usage";
 import {
   type AllocationRow,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseQuantity } from "@/server/quotas/quantity";
+import { parseQuantity } from "@/server/core/quantity";
 import { allocationVsCapacity, topConsumers } from "./overview";
 import { breakdown } from "./tenant.handler";
 

@@ -3,13 +3,13 @@
  * what the super cluster can give (its schedulable nodes' allocatable), and who uses the most.
  * Pure, so the arithmetic is unit-tested; overview.handler.ts gathers the inputs.
  */
-import { type QuantityKind, quantityToNumber } from "@/server/quotas/quantity";
+import { type QuantityKind, quantityToNumber } from "@/server/core/quantity";
 import {
   formatResourceQuantity,
   type QuotaHard,
   type QuotaResource,
   quotaResourceInfo,
-} from "@/server/quotas/resources";
+} from "@/server/core/quota-resources";
 import type { Usage } from "@/server/quotas/usage";
 import { type ResourceRow, resourceRows } from "./usage-view";
 

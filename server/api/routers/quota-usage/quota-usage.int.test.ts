@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { createPrismaClient, type PrismaClient } from "@/server/db/client";
 import { deleteObject, serverSideApply } from "@/server/k8s/apply";
 import { setSuperCluster } from "@/server/k8s/cluster";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { tenantInput } from "@/server/api/trpc";
-import { type QuotaResource, quotaResourceNames } from "@/server/quotas/resources";
+import { type QuotaResource, quotaResourceNames } from "@/server/core/quota-resources";
 
 export const tenantUsageInput = tenantInput.extend({
   /** Which workloads count as the top ones. */

@@ -3,8 +3,8 @@
  * same source the webhook enforces.
  */
 import { tenantHardOf } from "@/server/admission/hard";
+import type { QuotaHard } from "@/server/core/quota-resources";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
-import type { QuotaHard } from "@/server/quotas/resources";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
 
 export interface TenantQuota {

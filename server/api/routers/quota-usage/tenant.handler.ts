@@ -1,6 +1,10 @@
 import type { Context } from "@/server/api/trpc";
-import { parseQuantity, QuantityError, quantityToNumber } from "@/server/quotas/quantity";
-import { canonicalResourceName, formatResourceQuantity, type QuotaResource } from "@/server/quotas/resources";
+import { parseQuantity, QuantityError, quantityToNumber } from "@/server/core/quantity";
+import {
+  canonicalResourceName,
+  formatResourceQuantity,
+  type QuotaResource,
+} from "@/server/core/quota-resources";
 import { type TenantUsage, tenantUsageOf } from "@/server/quotas/tenant-usage";
 import type { Usage } from "@/server/quotas/usage";
 import { createQuotaUsageRepository } from "./repository";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseQuantity } from "@/server/quotas/quantity";
+import { parseQuantity } from "@/server/core/quantity";
 import { countOf, formatUsage, percentOfLimit, resourceRows } from "./usage-view";
 
 const q = (text: string) => parseQuantity(text);

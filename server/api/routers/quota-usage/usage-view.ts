@@ -2,14 +2,14 @@
  * Pure presentation of quota usage: exact quantity strings (as `kubectl describe resourcequota`
  * prints them) next to plain numbers for bars and charts, and the percentage of a limit in use.
  */
-import { NANO_PER_UNIT, type QuantityKind, quantityToNumber } from "@/server/quotas/quantity";
+import { NANO_PER_UNIT, type QuantityKind, quantityToNumber } from "@/server/core/quantity";
 import {
   formatResourceQuantity,
   type QuotaHard,
   type QuotaResource,
   quotaResourceInfo,
   quotaResourceNames,
-} from "@/server/quotas/resources";
+} from "@/server/core/quota-resources";
 import type { Usage } from "@/server/quotas/usage";
 
 /**

@@ -1,9 +1,9 @@
 import type { Context } from "@/server/api/trpc";
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import type { SessionUser } from "@/server/auth/roles";
+import { formatHard } from "@/server/core/quota-resources";
+import type { SessionUser } from "@/server/core/roles";
 import { InvalidInputError } from "@/server/errors";
-import { formatHard } from "@/server/quotas/resources";
 import { desiredHard, invalidQuotaMessage } from "./quota-change";
 import {
   createTemplateSchema,

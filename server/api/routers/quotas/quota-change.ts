@@ -12,7 +12,7 @@ import {
   type QuotaResource,
   quotaResourceNames,
   validateHard,
-} from "@/server/quotas/resources";
+} from "@/server/core/quota-resources";
 import type { TenantUsage } from "@/server/quotas/tenant-usage";
 import { compareHardToUsage, type Overage, type Usage } from "@/server/quotas/usage";
 

@@ -5,7 +5,7 @@
  * their kube-root-ca.crt config maps, so some usage is certain).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb } from "@/server/db/client";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";

@@ -6,11 +6,11 @@
 
 import { hardOfTenant } from "@/server/admission/hard";
 import { getQuotaAdmission } from "@/server/admission/start";
+import { formatHard } from "@/server/core/quota-resources";
 import { ConflictError, InvalidInputError, NotFoundError, QuotaExceededError } from "@/server/errors";
 import { requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { logger } from "@/server/logger";
-import { formatHard } from "@/server/quotas/resources";
 import { type TenantUsage, tenantUsageOf } from "@/server/quotas/tenant-usage";
 import { compareHardToUsage } from "@/server/quotas/usage";
 import {

@@ -1,5 +1,5 @@
 import { recordAudit } from "@/server/audit/service";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { NotFoundError } from "@/server/errors";

@@ -1,4 +1,4 @@
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { grantsInForce } from "@/server/sharing/access";
 import { type GranteeUser, ownersSharingWith } from "@/server/sharing/grants";

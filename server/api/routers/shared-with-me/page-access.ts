@@ -3,7 +3,7 @@
  * force for the user (live and within the operator policy: the gateway's own decision) that names
  * `namespace`. Anything else reads as a page that does not exist.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { grantsInForce } from "@/server/sharing/access";
 import { allGrants } from "@/server/sharing/live";
 import type { SharingPolicyResource } from "@/server/sharing/types";

@@ -6,7 +6,7 @@
  */
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb } from "@/server/db/client";
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";

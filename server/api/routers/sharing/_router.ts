@@ -7,7 +7,7 @@ import {
   tenantProcedure,
 } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { isOperator, isTenantAdmin, type SessionUser } from "@/server/auth/roles";
+import { isOperator, isTenantAdmin, type SessionUser } from "@/server/core/roles";
 import { env } from "@/server/env";
 import { specHash } from "@/server/sharing/grants";
 import { floorApiGroups } from "@/server/sharing/policy";

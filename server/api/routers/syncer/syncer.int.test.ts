@@ -4,8 +4,8 @@
  * super cluster, labelled as the syncer labels them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
 import { localNodeName } from "@/server/cluster/nodes";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { createObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";

@@ -1,7 +1,7 @@
 import { createQuotaTemplateRepository } from "@/server/api/routers/quotas/template-repository";
 import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
 import { recordAudit } from "@/server/audit/service";
-import { isTenantAdmin } from "@/server/auth/roles";
+import { isTenantAdmin } from "@/server/core/roles";
 import { getDb } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
 import { createAccountService } from "@/server/iam/account-service";

@@ -1,5 +1,5 @@
 import type { Context } from "@/server/api/trpc";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { createTokenService } from "@/server/tokens/service";
 import type { TokensListInput } from "./list.schema";
 

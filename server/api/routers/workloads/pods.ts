@@ -2,7 +2,7 @@
  * The tenant's pods, read as the signed-in user: every request goes to the tenant's control plane
  * with that user impersonated (server/k8s/control-plane-client.ts), so its RBAC decides what they see.
  */
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import { K8sError } from "@/server/k8s/errors";

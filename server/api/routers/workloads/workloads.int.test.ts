@@ -4,7 +4,7 @@
  * the signed-in user, so RBAC granted here decides.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionUser } from "@/server/auth/roles";
+import type { SessionUser } from "@/server/core/roles";
 import { disconnectDb, getDb, setDatabaseUrl } from "@/server/db/client";
 import { controlPlaneWatchTransport } from "@/server/impersonation/as-user";
 import { createObject, deleteObject, readObject } from "@/server/k8s/apply";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { isOperator } from "@/server/auth/roles";
+import { isOperator } from "@/server/core/roles";
 import { getDb } from "@/server/db/client";
 import {
   errorResponse,

@@ -5,6 +5,9 @@
 export const ring0Roles = ["operator", "tenant-admin", "tenant-member", "tenant-viewer"] as const;
 export type Ring0Role = (typeof ring0Roles)[number];
 
+/** Roles a tenant admin can give; operators come from the IAM only. */
+export const assignableRoles = ["tenant-admin", "tenant-member", "tenant-viewer"] as const;
+
 export interface SessionUser {
   /** Ring0's user id (database). */
   id: string;

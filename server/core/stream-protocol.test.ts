@@ -6,7 +6,7 @@ import {
   logStreamPath,
   normalTimestamp,
   resumeSinceTime,
-} from "@/server/streams/protocol";
+} from "@/server/core/stream-protocol";
 
 const line = (ts: string, text = ts): LogLine => ({ ts, text });
 

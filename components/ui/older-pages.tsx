@@ -1,6 +1,6 @@
 "use client";
 
-/** The "Load older …" button under an audit table (an infinite query's next page). */
+/** The "Load older …" button under a paged table: an infinite query's next page, while there is one. */
 export function OlderPages({
   query,
   noun,

@@ -10,7 +10,7 @@ import {
   quotaResourceInfo,
   quotaResourceNames,
   validateHard,
-} from "./resources";
+} from "./quota-resources";
 
 const G = NANO_PER_UNIT;
 
