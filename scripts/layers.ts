@@ -32,7 +32,8 @@ export const floors: ReadonlyArray<{ name: string; rooms: readonly string[] }> =
       "nodes",
     ],
   },
-  { name: "edges", rooms: ["gateway", "streams", "ws", "health"] },
+  // Workloads read the tenant's control plane as the user through the gateway's impersonating client.
+  { name: "edges", rooms: ["gateway", "streams", "ws", "health", "workloads"] },
   { name: "api", rooms: ["api"] },
   { name: "runtime", rooms: ["runtime"] },
 ];

@@ -8,7 +8,7 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
 import { PodStatusCells } from "@/components/workloads/pod-status";
-import type { PodList } from "@/server/api/routers/workloads/pods";
+import type { PodList } from "@/server/workloads/pods";
 
 /**
  * The pods of a namespace another tenant shares with the user, live: the Workloads feed of the

@@ -1,6 +1,6 @@
 import { Age } from "@/components/nodes/age";
 import { PodPhase } from "@/components/workloads/pod-phase";
-import type { PodRow } from "@/server/api/routers/workloads/pods";
+import type { PodRow } from "@/server/workloads/pods";
 
 /** A pod row's status cells: phase (with the isolation refusal spelled out), node, ready, restarts, age. */
 export function PodStatusCells({ pod }: { pod: PodRow }) {
