@@ -6,10 +6,8 @@ import {
   tenantProcedure,
 } from "@/server/api/trpc";
 import { auditAs } from "@/server/audit/service";
-import { isOperator, isTenantAdmin } from "@/server/auth/roles";
-import { env } from "@/server/env";
+import { isTenantAdmin } from "@/server/auth/roles";
 import { specHash } from "@/server/sharing/grants";
-import { floorApiGroups } from "@/server/sharing/policy";
 import { createSharingService, specChanges } from "@/server/sharing/service";
 import { sharingKind } from "@/server/sharing/types";
 import { createGrantUsageRepository } from "@/server/sharing/usage-repository";
@@ -152,25 +150,8 @@ export const sharingRouter = createTRPCRouter({
     return { ...page, changes };
   }),
 
-  /**
-   * The operator policy in force: owners need to know the limits before they ask. Its grantors and
-   * grantees lists name real tenants, so only operators get them (`null` for everyone else); anyone
-   * learns from `canGrant` and `canReceive` what the lists say of their own tenant.
-   */
-  policy: protectedProcedure.query(({ ctx }) => {
-    const { grantors, grantees, ...limits } = createSharingService().policy();
-    const tenant = ctx.user.tenant;
-    const listed = (list: readonly string[]) => list.includes("*") || list.includes(tenant);
-    const operator = isOperator(ctx.user);
-    return {
-      ...limits,
-      floorApiGroups,
-      canGrant: listed(grantors),
-      canReceive: tenant !== env().RING0_OPERATOR_TENANT && listed(grantees),
-      grantors: operator ? grantors : null,
-      grantees: operator ? grantees : null,
-    };
-  }),
+  /** The operator policy in force, as the caller may read it (lists of tenants for operators only). */
+  policy: protectedProcedure.query(({ ctx }) => createSharingService().policySeenBy(ctx.user)),
 
   operator: operatorRouter,
 });
