@@ -189,7 +189,7 @@ export function renderQuota(view: Omit<QuotaView, "tenant"> & { tenant: string }
   return `${lines.join("\n")}\n${renderTable(rows, quotaColumns)}${note}`;
 }
 
-type DefaultShareView = Awaited<ReturnType<Ring0Client["quotaDefaults"]["get"]["query"]>>;
+type DefaultShareView = Awaited<ReturnType<Ring0Client["quotas"]["defaults"]["get"]["query"]>>;
 
 /** A tenant's default namespace share as people read it: a line per resource, or that there is none. */
 export function renderDefaultShare(view: DefaultShareView): string {
@@ -338,10 +338,10 @@ const handlers: Record<Exclude<CommandName, "login">, Handler> = {
       throw new UsageError("--clear: give either --clear or resource=quantity limits, not both");
     }
     if (!clear && Object.keys(hard).length === 0) {
-      const view = await client.quotaDefaults.get.query({ tenant: name });
+      const view = await client.quotas.defaults.get.query({ tenant: name });
       return { stdout: global.output === "json" ? renderJson(view) : renderDefaultShare(view) };
     }
-    const result = await client.quotaDefaults.set.mutate({ tenant: name, hard: clear ? null : hard });
+    const result = await client.quotas.defaults.set.mutate({ tenant: name, hard: clear ? null : hard });
     if (global.output === "json") return { stdout: renderJson(result) };
     return {
       stdout: `tenant/${name} default share ${clear ? "cleared" : "set"}\n\n${renderDefaultShare(result)}`,

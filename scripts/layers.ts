@@ -37,6 +37,7 @@ export const floors: ReadonlyArray<{ name: string; rooms: readonly string[] }> =
       "nodes",
       // Ring0 users inside tenant control planes: their identity there, and the client acting as them.
       "impersonation",
+      "workloads",
     ],
   },
   { name: "edges", rooms: ["gateway", "streams", "health"] },

@@ -28,15 +28,15 @@ const hardFrom = (fields: Fields): Record<string, string> =>
 export function DefaultShare({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const share = useQuery(trpc.quotaDefaults.get.queryOptions({ tenant }));
+  const share = useQuery(trpc.quotas.defaults.get.queryOptions({ tenant }));
   const me = useQuery(trpc.me.get.queryOptions());
   const canEdit = me.data ? isTenantAdmin(me.data, tenant) : false;
   const [editing, setEditing] = useState(false);
   const [fields, setFields] = useState<Fields>({});
   const refresh = () =>
-    queryClient.invalidateQueries({ queryKey: trpc.quotaDefaults.get.queryKey({ tenant }) });
+    queryClient.invalidateQueries({ queryKey: trpc.quotas.defaults.get.queryKey({ tenant }) });
   const set = useMutation(
-    trpc.quotaDefaults.set.mutationOptions({
+    trpc.quotas.defaults.set.mutationOptions({
       onSuccess: (view) => {
         toast(view.hard ? "Default share saved." : "Default share cleared.");
         setEditing(false);

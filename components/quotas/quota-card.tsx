@@ -53,7 +53,7 @@ export function QuotaCard({ tenant }: { tenant: string }) {
   const refresh = () =>
     Promise.all([
       queryClient.invalidateQueries({ queryKey: trpc.quotas.get.queryKey({ tenant }) }),
-      queryClient.invalidateQueries({ queryKey: trpc.quotaUsage.tenant.pathKey() }),
+      queryClient.invalidateQueries({ queryKey: trpc.quotas.usage.tenant.pathKey() }),
     ]);
 
   function fetchPreview() {

@@ -24,7 +24,7 @@ function Overcommit({ ratio }: { ratio: number | null }) {
 export function QuotaOverview() {
   const trpc = useTRPC();
   const { data } = useSuspenseQuery(
-    trpc.quotaUsage.overview.queryOptions(undefined, { refetchInterval: 30_000 }),
+    trpc.quotas.usage.overview.queryOptions(undefined, { refetchInterval: 30_000 }),
   );
   return (
     <>

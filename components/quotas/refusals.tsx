@@ -23,7 +23,7 @@ function highlight(resource: string) {
 export function QuotaRefusals({ tenant }: { tenant: string }) {
   const trpc = useTRPC();
   const query = useSuspenseInfiniteQuery(
-    trpc.quotaUsage.refusals.infiniteQueryOptions(
+    trpc.quotas.usage.refusals.infiniteQueryOptions(
       { tenant, limit: refusalPageSize },
       { ...refusalPagination, refetchInterval: 15_000 },
     ),

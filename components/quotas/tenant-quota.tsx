@@ -55,7 +55,7 @@ function QuotaUsage({
 }) {
   const trpc = useTRPC();
   const { data } = useSuspenseQuery(
-    trpc.quotaUsage.tenant.queryOptions({ tenant, workloadsBy }, { refetchInterval: usageRefreshMs }),
+    trpc.quotas.usage.tenant.queryOptions({ tenant, workloadsBy }, { refetchInterval: usageRefreshMs }),
   );
   return (
     <>
@@ -246,7 +246,7 @@ function QuotaHistory({ tenant, resources }: { tenant: string; resources: QuotaR
   const resource = choices.includes(picked) ? picked : choices[0]!;
   const [sinceHours, setSinceHours] = useState(24);
   const history = useQuery(
-    trpc.quotaUsage.history.queryOptions(
+    trpc.quotas.usage.history.queryOptions(
       { tenant, resource, sinceHours },
       { refetchInterval: 60_000, placeholderData: (previous) => previous },
     ),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SharedGrantView } from "@/server/api/routers/shared-with-me/shared-grants";
+import type { SharedGrantView } from "@/server/sharing/grantee-view";
 import { accessText, expiryText, ruleText, sharesByOwner } from "./grant-summary";
 
 const access = (namespace: string, canListPods: boolean) => ({

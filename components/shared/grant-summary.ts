@@ -1,8 +1,5 @@
 /** How the grantee's pages word a grant: its expiry and what it lets them do in a namespace. */
-import type {
-  SharedGrantView,
-  SharedNamespaceAccess,
-} from "@/server/api/routers/shared-with-me/shared-grants";
+import type { SharedGrantView, SharedNamespaceAccess } from "@/server/sharing/grantee-view";
 
 /** `2026-11-22 17:00 UTC`: the same text on the server and in any browser (no hydration mismatch). */
 export function expiryText(iso: string | null): string {

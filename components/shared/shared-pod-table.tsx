@@ -8,7 +8,7 @@ import { LiveBadge } from "@/components/ui/live-badge";
 import { PodTable, podColumns } from "@/components/ui/pod-table";
 import { ControlPlaneNotServing } from "@/components/workloads/not-serving";
 import { podStatusColumns, workloadColumn } from "@/components/workloads/pod-status";
-import type { PodList } from "@/server/api/routers/workloads/pods";
+import type { PodList } from "@/server/workloads/pods";
 
 /**
  * The pods of a namespace another tenant shares with the user, live: the Workloads feed of the

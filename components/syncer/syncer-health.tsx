@@ -5,7 +5,7 @@ import { useLiveQuery } from "@/components/trpc/live-query";
 import { EmptyState } from "@/components/ui/empty-state";
 import { LiveBadge } from "@/components/ui/live-badge";
 import { StatusBadge } from "@/components/ui/status-badge";
-import type { TenantSyncHealth } from "@/server/api/routers/syncer/health";
+import type { TenantSyncHealth } from "@/server/syncer/health";
 
 /** Queue waits are seconds to minutes; one decimal below ten seconds. */
 function waited(ms: number): string {

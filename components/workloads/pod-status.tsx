@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 import { Age } from "@/components/nodes/age";
 import { type PodColumn, podColumns } from "@/components/ui/pod-table";
 import { PodPhase } from "@/components/workloads/pod-phase";
-import type { PodRow } from "@/server/api/routers/workloads/pods";
+import type { PodRow } from "@/server/workloads/pods";
 
 /** A tenant pod's status columns: phase (with the isolation refusal spelled out), node, ready, restarts, age. */
 export const podStatusColumns: readonly PodColumn<PodRow>[] = [

@@ -3,46 +3,24 @@
  * create (a ReplicaSet short of room) would write a row every few seconds: a refusal equal to one
  * recorded in the last minute (same tenant, object and message) bumps that row's count instead.
  */
-
 import { formatResourceQuantity } from "@/server/core/quota-resources";
 import { getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
+import { createQuotaUsageRepository } from "@/server/quotas/usage-repository";
 import type { QuotaRefusal } from "./quota";
 
 const COALESCE_MS = 60_000;
 
 export async function recordQuotaRefusal(refusal: QuotaRefusal, now = new Date()): Promise<void> {
-  const db = getDb();
   const exceeded = refusal.exceeded.map((entry) => ({
     resource: entry.resource,
     requested: formatResourceQuantity(entry.resource, entry.requested),
     used: formatResourceQuantity(entry.resource, entry.used),
     limit: formatResourceQuantity(entry.resource, entry.limit),
   }));
-  const same = await db.quotaRefusal.findFirst({
-    where: {
+  await createQuotaUsageRepository(getDb()).recordRefusal(
+    {
       tenant: refusal.tenant,
-      kind: refusal.kind,
-      namespace: refusal.namespace ?? null,
-      name: refusal.name ?? null,
-      message: refusal.message,
-      lastAt: { gte: new Date(now.getTime() - COALESCE_MS) },
-    },
-    orderBy: { lastAt: "desc" },
-    select: { id: true },
-  });
-  if (same) {
-    await db.quotaRefusal.update({
-      where: { id: same.id },
-      data: { count: { increment: 1 }, lastAt: now, user: refusal.user ?? null },
-    });
-    return;
-  }
-  await db.quotaRefusal.create({
-    data: {
-      tenant: refusal.tenant,
-      firstAt: now,
-      lastAt: now,
       user: refusal.user ?? null,
       operation: refusal.operation,
       kind: refusal.kind,
@@ -51,7 +29,9 @@ export async function recordQuotaRefusal(refusal: QuotaRefusal, now = new Date()
       exceeded,
       message: refusal.message,
     },
-  });
+    now,
+    new Date(now.getTime() - COALESCE_MS),
+  );
 }
 
 /** Records in the background, in order, never failing the admission answer. */

@@ -5,8 +5,6 @@ import { kubeconfigsRouter } from "@/server/api/routers/kubeconfigs/_router";
 import { meRouter } from "@/server/api/routers/me/_router";
 import { membersRouter } from "@/server/api/routers/members/_router";
 import { nodesRouter } from "@/server/api/routers/nodes/_router";
-import { quotaDefaultsRouter } from "@/server/api/routers/quota-defaults/_router";
-import { quotaUsageRouter } from "@/server/api/routers/quota-usage/_router";
 import { quotasRouter } from "@/server/api/routers/quotas/_router";
 import { sharedWithMeRouter } from "@/server/api/routers/shared-with-me/_router";
 import { sharingRouter } from "@/server/api/routers/sharing/_router";
@@ -31,8 +29,6 @@ export const appRouter = createTRPCRouter({
   syncer: syncerRouter,
   quotas: quotasRouter,
   superPods: superPodsRouter,
-  quotaUsage: quotaUsageRouter,
-  quotaDefaults: quotaDefaultsRouter,
   sharing: sharingRouter,
   sharedWithMe: sharedWithMeRouter,
 });

@@ -76,3 +76,8 @@ export async function disconnectDb(): Promise<void> {
   current.client = undefined;
   await client?.$disconnect();
 }
+
+/** Resolves once the process-wide client's database answers a query (readiness). */
+export async function pingDb(): Promise<void> {
+  await getDb().$queryRaw`SELECT 1`;
+}

@@ -1,4 +1,4 @@
-import { getDb } from "@/server/db/client";
+import { pingDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { clusterHealth, getSuperCluster } from "@/server/k8s/cluster";
 import { superClusterProblem } from "@/server/k8s/super-cluster-state";
@@ -47,7 +47,7 @@ export async function readiness(): Promise<Readiness> {
   const config = env();
   const dependencies = await Promise.all([
     probe("database", async () => {
-      await getDb().$queryRaw`SELECT 1`;
+      await pingDb();
       return undefined;
     }),
     probe("iam", async () => {

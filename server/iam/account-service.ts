@@ -5,7 +5,7 @@
  * stored, logged or audited. With an external IAM every operation is refused.
  */
 import { randomBytes } from "node:crypto";
-import { recordAudit } from "@/server/audit/service";
+import { auditAs } from "@/server/audit/service";
 import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { ConflictError, ForbiddenError, NotFoundError } from "@/server/errors";
@@ -44,6 +44,7 @@ export function createAccountService({ db, now = () => new Date() }: { db: Prism
   const accounts = createIamAccountRepository(db);
   const users = createUserRepository(db);
 
+  /** Records a change made by `actor` in `tenant` (the tenant's admins read it). */
   const audit = (
     actor: SessionUser,
     tenant: string,
@@ -52,16 +53,11 @@ export function createAccountService({ db, now = () => new Date() }: { db: Prism
     requestId: string | undefined,
     detail?: Record<string, unknown>,
   ) =>
-    recordAudit({
-      actorId: actor.id,
-      actorName: actor.name,
-      actorTenant: actor.tenant,
+    auditAs({ user: actor, requestId, db })({
       tenant,
       action,
       targetKind: "Account",
       target: subjectFor(tenant, username),
-      result: "success",
-      requestId,
       detail,
     });
 

@@ -10,6 +10,7 @@ import { getDb } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { type TenantUsage, tenantUsageOf } from "./tenant-usage";
+import { createQuotaUsageRepository } from "./usage-repository";
 
 export interface QuotaSamplerOptions {
   /** The Tenant objects now (the shared informer's snapshot). */
@@ -36,7 +37,7 @@ export function startQuotaSampler(options: QuotaSamplerOptions): QuotaSampler {
   let running: Promise<number> | undefined;
 
   const sampleOnce = async (): Promise<number> => {
-    const db = getDb();
+    const samples = createQuotaUsageRepository(getDb());
     const at = now();
     let written = 0;
     for (const tenant of options.tenants()) {
@@ -47,15 +48,13 @@ export function startQuotaSampler(options: QuotaSamplerOptions): QuotaSampler {
         const usage = await usageOf(name);
         if (!usage) continue;
         const hard = hardOfTenant(tenant);
-        await db.quotaSample.create({
-          data: { tenant: name, at, used: formatHard(usage.total), hard: formatHard(hard) },
-        });
+        await samples.addSample({ tenant: name, at, used: formatHard(usage.total), hard: formatHard(hard) });
         written += 1;
       } catch (error) {
         log.warn("sampling a tenant's usage failed", { tenant: name, error });
       }
     }
-    await db.quotaSample.deleteMany({ where: { at: { lt: new Date(at.getTime() - options.retentionMs) } } });
+    await samples.deleteSamplesBefore(new Date(at.getTime() - options.retentionMs));
     return written;
   };
 

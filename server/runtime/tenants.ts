@@ -26,6 +26,7 @@ import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { startTenantController } from "@/server/tenants/controller";
+import { createTenantRepository } from "@/server/tenants/repository";
 import {
   type Provisioner as ProvisionerName,
   type TenantResource,
@@ -64,20 +65,7 @@ export async function forgetDeletedTenant(tenant: string, log: Logger): Promise<
   } else {
     log.warn("super cluster not connected: the deleted tenant's grants were not revoked", { tenant });
   }
-  const db = getDb();
-  const [tokens, memberships, accounts] = await db.$transaction([
-    db.apiToken.updateMany({
-      where: { tenant, revokedAt: null },
-      data: { revokedAt: new Date(), revokedBy: "Ring0 (tenant deleted)" },
-    }),
-    db.membership.deleteMany({ where: { tenant } }),
-    db.iamAccount.deleteMany({ where: { tenant } }),
-  ]);
-  const detail = {
-    revokedTokens: tokens.count,
-    removedMemberships: memberships.count,
-    deletedAccounts: accounts.count,
-  };
+  const detail = await createTenantRepository(getDb()).forgetAccess(tenant, new Date());
   await recordAudit({
     actorId: null,
     actorName: "Ring0",

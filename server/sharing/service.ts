@@ -4,10 +4,17 @@
  * policy: without requireApproval Ring0 approves in the same write, so a grant works at once; with
  * it, a new or edited grant waits for an operator.
  */
+import { isOperator, type SessionUser } from "@/server/core/roles";
 import { env } from "@/server/env";
 import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
 import { specHash } from "./grants";
-import { checkGrant, type GrantViolation, type SharingPolicyConfig, violationsMessage } from "./policy";
+import {
+  checkGrant,
+  floorApiGroups,
+  type GrantViolation,
+  type SharingPolicyConfig,
+  violationsMessage,
+} from "./policy";
 import {
   createGrantResource,
   deleteGrantResource,
@@ -187,6 +194,26 @@ export function createSharingService(options: SharingServiceOptions = {}) {
 
   return {
     policy,
+
+    /**
+     * The operator policy in force as `user` may read it: owners need to know the limits before
+     * they ask. Its grantors and grantees lists name real tenants, so only operators get them
+     * (`null` for everyone else); anyone learns from `canGrant` and `canReceive` what the lists say
+     * of their own tenant.
+     */
+    policySeenBy(user: SessionUser) {
+      const { grantors, grantees, ...limits } = policy();
+      const listed = (list: readonly string[]) => list.includes("*") || list.includes(user.tenant);
+      const operator = isOperator(user);
+      return {
+        ...limits,
+        floorApiGroups,
+        canGrant: listed(grantors),
+        canReceive: user.tenant !== operatorTenant() && listed(grantees),
+        grantors: operator ? grantors : null,
+        grantees: operator ? grantees : null,
+      };
+    },
 
     /** An owner's grants, by short name. */
     listOwned: (owner: string) => summaries({ owner }),

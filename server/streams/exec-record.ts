@@ -8,6 +8,7 @@ import type { ExecQuery } from "@/server/core/stream-protocol";
 import { getDb } from "@/server/db/client";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
+import { type ExecSessionEnd, finishExecSession, startExecSession } from "./sessions-repository";
 import type { StreamContext } from "./upgrade";
 
 /** Output kept per transcript at most. */
@@ -25,13 +26,7 @@ export function recordsTranscripts(tenant: string | undefined): boolean {
 
 export interface SessionRecord {
   id: string;
-  finish(end: {
-    exitCode: number | null;
-    reason: string;
-    bytesIn: number;
-    bytesOut: number;
-    transcript?: Buffer;
-  }): void;
+  finish(end: ExecSessionEnd): void;
 }
 
 export async function startRecord(
@@ -41,19 +36,16 @@ export async function startRecord(
 ): Promise<SessionRecord> {
   const { user } = context;
   const tenant = query.source === "tenant-pod" ? (query.tenant ?? null) : null;
-  const row = await getDb().execSession.create({
-    data: {
-      userId: user.id,
-      userName: user.name,
-      userTenant: user.tenant,
-      tenant,
-      source: query.source,
-      namespace: query.namespace ?? "",
-      pod: query.pod ?? "",
-      container: query.container ?? null,
-      command,
-    },
-    select: { id: true },
+  const id = await startExecSession(getDb(), {
+    userId: user.id,
+    userName: user.name,
+    userTenant: user.tenant,
+    tenant,
+    source: query.source,
+    namespace: query.namespace ?? "",
+    pod: query.pod ?? "",
+    container: query.container ?? null,
+    command,
   });
   const target = `${query.namespace}/${query.pod}${query.container ? `/${query.container}` : ""}`;
   await recordAudit({
@@ -71,7 +63,7 @@ export async function startRecord(
     target: query.source === "node-shell" ? (query.node ?? "") : target,
     result: "success",
     detail: {
-      sessionId: row.id,
+      sessionId: id,
       shell: query.shell,
       via: "browser",
       ...(query.source === "node-shell" ? { pod: `${query.namespace}/${query.pod}` } : {}),
@@ -79,25 +71,13 @@ export async function startRecord(
   });
   let finished = false;
   return {
-    id: row.id,
+    id,
     finish(end) {
       if (finished) return;
       finished = true;
-      getDb()
-        .execSession.update({
-          where: { id: row.id },
-          data: {
-            endedAt: new Date(),
-            exitCode: end.exitCode,
-            endReason: end.reason.slice(0, 500),
-            bytesIn: BigInt(end.bytesIn),
-            bytesOut: BigInt(end.bytesOut),
-            ...(end.transcript ? { transcript: new Uint8Array(end.transcript) } : {}),
-          },
-        })
-        .catch((error: unknown) =>
-          context.logger.warn("could not record the end of a shell session", { error }),
-        );
+      finishExecSession(getDb(), id, end).catch((error: unknown) =>
+        context.logger.warn("could not record the end of a shell session", { error }),
+      );
     },
   };
 }

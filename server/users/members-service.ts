@@ -4,7 +4,7 @@
  * this layer keeps the invariants (a tenant keeps an admin, invitees belong to the tenant) and
  * audits every change.
  */
-import { recordAudit } from "@/server/audit/service";
+import { auditAs } from "@/server/audit/service";
 import type { Ring0Role, SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { NotFoundError } from "@/server/errors";
@@ -34,6 +34,7 @@ export function currentIamMode(): IamMode {
 export function createMembersService({ db, now = () => new Date() }: MembersServiceOptions) {
   const users = createUserRepository(db);
 
+  /** Records a change made by `actor` in `tenant` (the tenant's admins read it). */
   const audit = (
     actor: SessionUser,
     tenant: string,
@@ -42,16 +43,11 @@ export function createMembersService({ db, now = () => new Date() }: MembersServ
     requestId: string | undefined,
     detail: Record<string, unknown>,
   ) =>
-    recordAudit({
-      actorId: actor.id,
-      actorName: actor.name,
-      actorTenant: actor.tenant,
+    auditAs({ user: actor, requestId, db })({
       tenant,
       action,
       targetKind: "Member",
       target,
-      result: "success",
-      requestId,
       detail,
     });
 

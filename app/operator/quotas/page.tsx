@@ -10,7 +10,7 @@ export const metadata: Metadata = { title: "Quotas" };
 
 export default async function QuotasPage() {
   await requireOperator();
-  prefetch(trpc.quotaUsage.overview.queryOptions());
+  prefetch(trpc.quotas.usage.overview.queryOptions());
   prefetch(trpc.quotas.templates.list.queryOptions());
   return (
     <HydrateClient>

@@ -10,9 +10,9 @@ export const metadata: Metadata = { title: "Quota" };
 
 export default async function QuotaPage(props: { params: Promise<{ tenant: string }> }) {
   const { tenant } = await requireTenant((await props.params).tenant);
-  prefetch(trpc.quotaUsage.tenant.queryOptions({ tenant, workloadsBy: "cpu" }));
+  prefetch(trpc.quotas.usage.tenant.queryOptions({ tenant, workloadsBy: "cpu" }));
   prefetch(
-    trpc.quotaUsage.refusals.infiniteQueryOptions({ tenant, limit: refusalPageSize }, refusalPagination),
+    trpc.quotas.usage.refusals.infiniteQueryOptions({ tenant, limit: refusalPageSize }, refusalPagination),
   );
   return (
     <HydrateClient>

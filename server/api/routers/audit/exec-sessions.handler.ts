@@ -3,7 +3,7 @@ import type { Context } from "@/server/api/trpc";
 import { auditScope, type SessionUser } from "@/server/core/roles";
 import { tenantNameField } from "@/server/core/tenant-name";
 import { ForbiddenError, NotFoundError } from "@/server/errors";
-import { execTranscript, listExecSessions } from "@/server/streams/sessions";
+import { execTranscript, listExecSessions } from "@/server/streams/sessions-repository";
 
 export const execSessionsInput = z.object({
   tenant: tenantNameField("expected a tenant name").optional(),

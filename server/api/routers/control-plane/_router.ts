@@ -1,7 +1,7 @@
 import { createTRPCRouter, tenantProcedure } from "@/server/api/trpc";
-import { createNamespace, deleteNamespace, listNamespaces } from "./namespaces";
+import { controlPlaneSummary, watchControlPlaneSummary } from "@/server/tenants/control-plane-summary";
+import { createNamespace, deleteNamespace, listNamespaces } from "@/server/workloads/namespaces";
 import { createNamespaceInput, deleteNamespaceInput } from "./namespaces.schema";
-import { controlPlaneSummary, watchControlPlaneSummary } from "./summary";
 
 /**
  * A tenant's own control plane, for its members and operators (the tenant tier): its status card

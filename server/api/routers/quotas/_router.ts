@@ -1,10 +1,27 @@
-import type { Context } from "@/server/api/trpc";
-import { createTRPCRouter, operatorProcedure, tenantProcedure } from "@/server/api/trpc";
-import { recordAudit } from "@/server/audit/service";
+import {
+  createTRPCRouter,
+  operatorProcedure,
+  tenantAdminProcedure,
+  tenantProcedure,
+} from "@/server/api/trpc";
+import { auditAs } from "@/server/audit/service";
 import { formatHard } from "@/server/core/quota-resources";
-import type { SessionUser } from "@/server/core/roles";
 import { InvalidInputError } from "@/server/errors";
-import { desiredHard, invalidQuotaMessage } from "./quota-change";
+import { createDefaultShareRepository } from "@/server/quotas/default-share-repository";
+import { defaultShareView, setDefaultShare } from "@/server/quotas/default-share-service";
+import { desiredHard, invalidQuotaMessage } from "@/server/quotas/quota-change";
+import { createQuotaTemplateRepository } from "@/server/quotas/templates-repository";
+import {
+  assertTemplateUnused,
+  clearTenantQuota,
+  previewTenantQuota,
+  setTenantQuota,
+  tenantQuota,
+  tenantsByTemplate,
+} from "@/server/quotas/tenant-quota";
+import { createQuotaUsageRepository } from "@/server/quotas/usage-repository";
+import { quotaHistory, quotaOverview, tenantQuotaUsage } from "@/server/quotas/usage-service";
+import { setDefaultShareSchema } from "./defaults.schema";
 import {
   createTemplateSchema,
   previewQuotaSchema,
@@ -14,35 +31,7 @@ import {
   templateByNameSchema,
   updateTemplateSchema,
 } from "./quotas.schema";
-import { createQuotaTemplateRepository } from "./template-repository";
-import {
-  assertTemplateUnused,
-  clearTenantQuota,
-  previewTenantQuota,
-  setTenantQuota,
-  tenantQuota,
-  tenantsByTemplate,
-} from "./tenant-quota";
-
-type Actor = Pick<Context, "requestId"> & { user: SessionUser };
-
-function audit(
-  ctx: Actor,
-  event: { action: string; tenant?: string; targetKind: string; target: string; detail?: object },
-) {
-  return recordAudit({
-    actorId: ctx.user.id,
-    actorName: ctx.user.name,
-    actorTenant: ctx.user.tenant,
-    tenant: event.tenant ?? null,
-    action: event.action,
-    targetKind: event.targetKind,
-    target: event.target,
-    result: "success",
-    requestId: ctx.requestId,
-    detail: (event.detail as Record<string, unknown> | undefined) ?? null,
-  });
-}
+import { historyInput, refusalsInput, tenantUsageInput } from "./usage.schema";
 
 /** A template's limits validated (every bad entry at once) and written canonically. */
 function checkedTemplateHard(hard: Record<string, unknown>): Record<string, string> {
@@ -68,7 +57,7 @@ const templatesRouter = createTRPCRouter({
       hard,
       updatedBy: ctx.user.name,
     });
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "quota.template.create",
       targetKind: "QuotaTemplate",
       target: input.name,
@@ -85,7 +74,7 @@ const templatesRouter = createTRPCRouter({
       ...(hard ? { hard } : {}),
       updatedBy: ctx.user.name,
     });
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "quota.template.update",
       targetKind: "QuotaTemplate",
       target: input.name,
@@ -101,7 +90,7 @@ const templatesRouter = createTRPCRouter({
   delete: operatorProcedure.input(templateByNameSchema).mutation(async ({ ctx, input }) => {
     await assertTemplateUnused(input.name);
     const deleted = await createQuotaTemplateRepository(ctx.db).delete(input.name);
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "quota.template.delete",
       targetKind: "QuotaTemplate",
       target: input.name,
@@ -113,7 +102,7 @@ const templatesRouter = createTRPCRouter({
   /** The template new tenants start with (null: none). At most one is the default. */
   setDefault: operatorProcedure.input(setDefaultTemplateSchema).mutation(async ({ ctx, input }) => {
     const previous = await createQuotaTemplateRepository(ctx.db).setDefault(input.name, ctx.user.name);
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "quota.template.set-default",
       targetKind: "QuotaTemplate",
       target: input.name ?? previous ?? "",
@@ -123,6 +112,58 @@ const templatesRouter = createTRPCRouter({
   }),
 });
 
+/**
+ * The read side of tenant quotas: usage against limits (exact, as kubectl prints it), history,
+ * refusals, and the operator's allocation overview.
+ */
+const usageRouter = createTRPCRouter({
+  /** Members of the tenant and operators: limits, usage, and the namespace and workload breakdowns. */
+  tenant: tenantProcedure.input(tenantUsageInput).query(({ ctx, input }) => tenantQuotaUsage(ctx, input)),
+  /** One resource's sampled usage and limit, at most 500 points. */
+  history: tenantProcedure.input(historyInput).query(({ ctx, input }) => quotaHistory(ctx, input)),
+  /** "Why was this refused": the webhook's refusals, newest first. */
+  refusals: tenantProcedure
+    .input(refusalsInput)
+    .query(({ ctx, input }) => createQuotaUsageRepository(ctx.db).refusals(input.tenant, input)),
+  /** Operators: allocation vs super-cluster capacity, overcommit, top consumers. */
+  overview: operatorProcedure.query(({ ctx }) => quotaOverview(ctx)),
+});
+
+/** The tenant's admins (and operators) choose its default share. */
+const chooseDefaultShare = tenantAdminProcedure("choose its default namespace share");
+
+/** The quota each new namespace of a tenant gets. */
+const defaultsRouter = createTRPCRouter({
+  /** The default share (hard null: none): the tenant's members and operators. */
+  get: tenantProcedure.query(async ({ ctx }) =>
+    defaultShareView(ctx.tenant, await createDefaultShareRepository(ctx.db).find(ctx.tenant)),
+  ),
+
+  /**
+   * Sets the default share new namespaces get as their `default-share` ResourceQuota (null clears
+   * it). Each limit must be a namespace-level resource at most the tenant quota's limit.
+   */
+  set: chooseDefaultShare.input(setDefaultShareSchema).mutation(async ({ ctx, input }) => {
+    const change = await setDefaultShare(createDefaultShareRepository(ctx.db), {
+      tenant: ctx.tenant,
+      hard: input.hard,
+      actor: ctx.user.name,
+    });
+    // Clearing a tenant without a default share changes nothing, so there is nothing to record.
+    if (change.before !== null || change.after !== null) {
+      await auditAs(ctx)({
+        tenant: ctx.tenant,
+        action: "tenant.quota.default-share.set",
+        targetKind: "Tenant",
+        target: ctx.tenant,
+        detail: { before: change.before, after: change.after },
+      });
+    }
+    return change.view;
+  }),
+});
+
+/** Tenant quotas: each tenant's limits and their templates, its usage, and its default share. */
 export const quotasRouter = createTRPCRouter({
   /** A tenant's quota with its usage: operators, and the tenant's members. */
   get: tenantProcedure.query(({ ctx }) => tenantQuota(ctx.tenant)),
@@ -133,7 +174,7 @@ export const quotasRouter = createTRPCRouter({
    */
   set: operatorProcedure.input(setQuotaSchema).mutation(async ({ ctx, input }) => {
     const change = await setTenantQuota(input, createQuotaTemplateRepository(ctx.db));
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "tenant.quota.set",
       tenant: input.tenant,
       targetKind: "Tenant",
@@ -161,7 +202,7 @@ export const quotasRouter = createTRPCRouter({
     const before = await clearTenantQuota(input.tenant);
     // Clearing a tenant without a quota changes nothing, so there is nothing to record.
     if (before === null) return { tenant: input.tenant, cleared: false };
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "tenant.quota.clear",
       tenant: input.tenant,
       targetKind: "Tenant",
@@ -177,4 +218,6 @@ export const quotasRouter = createTRPCRouter({
     .query(({ input }) => previewTenantQuota(input.tenant, input.hard)),
 
   templates: templatesRouter,
+  usage: usageRouter,
+  defaults: defaultsRouter,
 });

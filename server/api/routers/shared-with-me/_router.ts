@@ -1,6 +1,6 @@
 import { createTRPCRouter, protectedProcedure } from "@/server/api/trpc";
-import { issueSharedKubeconfig } from "./kubeconfig.handler";
-import { listSharedWithMe } from "./list.handler";
+import { issueSharedKubeconfig } from "@/server/kubeconfigs/shared";
+import { listSharedWithMe } from "@/server/sharing/shared-with-me";
 import { sharedKubeconfigInput } from "./shared-with-me.schema";
 
 /** The grantee's side of sharing: what other tenants share with the caller, and kubectl access to it. */

@@ -14,6 +14,7 @@ import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { specHash } from "@/server/sharing/grants";
+import { grantsOfSharedNamespace } from "@/server/sharing/shared-with-me";
 import {
   type GrantRule,
   ownerLabel,
@@ -27,7 +28,6 @@ import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { setUpTenantSuite } from "@/test/integration/tenant-suite";
 import { testCaller, testOperator, trpcOutcome } from "@/test/integration/trpc";
-import { grantsOfSharedNamespace } from "./page-access";
 
 const runId = Date.now().toString(36);
 /** The owner with a Tenant object (a display name), one without, the grantee tenant and a third one. */

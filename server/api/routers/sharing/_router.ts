@@ -1,4 +1,3 @@
-import type { Context } from "@/server/api/trpc";
 import {
   createTRPCRouter,
   operatorProcedure,
@@ -6,13 +5,12 @@ import {
   tenantAdminProcedure,
   tenantProcedure,
 } from "@/server/api/trpc";
-import { recordAudit } from "@/server/audit/service";
-import { isOperator, isTenantAdmin, type SessionUser } from "@/server/core/roles";
-import { env } from "@/server/env";
+import { auditAs } from "@/server/audit/service";
+import { isTenantAdmin } from "@/server/core/roles";
 import { specHash } from "@/server/sharing/grants";
-import { floorApiGroups } from "@/server/sharing/policy";
 import { createSharingService, specChanges } from "@/server/sharing/service";
 import { sharingKind } from "@/server/sharing/types";
+import { createGrantUsageRepository } from "@/server/sharing/usage-repository";
 import {
   createGrantSchema,
   grantByNameSchema,
@@ -21,24 +19,6 @@ import {
   operatorListSchema,
   updateGrantSchema,
 } from "./sharing.schema";
-import { createGrantUsageRepository } from "./usage-repository";
-
-type Actor = Pick<Context, "requestId"> & { user: SessionUser };
-
-function audit(ctx: Actor, event: { action: string; owner: string; grant: string; detail: object }) {
-  return recordAudit({
-    actorId: ctx.user.id,
-    actorName: ctx.user.name,
-    actorTenant: ctx.user.tenant,
-    tenant: event.owner,
-    action: event.action,
-    targetKind: sharingKind,
-    target: event.grant,
-    result: "success",
-    requestId: ctx.requestId,
-    detail: event.detail as Record<string, unknown>,
-  });
-}
 
 /**
  * Only the owner's admins (and operators) change its grants. Its members and viewers read them;
@@ -56,10 +36,11 @@ const operatorRouter = createTRPCRouter({
   approve: operatorProcedure.input(grantByNameSchema).mutation(async ({ ctx, input }) => {
     const { grant, changed, spec } = await createSharingService().approve(ctx.user, input.name);
     if (changed) {
-      await audit(ctx, {
+      await auditAs(ctx)({
         action: "share.approve",
-        owner: grant.owner,
-        grant: grant.name,
+        tenant: grant.owner,
+        targetKind: sharingKind,
+        target: grant.name,
         detail: { approvedSpec: specHash(spec), spec },
       });
     }
@@ -69,7 +50,13 @@ const operatorRouter = createTRPCRouter({
   revoke: operatorProcedure.input(grantByNameSchema).mutation(async ({ ctx, input }) => {
     const { grant, changed } = await createSharingService().revoke(ctx.user, input.name);
     if (changed) {
-      await audit(ctx, { action: "share.revoke", owner: grant.owner, grant: grant.name, detail: {} });
+      await auditAs(ctx)({
+        tenant: grant.owner,
+        action: "share.revoke",
+        targetKind: sharingKind,
+        target: grant.name,
+        detail: {},
+      });
     }
     return grant;
   }),
@@ -91,10 +78,11 @@ export const sharingRouter = createTRPCRouter({
   create: changeGrants.input(createGrantSchema).mutation(async ({ ctx, input }) => {
     const { tenant: _tenant, name, ...body } = input;
     const { grant, spec } = await createSharingService().create(ctx.user, ctx.tenant, name, body);
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "share.create",
-      owner: ctx.tenant,
-      grant: grant.name,
+      tenant: ctx.tenant,
+      targetKind: sharingKind,
+      target: grant.name,
       detail: { spec, state: grant.state },
     });
     return grant;
@@ -110,10 +98,11 @@ export const sharingRouter = createTRPCRouter({
       body,
       resourceVersion,
     );
-    await audit(ctx, {
+    await auditAs(ctx)({
       action: "share.update",
-      owner: ctx.tenant,
-      grant: grant.name,
+      tenant: ctx.tenant,
+      targetKind: sharingKind,
+      target: grant.name,
       detail: { changes: specChanges(before, after), state: grant.state },
     });
     return grant;
@@ -123,17 +112,24 @@ export const sharingRouter = createTRPCRouter({
   revoke: changeGrants.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
     const { grant, changed } = await createSharingService().revoke(ctx.user, input.name, ctx.tenant);
     if (changed)
-      await audit(ctx, { action: "share.revoke", owner: ctx.tenant, grant: grant.name, detail: {} });
+      await auditAs(ctx)({
+        tenant: ctx.tenant,
+        action: "share.revoke",
+        targetKind: sharingKind,
+        target: grant.name,
+        detail: {},
+      });
     return grant;
   }),
 
   delete: changeGrants.input(grantOfTenantSchema).mutation(async ({ ctx, input }) => {
     const removed = await createSharingService().remove(ctx.tenant, input.name);
     if (removed.deleted) {
-      await audit(ctx, {
+      await auditAs(ctx)({
         action: "share.delete",
-        owner: ctx.tenant,
-        grant: removed.name,
+        tenant: ctx.tenant,
+        targetKind: sharingKind,
+        target: removed.name,
         detail: { spec: removed.spec },
       });
     }
@@ -154,25 +150,8 @@ export const sharingRouter = createTRPCRouter({
     return { ...page, changes };
   }),
 
-  /**
-   * The operator policy in force: owners need to know the limits before they ask. Its grantors and
-   * grantees lists name real tenants, so only operators get them (`null` for everyone else); anyone
-   * learns from `canGrant` and `canReceive` what the lists say of their own tenant.
-   */
-  policy: protectedProcedure.query(({ ctx }) => {
-    const { grantors, grantees, ...limits } = createSharingService().policy();
-    const tenant = ctx.user.tenant;
-    const listed = (list: readonly string[]) => list.includes("*") || list.includes(tenant);
-    const operator = isOperator(ctx.user);
-    return {
-      ...limits,
-      floorApiGroups,
-      canGrant: listed(grantors),
-      canReceive: tenant !== env().RING0_OPERATOR_TENANT && listed(grantees),
-      grantors: operator ? grantors : null,
-      grantees: operator ? grantees : null,
-    };
-  }),
+  /** The operator policy in force, as the caller may read it (lists of tenants for operators only). */
+  policy: protectedProcedure.query(({ ctx }) => createSharingService().policySeenBy(ctx.user)),
 
   operator: operatorRouter,
 });

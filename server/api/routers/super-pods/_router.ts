@@ -1,5 +1,5 @@
 import { createTRPCRouter, operatorProcedure } from "@/server/api/trpc";
-import { getSuperPod, listSuperPods, watchSuperPods } from "./super-pods";
+import { getSuperPod, listSuperPods, watchSuperPods } from "@/server/nodes/super-pods";
 import { superPodInput } from "./super-pods.schema";
 
 /** The super cluster's pods (every tenant's synced pods and the cluster's own): operators only. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { createTRPCRouter, operatorProcedure } from "@/server/api/trpc";
 import { tenantsOnNode } from "@/server/nodes/service";
-import { syncerHealth, watchSyncerHealth } from "./health";
+import { syncerHealth, watchSyncerHealth } from "@/server/syncer/health";
 
 /** Kubernetes node names are DNS subdomains. */
 const nodeName = z

@@ -11,11 +11,11 @@ import { createObject } from "@/server/k8s/apply";
 import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { eventually, testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
 import { syncLabels } from "@/server/syncer/contracts";
+import { notRunning } from "@/server/syncer/health";
 import { setSyncer } from "@/server/syncer/registry";
 import type { SyncerStats } from "@/server/syncer/syncer";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcOutcome } from "@/test/integration/trpc";
-import { notRunning } from "./health";
 
 const runId = Date.now().toString(36);
 let conn: ClusterConnection;

@@ -1,8 +1,8 @@
 import { TRPCError } from "@trpc/server";
 import { createTRPCRouter, requireGrant, tenantOrGranteeProcedure } from "@/server/api/trpc";
 import { podAttributes, revokeWhenUngranted } from "@/server/sharing/access";
-import { watchPods } from "./pod-feed";
-import { getPod, listPods } from "./pods";
+import { watchPods } from "@/server/workloads/pod-feed";
+import { getPod, listPods } from "@/server/workloads/pods";
 import { getPodInput, listPodsInput } from "./workloads.schema";
 
 /**

@@ -22,11 +22,11 @@ import {
   sharingKind,
 } from "@/server/sharing/types";
 import { type ControlPlaneLookup, setControlPlaneDirectory } from "@/server/tenants/control-planes";
+import { watchPods } from "@/server/workloads/pod-feed";
+import type { PodList } from "@/server/workloads/pods";
 import { superClusterAccess } from "@/test/integration/control-plane-access";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcOutcome } from "@/test/integration/trpc";
-import { watchPods } from "./pod-feed";
-import type { PodList } from "./pods";
 
 const runId = Date.now().toString(36);
 const rbacName = `ring0-wl-test-${runId}`;

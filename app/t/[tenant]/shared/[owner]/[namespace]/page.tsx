@@ -4,9 +4,9 @@ import { notFound } from "next/navigation";
 import { SharedKubeconfigButton } from "@/components/shared/kubeconfig-button";
 import { SharedPodTable } from "@/components/shared/shared-pod-table";
 import { PageHeader } from "@/components/ui/page-header";
-import { grantsOfSharedNamespace } from "@/server/api/routers/shared-with-me/page-access";
 import { workloadNamespace } from "@/server/api/routers/workloads/workloads.schema";
 import { requireTenant } from "@/server/auth/page-access";
+import { grantsOfSharedNamespace } from "@/server/sharing/shared-with-me";
 
 type Props = { params: Promise<{ tenant: string; owner: string; namespace: string }> };
 

@@ -4,11 +4,11 @@ import { notFound } from "next/navigation";
 import { Suspense } from "react";
 import { SharedPodDetail } from "@/components/shared/shared-pod-detail";
 import { PageHeader } from "@/components/ui/page-header";
-import { grantsOfSharedNamespace } from "@/server/api/routers/shared-with-me/page-access";
-import { canExecInPod, namespaceAccess } from "@/server/api/routers/shared-with-me/shared-grants";
 import { getPodInput } from "@/server/api/routers/workloads/workloads.schema";
 import { getQueryClient, HydrateClient, trpc } from "@/server/api/rsc";
 import { requireTenant } from "@/server/auth/page-access";
+import { canExecInPod, namespaceAccess } from "@/server/sharing/grantee-view";
+import { grantsOfSharedNamespace } from "@/server/sharing/shared-with-me";
 
 type Props = { params: Promise<{ tenant: string; owner: string; namespace: string; pod: string }> };
 

@@ -1,6 +1,6 @@
 /**
- * The quota tables the read side needs (QuotaSample, QuotaRefusal): the only Prisma access of
- * the quotaUsage router.
+ * The quota history tables: QuotaSample (written by the sampler, read by the charts and the
+ * overview) and QuotaRefusal (written by the admission webhook, read by "why was this refused").
  */
 import type { PrismaClient } from "@/server/db/client";
 
@@ -30,8 +30,61 @@ function exceededOf(value: unknown): RefusalRow["exceeded"] {
     }));
 }
 
+/** A refusal as stored: quantities already formatted as Kubernetes prints them. */
+export interface NewRefusal {
+  tenant: string;
+  user: string | null;
+  operation: string;
+  kind: string;
+  namespace: string | null;
+  name: string | null;
+  exceeded: RefusalRow["exceeded"];
+  message: string;
+}
+
 export function createQuotaUsageRepository(db: PrismaClient) {
   return {
+    async addSample(sample: {
+      tenant: string;
+      at: Date;
+      used: Record<string, string>;
+      hard: Record<string, string>;
+    }) {
+      await db.quotaSample.create({ data: sample });
+    },
+
+    /** Drops the samples taken before `before` (the retention window). */
+    async deleteSamplesBefore(before: Date): Promise<void> {
+      await db.quotaSample.deleteMany({ where: { at: { lt: before } } });
+    },
+
+    /**
+     * Records a refusal at `now`; one equal to a refusal recorded since `coalesceSince` (same tenant,
+     * object and message) bumps that row's count instead of adding one.
+     */
+    async recordRefusal(refusal: NewRefusal, now: Date, coalesceSince: Date): Promise<void> {
+      const same = await db.quotaRefusal.findFirst({
+        where: {
+          tenant: refusal.tenant,
+          kind: refusal.kind,
+          namespace: refusal.namespace,
+          name: refusal.name,
+          message: refusal.message,
+          lastAt: { gte: coalesceSince },
+        },
+        orderBy: { lastAt: "desc" },
+        select: { id: true },
+      });
+      if (same) {
+        await db.quotaRefusal.update({
+          where: { id: same.id },
+          data: { count: { increment: 1 }, lastAt: now, user: refusal.user },
+        });
+        return;
+      }
+      await db.quotaRefusal.create({ data: { ...refusal, firstAt: now, lastAt: now } });
+    },
+
     /** Samples of one tenant since `since`, oldest first (only the columns a chart needs). */
     samplesSince(tenant: string, since: Date) {
       return db.quotaSample.findMany({

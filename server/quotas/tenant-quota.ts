@@ -31,7 +31,7 @@ import {
   previewQuota,
   type QuotaPreview,
 } from "./quota-change";
-import type { QuotaTemplateRepository } from "./template-repository";
+import type { QuotaTemplateRepository } from "./templates-repository";
 
 export interface TenantQuotaView {
   tenant: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseQuantity } from "@/server/core/quantity";
 import { allocationVsCapacity, topConsumers } from "./overview";
-import { breakdown } from "./tenant.handler";
+import { breakdown } from "./usage-view";
 
 const q = (text: string) => parseQuantity(text);
 

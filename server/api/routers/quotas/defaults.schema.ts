@@ -4,7 +4,7 @@
  * server, which reports every bad entry at once.
  */
 import { z } from "zod";
-import { hardInput } from "@/server/api/routers/quotas/quotas.schema";
+import { hardInput } from "./quotas.schema";
 
 /** Resource name → quantity for each new namespace; null removes the default share. */
 export const setDefaultShareSchema = z.object({ hard: hardInput.nullable() });

@@ -62,9 +62,9 @@ afterAll(async () => {
   await disconnectDb();
 });
 
-describe("quotaDefaults", () => {
+describe("quotas.defaults", () => {
   it("has no default share until the tenant admin chooses one", async () => {
-    expect(await caller(tenantMember).quotaDefaults.get({ tenant })).toEqual({
+    expect(await caller(tenantMember).quotas.defaults.get({ tenant })).toEqual({
       tenant,
       hard: null,
       updatedBy: null,
@@ -74,7 +74,7 @@ describe("quotaDefaults", () => {
 
   it("reports every bad entry at once and changes nothing", async () => {
     const [code, message] = await trpcOutcome(
-      caller(tenantAdmin).quotaDefaults.set({
+      caller(tenantAdmin).quotas.defaults.set({
         tenant,
         hard: { pods: "-1", "requests.cpu": "3", namespaces: "2", gpus: "1", memory: "1Gi" },
       }),
@@ -86,30 +86,32 @@ describe("quotaDefaults", () => {
     expect(message).toContain("requests.cpu: 3 is more than the tenant's quota of 2");
     expect(message).toContain("namespaces: a namespace's quota cannot limit it");
     expect(message).toMatch(/Nothing was changed\.$/);
-    expect((await caller(tenantAdmin).quotaDefaults.get({ tenant })).hard).toBeNull();
+    expect((await caller(tenantAdmin).quotas.defaults.get({ tenant })).hard).toBeNull();
   });
 
   it("is set by the tenant's admins (canonically, audited), read by its members, hidden from others", async () => {
-    const set = await caller(tenantAdmin).quotaDefaults.set({ tenant, hard: { cpu: "500m", pods: "5" } });
+    const set = await caller(tenantAdmin).quotas.defaults.set({ tenant, hard: { cpu: "500m", pods: "5" } });
     expect(set).toMatchObject({
       tenant,
       hard: { "requests.cpu": "500m", pods: "5" },
       updatedBy: tenantAdmin.name,
     });
-    expect((await caller(tenantMember).quotaDefaults.get({ tenant })).hard).toEqual({
+    expect((await caller(tenantMember).quotas.defaults.get({ tenant })).hard).toEqual({
       "requests.cpu": "500m",
       pods: "5",
     });
     expect(await cachedDefaultShares({ ttlMs: 0 })(tenant)).toEqual({ "requests.cpu": "500m", pods: "5" });
     const [memberCode, memberMessage] = await trpcOutcome(
-      caller(tenantMember).quotaDefaults.set({ tenant, hard: { pods: "1" } }),
+      caller(tenantMember).quotas.defaults.set({ tenant, hard: { pods: "1" } }),
     );
     expect(memberCode).toBe("FORBIDDEN");
     expect(memberMessage).toContain("can choose its default namespace share");
-    expect((await trpcOutcome(caller(users.globexAdmin).quotaDefaults.get({ tenant })))[0]).toBe("NOT_FOUND");
-    expect((await trpcOutcome(caller(users.globexAdmin).quotaDefaults.set({ tenant, hard: null })))[0]).toBe(
+    expect((await trpcOutcome(caller(users.globexAdmin).quotas.defaults.get({ tenant })))[0]).toBe(
       "NOT_FOUND",
     );
+    expect(
+      (await trpcOutcome(caller(users.globexAdmin).quotas.defaults.set({ tenant, hard: null })))[0],
+    ).toBe("NOT_FOUND");
     const events = await getDb().auditEvent.findMany({
       where: { tenant, action: "tenant.quota.default-share.set" },
     });
@@ -118,8 +120,8 @@ describe("quotaDefaults", () => {
   });
 
   it("is cleared with null (operators too); clearing nothing records nothing", async () => {
-    expect(await caller(operator).quotaDefaults.set({ tenant, hard: null })).toMatchObject({ hard: null });
-    expect(await caller(operator).quotaDefaults.set({ tenant, hard: null })).toMatchObject({ hard: null });
+    expect(await caller(operator).quotas.defaults.set({ tenant, hard: null })).toMatchObject({ hard: null });
+    expect(await caller(operator).quotas.defaults.set({ tenant, hard: null })).toMatchObject({ hard: null });
     expect(await cachedDefaultShares({ ttlMs: 0 })(tenant)).toBeUndefined();
     const events = await getDb().auditEvent.findMany({
       where: { tenant, action: "tenant.quota.default-share.set" },

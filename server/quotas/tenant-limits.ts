@@ -1,13 +1,14 @@
 /**
- * What a tenant is allowed (Tenant.spec.quota.hard, read from the shared Tenant informer) — the
- * same source the webhook enforces.
+ * What a tenant is allowed as the usage pages read it (Tenant.spec.quota.hard, from the shared
+ * Tenant informer): the same source the webhook enforces. The quota's write side, which reads the
+ * Tenant fresh, is tenant-quota.ts.
  */
 import { tenantHardOf } from "@/server/admission/hard";
 import type { QuotaHard } from "@/server/core/quota-resources";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
 
-export interface TenantQuota {
+export interface TenantLimits {
   /** Whether spec.quota.hard names any limit at all. */
   hasQuota: boolean;
   hard: QuotaHard;
@@ -15,7 +16,7 @@ export interface TenantQuota {
   ignored: string[];
 }
 
-export function quotaOf(tenant: TenantResource | undefined): TenantQuota {
+export function limitsOf(tenant: TenantResource | undefined): TenantLimits {
   const written = tenant?.spec?.quota?.hard;
   if (!written || Object.keys(written).length === 0) return { hasQuota: false, hard: {}, ignored: [] };
   const { hard, ignored } = tenantHardOf(written);
@@ -28,7 +29,7 @@ export function tenantResources(): Promise<TenantResource[]> {
   return readSynced([informer], "tenant list", () => informer.snapshot());
 }
 
-export async function tenantQuota(tenant: string): Promise<TenantQuota> {
+export async function tenantLimits(tenant: string): Promise<TenantLimits> {
   const all = await tenantResources();
-  return quotaOf(all.find((candidate) => candidate.metadata.name === tenant));
+  return limitsOf(all.find((candidate) => candidate.metadata.name === tenant));
 }

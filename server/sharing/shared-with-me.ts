@@ -1,11 +1,20 @@
+/**
+ * The grantee's side of sharing: the grants in force for a user of every owner (the "Shared with
+ * me" page), and the check the grantee's pages make before rendering anything of an owner. Both
+ * decide as the gateway and the streams do (live and within the operator policy), so a page never
+ * shows a grant that would not work.
+ */
 import type { SessionUser } from "@/server/core/roles";
+import { tenantNameField } from "@/server/core/tenant-name";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { grantsInForce } from "@/server/sharing/access";
+import { coversNamespace, type SharedGrantView, sharedGrantView } from "@/server/sharing/grantee-view";
 import { type GranteeUser, ownersSharingWith } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";
 import type { SharingPolicyResource } from "@/server/sharing/types";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import { type SharedGrantView, sharedGrantView } from "./shared-grants";
+
+const ownerTenant = tenantNameField();
 
 /** Owners' display names (spec.displayName, else the name): the only thing of an owner a grantee reads. */
 async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<string, string>> {
@@ -19,11 +28,7 @@ async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<strin
   return names;
 }
 
-/**
- * The grants in force for `user`, of every owner (by owner, then name): each owner's as the gateway
- * and streams decide them (live and within the operator policy), so the page never shows a grant
- * that would not work.
- */
+/** The grants in force for `user`, of every owner (by owner, then name). */
 export function grantsSharedWith(
   grants: readonly SharingPolicyResource[],
   user: GranteeUser,
@@ -42,4 +47,21 @@ export async function listSharedWithMe(user: SessionUser, now = new Date()): Pro
   return grants.map((grant) =>
     sharedGrantView(grant, names.get(grant.spec.ownerTenant) ?? grant.spec.ownerTenant),
   );
+}
+
+/**
+ * The grants of `owner` in force for `user` that name `namespace`; null when there are none, which
+ * the grantee's pages answer as a page that does not exist.
+ */
+export async function grantsOfSharedNamespace(
+  user: SessionUser,
+  owner: string,
+  namespace: string,
+  now = new Date(),
+): Promise<SharingPolicyResource[] | null> {
+  if (!ownerTenant.safeParse(owner).success) return null;
+  const grants = grantsInForce(await allGrants(), owner, user, now).filter((grant) =>
+    coversNamespace([grant], namespace),
+  );
+  return grants.length > 0 ? grants : null;
 }

@@ -1,7 +1,7 @@
 /**
  * The operator's view of quotas: what tenants are promised (the sum of their hard limits) against
  * what the super cluster can give (its schedulable nodes' allocatable), and who uses the most.
- * Pure, so the arithmetic is unit-tested; overview.handler.ts gathers the inputs.
+ * Pure, so the arithmetic is unit-tested; usage-service.ts gathers the inputs.
  */
 import { type QuantityKind, quantityToNumber } from "@/server/core/quantity";
 import {

@@ -1,17 +1,56 @@
-import { recordAudit } from "@/server/audit/service";
+/**
+ * The kubeconfig of a grantee for an owner's shared namespaces: one context `<owner>-shared` whose
+ * cluster is the kube gateway's URL for the owner, and whose user is an API token of the grantee for
+ * their own tenant (the gateway admits it to the owner only within a live grant). Rendered by
+ * server/kubeconfigs/render.ts with the context named.
+ */
+import { auditAs } from "@/server/audit/service";
 import type { SessionUser } from "@/server/core/roles";
 import type { PrismaClient } from "@/server/db/client";
 import { env } from "@/server/env";
 import { NotFoundError } from "@/server/errors";
 import { getGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
+import { renderUserKubeconfig } from "@/server/kubeconfigs/render";
 import { grantsInForce } from "@/server/sharing/access";
 import { expiryOf } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";
 import { createTokenService } from "@/server/tokens/service";
-import { renderSharedKubeconfig, sharedContextName, sharedKubeconfigFilename } from "./shared-kubeconfig";
-import type { SharedKubeconfigInput } from "./shared-with-me.schema";
 
 const dayMs = 24 * 60 * 60 * 1000;
+
+export interface SharedKubeconfigInput {
+  gatewayUrl: string;
+  caPem?: string;
+  owner: string;
+  /** The grantee's subject, e.g. `globex:globex-member`. */
+  user: string;
+  token: string;
+}
+
+export function sharedContextName(owner: string): string {
+  return `${owner}-shared`;
+}
+
+export function sharedKubeconfigFilename(owner: string): string {
+  return `${sharedContextName(owner)}.kubeconfig`;
+}
+
+export function renderSharedKubeconfig({
+  gatewayUrl,
+  caPem,
+  owner,
+  user,
+  token,
+}: SharedKubeconfigInput): string {
+  return renderUserKubeconfig({
+    gatewayUrl,
+    caPem,
+    tenant: owner,
+    user,
+    token,
+    context: sharedContextName(owner),
+  });
+}
 
 export interface SharedKubeconfigContext {
   user: SessionUser;
@@ -27,7 +66,7 @@ export interface SharedKubeconfigContext {
  */
 export async function issueSharedKubeconfig(
   { user, db, requestId }: SharedKubeconfigContext,
-  { owner, expiresInDays }: SharedKubeconfigInput,
+  { owner, expiresInDays }: { owner: string; expiresInDays: number },
   now = new Date(),
 ) {
   const grants = grantsInForce(await allGrants(), owner, user, now);
@@ -57,16 +96,11 @@ export async function issueSharedKubeconfig(
     token: plaintext,
   });
   const grantNames = grants.map((grant) => grant.metadata.name);
-  await recordAudit({
-    actorId: user.id,
-    actorName: user.name,
-    actorTenant: user.tenant,
+  await auditAs({ user, requestId, db })({
     tenant: owner,
     action: "share.kubeconfig",
     targetKind: "sharing-policy",
     target: grantNames.join(", "),
-    result: "success",
-    requestId: requestId ?? null,
     detail: { grants: grantNames, tokenPrefix: token.prefix, expiresAt: token.expiresAt.toISOString() },
   });
   return { filename: sharedKubeconfigFilename(owner), context: sharedContextName(owner), kubeconfig };

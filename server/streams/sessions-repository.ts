@@ -83,3 +83,44 @@ export async function execTranscript(
   if (!row?.transcript) return null;
   return { tenant: row.tenant, text: Buffer.from(row.transcript).toString("utf8") };
 }
+
+export interface ExecSessionStart {
+  userId: string;
+  userName: string;
+  userTenant: string;
+  tenant: string | null;
+  source: string;
+  namespace: string;
+  pod: string;
+  container: string | null;
+  command: string[];
+}
+
+export interface ExecSessionEnd {
+  exitCode: number | null;
+  reason: string;
+  bytesIn: number;
+  bytesOut: number;
+  transcript?: Buffer | Uint8Array | null;
+}
+
+/** Records a session's start; its id is what the audit event and the end refer to. */
+export async function startExecSession(db: PrismaClient, start: ExecSessionStart): Promise<string> {
+  const row = await db.execSession.create({ data: start, select: { id: true } });
+  return row.id;
+}
+
+/** Records how a session ended (the reason cut to 500 characters, the transcript if kept). */
+export async function finishExecSession(db: PrismaClient, id: string, end: ExecSessionEnd): Promise<void> {
+  await db.execSession.update({
+    where: { id },
+    data: {
+      endedAt: new Date(),
+      exitCode: end.exitCode,
+      endReason: end.reason.slice(0, 500),
+      bytesIn: BigInt(end.bytesIn),
+      bytesOut: BigInt(end.bytesOut),
+      ...(end.transcript ? { transcript: new Uint8Array(end.transcript) } : {}),
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { downsample, type HistoryPoint, MAX_HISTORY_POINTS, samplePoints } from "./history";
+import { downsample, type HistoryPoint, MAX_HISTORY_POINTS, samplePoints } from "./usage-history";
 
 const start = Date.UTC(2026, 0, 1);
 const minute = 60_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GrantRule, SharingPolicyResource } from "@/server/sharing/types";
-import { canExecInPod, coversNamespace, grantShortName, namespaceAccess } from "./shared-grants";
+import { canExecInPod, coversNamespace, grantShortName, namespaceAccess } from "./grantee-view";
 
 function grant(name: string, rules: GrantRule[], owner = "acme"): SharingPolicyResource {
   return {

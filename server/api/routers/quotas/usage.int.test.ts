@@ -1,5 +1,5 @@
 /**
- * The quotaUsage router through createCaller against the real database and the local super
+ * The quotas.usage router through createCaller against the real database and the local super
  * cluster: who may read what, refusals paged newest first, history bounded, and a tenant's limits
  * read from its Tenant object as the webhook reads them.
  */
@@ -12,10 +12,10 @@ import { setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
+import { MAX_HISTORY_POINTS } from "@/server/quotas/usage-history";
 import { tenantRef } from "@/server/tenants/tenant-resources";
 import { testDatabaseUrl } from "@/test/integration/database";
 import { type DemoKey, seedDemoUsers, testCaller, trpcCode } from "@/test/integration/trpc";
-import { MAX_HISTORY_POINTS } from "./history";
 
 let db: PrismaClient;
 let users: Record<DemoKey, SessionUser>;
@@ -46,20 +46,25 @@ afterAll(async () => {
 
 const callerFor = (user: SessionUser) => testCaller(user, db);
 
-describe("quotaUsage access", () => {
+describe("quotas.usage access", () => {
   it("lets members and operators read a tenant, hides it from others, keeps the overview for operators", async () => {
-    expect(await trpcCode(callerFor(users.acmeMember!).quotaUsage.refusals({ tenant: "acme" }))).toBe("OK");
-    expect(await trpcCode(callerFor(users.operator!).quotaUsage.refusals({ tenant: "acme" }))).toBe("OK");
-    expect(await trpcCode(callerFor(users.globexAdmin!).quotaUsage.refusals({ tenant: "acme" }))).toBe(
+    expect(await trpcCode(callerFor(users.acmeMember!).quotas.usage.refusals({ tenant: "acme" }))).toBe("OK");
+    expect(await trpcCode(callerFor(users.operator!).quotas.usage.refusals({ tenant: "acme" }))).toBe("OK");
+    expect(await trpcCode(callerFor(users.globexAdmin!).quotas.usage.refusals({ tenant: "acme" }))).toBe(
       "NOT_FOUND",
     );
     expect(
-      await trpcCode(callerFor(users.globexAdmin!).quotaUsage.history({ tenant: "acme", resource: "pods" })),
+      await trpcCode(
+        callerFor(users.globexAdmin!).quotas.usage.history({ tenant: "acme", resource: "pods" }),
+      ),
     ).toBe("NOT_FOUND");
-    expect(await trpcCode(callerFor(users.acmeAdmin!).quotaUsage.overview())).toBe("FORBIDDEN");
+    expect(await trpcCode(callerFor(users.acmeAdmin!).quotas.usage.overview())).toBe("FORBIDDEN");
     expect(
       await trpcCode(
-        callerFor(users.acmeAdmin!).quotaUsage.history({ tenant: "acme", resource: "count/pods" as "pods" }),
+        callerFor(users.acmeAdmin!).quotas.usage.history({
+          tenant: "acme",
+          resource: "count/pods" as "pods",
+        }),
       ),
     ).toBe("BAD_REQUEST");
   });
@@ -86,18 +91,28 @@ describe("refusals", () => {
       });
     }
     const caller = callerFor(users.acmeMember!);
-    const first = await caller.quotaUsage.refusals({ tenant: "acme", limit: 2 });
+    const first = await caller.quotas.usage.refusals({ tenant: "acme", limit: 2 });
     expect(first.items.map((item) => item.name)).toEqual(["pod-4", "pod-3"]);
     expect(first.items[0]).toMatchObject({
       count: 5,
       exceeded: [{ resource: "requests.cpu", requested: "500m", used: "1800m", limit: "2" }],
     });
-    const second = await caller.quotaUsage.refusals({ tenant: "acme", limit: 2, cursor: first.nextCursor! });
-    const third = await caller.quotaUsage.refusals({ tenant: "acme", limit: 2, cursor: second.nextCursor! });
+    const second = await caller.quotas.usage.refusals({
+      tenant: "acme",
+      limit: 2,
+      cursor: first.nextCursor!,
+    });
+    const third = await caller.quotas.usage.refusals({
+      tenant: "acme",
+      limit: 2,
+      cursor: second.nextCursor!,
+    });
     expect([...second.items, ...third.items].map((item) => item.name)).toEqual(["pod-2", "pod-1", "pod-0"]);
     expect(third.nextCursor).toBeNull();
     // Another tenant's refusals are not acme's.
-    expect((await callerFor(users.operator!).quotaUsage.refusals({ tenant: quotaTenant })).items).toEqual([]);
+    expect((await callerFor(users.operator!).quotas.usage.refusals({ tenant: quotaTenant })).items).toEqual(
+      [],
+    );
   });
 });
 
@@ -113,7 +128,7 @@ describe("history", () => {
         hard: index < 1000 ? { "requests.cpu": "2" } : { "requests.cpu": "4" },
       })),
     });
-    const history = await callerFor(users.acmeAdmin!).quotaUsage.history({
+    const history = await callerFor(users.acmeAdmin!).quotas.usage.history({
       tenant: "acme",
       resource: "requests.cpu",
       sinceHours: 24,
@@ -126,7 +141,7 @@ describe("history", () => {
     expect(history.points.at(-1)!.limit).toBe(4);
     expect(history).toMatchObject({ label: "CPU requests", kind: "cpu" });
 
-    const lastHour = await callerFor(users.acmeAdmin!).quotaUsage.history({
+    const lastHour = await callerFor(users.acmeAdmin!).quotas.usage.history({
       tenant: "acme",
       resource: "pods",
       sinceHours: 1,
@@ -147,7 +162,7 @@ describe("tenant", () => {
         hard: { "requests.cpu": "2" },
       },
     });
-    const usage = await callerFor(users.operator!).quotaUsage.tenant({ tenant: quotaTenant });
+    const usage = await callerFor(users.operator!).quotas.usage.tenant({ tenant: quotaTenant });
     expect(usage).toMatchObject({ hasQuota: true, source: "sample", ignored: [] });
     expect(usage.note).toMatch(/Showing the last sample/);
     // The alias "memory" is requests.memory, as in a ResourceQuota.
@@ -159,7 +174,7 @@ describe("tenant", () => {
   });
 
   it("says a tenant without a Tenant quota has none", async () => {
-    const usage = await callerFor(users.acmeMember!).quotaUsage.tenant({ tenant: "acme" });
+    const usage = await callerFor(users.acmeMember!).quotas.usage.tenant({ tenant: "acme" });
     expect(usage.hasQuota).toBe(false);
     expect(usage.resources.every((row) => row.limit === null)).toBe(true);
   });
@@ -167,7 +182,7 @@ describe("tenant", () => {
 
 describe("overview", () => {
   it("sums the tenants' limits against the schedulable nodes' allocatable", async () => {
-    const overview = await callerFor(users.operator!).quotaUsage.overview();
+    const overview = await callerFor(users.operator!).quotas.usage.overview();
     expect(overview.nodes.schedulable).toBeGreaterThan(0);
     const cpu = overview.allocation.find((row) => row.resource === "requests.cpu")!;
     expect(cpu.capacityValue).toBeGreaterThan(0);

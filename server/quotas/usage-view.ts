@@ -1,16 +1,90 @@
-import type { Context } from "@/server/api/trpc";
-import { parseQuantity, QuantityError, quantityToNumber } from "@/server/core/quantity";
+/**
+ * Pure presentation of quota usage: exact quantity strings (as `kubectl describe resourcequota`
+ * prints them) next to plain numbers for bars and charts, and the percentage of a limit in use.
+ */
+import {
+  NANO_PER_UNIT,
+  parseQuantity,
+  QuantityError,
+  type QuantityKind,
+  quantityToNumber,
+} from "@/server/core/quantity";
 import {
   canonicalResourceName,
   formatResourceQuantity,
+  type QuotaHard,
   type QuotaResource,
+  quotaResourceInfo,
+  quotaResourceNames,
 } from "@/server/core/quota-resources";
-import { type TenantUsage, tenantUsageOf } from "@/server/quotas/tenant-usage";
+import type { TenantUsage } from "@/server/quotas/tenant-usage";
 import type { Usage } from "@/server/quotas/usage";
-import { createQuotaUsageRepository } from "./repository";
-import type { TenantUsageInput } from "./schema";
-import { tenantQuota } from "./tenant-quota";
-import { type ResourceRow, resourceRows } from "./usage-view";
+
+/**
+ * How much of `limit` is used, in percent rounded down to two decimals (so 99.999% never shows as
+ * 100%); null without a limit. A limit of 0 is full from the start: 100% when nothing is used.
+ */
+export function percentOfLimit(used: bigint, limit: bigint | undefined): number | null {
+  if (limit === undefined) return null;
+  if (limit === 0n) return used > 0n ? Number.POSITIVE_INFINITY : 100;
+  return Number((used * 10_000n) / limit) / 100;
+}
+
+export interface ResourceRow {
+  resource: QuotaResource;
+  label: string;
+  kind: QuantityKind;
+  /** The limit as Kubernetes prints it; null when the quota does not limit this resource. */
+  limit: string | null;
+  used: string;
+  /** The same amounts in units (cores, bytes, objects) for bars and charts. */
+  limitValue: number | null;
+  usedValue: number;
+  percent: number | null;
+  over: boolean;
+}
+
+/**
+ * One row per resource worth showing, in display order: every limited resource, and (so that a
+ * tenant without a limit on something still sees what it uses) every resource in use.
+ */
+export function resourceRows(hard: QuotaHard, used: Usage): ResourceRow[] {
+  return quotaResourceNames
+    .filter((resource) => hard[resource] !== undefined || (used[resource] ?? 0n) > 0n)
+    .map((resource) => {
+      const info = quotaResourceInfo(resource);
+      const limit = hard[resource];
+      const inUse = used[resource] ?? 0n;
+      return {
+        resource,
+        label: info.label,
+        kind: info.kind,
+        limit: limit === undefined ? null : formatResourceQuantity(resource, limit),
+        used: formatResourceQuantity(resource, inUse),
+        limitValue: limit === undefined ? null : quantityToNumber(limit),
+        usedValue: quantityToNumber(inUse),
+        percent: percentOfLimit(inUse, limit),
+        over: limit !== undefined && inUse > limit,
+      };
+    });
+}
+
+/** Usage as quantity strings per resource (zero resources left out). */
+export function formatUsage(
+  used: Partial<Record<QuotaResource, bigint>>,
+): Partial<Record<QuotaResource, string>> {
+  const text: Partial<Record<QuotaResource, string>> = {};
+  for (const resource of quotaResourceNames) {
+    const amount = used[resource];
+    if (amount !== undefined) text[resource] = formatResourceQuantity(resource, amount);
+  }
+  return text;
+}
+
+/** Whole objects as a number (a count quantity in nano-units → 3). */
+export function countOf(nano: bigint | undefined): number {
+  return Number((nano ?? 0n) / NANO_PER_UNIT);
+}
 
 export interface NamespaceRow {
   namespace: string;
@@ -32,24 +106,8 @@ export interface WorkloadRow {
   memoryValue: number;
 }
 
-export interface TenantQuotaUsage {
-  tenant: string;
-  hasQuota: boolean;
-  ignored: string[];
-  /** Where the usage comes from: the control plane now, the newest sample, or nowhere yet. */
-  source: "live" | "sample" | "none";
-  at: Date | null;
-  note: string | null;
-  resources: ResourceRow[];
-  /** The resources the namespace table shows, in display order. */
-  namespaceColumns: QuotaResource[];
-  namespaces: NamespaceRow[];
-  workloads: WorkloadRow[];
-  workloadCount: number;
-}
-
 /** A sample's `used` map (resource → quantity) as a Usage; unreadable entries are skipped. */
-function usageFromSample(used: unknown): Usage {
+export function usageFromSample(used: unknown): Usage {
   const usage: Usage = {};
   if (!used || typeof used !== "object") return usage;
   for (const [key, text] of Object.entries(used as Record<string, unknown>)) {
@@ -72,7 +130,7 @@ export function breakdown(
   usage: TenantUsage,
   columns: QuotaResource[],
   options: { workloadsBy: "cpu" | "memory"; topWorkloads: number },
-): Pick<TenantQuotaUsage, "namespaces" | "workloads" | "workloadCount"> {
+): { namespaces: NamespaceRow[]; workloads: WorkloadRow[]; workloadCount: number } {
   const namespaces = [...usage.namespaces]
     .sort((a, b) => a.namespace.localeCompare(b.namespace))
     .map((entry) => {
@@ -111,49 +169,3 @@ export function breakdown(
   }));
   return { namespaces, workloads, workloadCount: usage.workloads.length };
 }
-
-/**
- * A tenant's quota against its usage, read live from its control plane; while the control plane
- * does not answer, the newest sample stands in (without the breakdowns) and the page says so.
- */
-export async function tenantQuotaUsage(ctx: Context, input: TenantUsageInput): Promise<TenantQuotaUsage> {
-  const quota = await tenantQuota(input.tenant);
-  let live: TenantUsage | undefined;
-  let note: string | null = null;
-  try {
-    live = await tenantUsageOf(input.tenant);
-    if (!live) note = "The tenant's control plane is not serving, so usage cannot be read right now.";
-  } catch (error) {
-    ctx.logger.warn("reading a tenant's quota usage failed", { tenant: input.tenant, error });
-    note = "The tenant's control plane did not answer, so usage cannot be read right now.";
-  }
-
-  const base = { tenant: input.tenant, hasQuota: quota.hasQuota, ignored: quota.ignored };
-  if (live) {
-    const resources = resourceRows(quota.hard, live.total);
-    const columns = resources.map((row) => row.resource).filter((resource) => resource !== "namespaces");
-    return {
-      ...base,
-      source: "live",
-      at: live.at,
-      note: null,
-      resources,
-      namespaceColumns: columns,
-      ...breakdown(live, columns, input),
-    };
-  }
-  const sample = await createQuotaUsageRepository(ctx.db).latestSample(input.tenant);
-  return {
-    ...base,
-    source: sample ? "sample" : "none",
-    at: sample?.at ?? null,
-    note: sample ? `${note} Showing the last sample.` : note,
-    resources: resourceRows(quota.hard, sample ? usageFromSample(sample.used) : {}),
-    namespaceColumns: [],
-    namespaces: [],
-    workloads: [],
-    workloadCount: 0,
-  };
-}
-
-export { usageFromSample };
