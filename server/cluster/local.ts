@@ -21,6 +21,8 @@ import path from "node:path";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type ClusterConnection, clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
 import { K8sError } from "@/server/k8s/errors";
+import { ServiceAccountKind } from "@/server/k8s/kinds/core";
+import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { closeKwokctlKeys, ensureEtcdPki, ensureNodePki, type NodePki } from "./hardening";
@@ -173,7 +175,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     // The default service account is what pods need; it shows the controller manager is working.
     await until("the default namespace's service account", READY_TIMEOUT_MS, async () => {
       await kubeRequest(conn, {
-        path: "/api/v1/namespaces/default/serviceaccounts/default",
+        path: ServiceAccountKind.path({ namespace: "default", name: "default" }),
         timeoutMs: 3_000,
       });
       return true;
@@ -335,7 +337,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       try {
         const [version, nodes] = await Promise.all([
           clusterVersion(conn),
-          kubeRequest<{ items: unknown[] }>(conn, { path: "/api/v1/nodes", timeoutMs: 10_000 }),
+          kubeRequest<{ items: unknown[] }>(conn, { path: NodeKind.path(), timeoutMs: 10_000 }),
         ]);
         return {
           running: true,

@@ -6,6 +6,7 @@
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
+import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
 import { until } from "./process";
@@ -30,7 +31,7 @@ async function mapLimit<T>(items: T[], limit: number, task: (item: T) => Promise
 /** Nodes Ring0 created, by index. */
 export async function listLocalNodes(conn: ClusterConnection): Promise<Map<number, string>> {
   const list = await kubeRequest<{ items: { metadata: { name: string } }[] }>(conn, {
-    path: "/api/v1/nodes",
+    path: NodeKind.path(),
     query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
     timeoutMs: 30_000,
   });
@@ -101,7 +102,7 @@ export async function waitLocalNodesReady(
     const list = await kubeRequest<{
       items: { status?: { conditions?: { type: string; status: string }[] } }[];
     }>(conn, {
-      path: "/api/v1/nodes",
+      path: NodeKind.path(),
       query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
       timeoutMs: 30_000,
     });
@@ -120,7 +121,7 @@ export async function advertiseKubeletPort(conn: ClusterConnection, port: number
       status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
     }[];
   }>(conn, {
-    path: "/api/v1/nodes",
+    path: NodeKind.path(),
     query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
     timeoutMs: 30_000,
   });
@@ -128,7 +129,7 @@ export async function advertiseKubeletPort(conn: ClusterConnection, port: number
   await mapLimit(stale, CONCURRENCY, async (node) => {
     await kubeRequest(conn, {
       method: "PATCH",
-      path: `/api/v1/nodes/${encodeURIComponent(node.metadata.name)}/status`,
+      path: NodeKind.path({ name: node.metadata.name, subresource: "status" }),
       contentType: "application/merge-patch+json",
       body: { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } },
       timeoutMs: 30_000,

@@ -6,7 +6,7 @@
 import { FIELD_MANAGER } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict } from "@/server/k8s/errors";
-import { groupVersionPath } from "@/server/k8s/kinds/kind";
+import { groupVersionPath } from "@/server/k8s/kinds/group-version";
 import { kubeRequest } from "@/server/k8s/transport";
 
 /** An object addressed by API group/version, resource (plural) and name. */

@@ -4,8 +4,8 @@
  * this page opens no second watch. The row functions are pure (unit-tested).
  */
 import { NotFoundError } from "@/server/errors";
-import { sharedInformer } from "@/server/k8s/informers";
 import type { V1Pod } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { syncLabels } from "@/server/syncer/contracts";
 
@@ -89,7 +89,7 @@ export const byNamespaceAndName = (a: SuperPodRow, b: SuperPodRow) =>
   a.namespace === b.namespace ? a.name.localeCompare(b.name) : a.namespace.localeCompare(b.namespace);
 
 /** The same informer (cluster, path) as server/nodes/service.ts, so both share one watch. */
-const podInformer = () => sharedInformer<V1Pod>(requireSuperCluster(), { path: "/api/v1/pods" });
+const podInformer = () => PodKind.informer(requireSuperCluster());
 
 const rows = (pods: V1Pod[]) => pods.map(superPodRow).sort(byNamespaceAndName);
 

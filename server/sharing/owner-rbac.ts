@@ -3,18 +3,18 @@
  * applied (server-side apply, forced) and removed. Only Ring0's protected objects are ever listed,
  * so a tenant's own RBAC is never touched, whatever labels it copies.
  */
+
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { namespacedResources } from "@/server/k8s/discovery";
 import { isNotFound, K8sError } from "@/server/k8s/errors";
+import { RoleBindingKind, RoleKind } from "@/server/k8s/kinds/rbac";
 import { kubeRequest } from "@/server/k8s/transport";
 import { protectedLabel } from "@/server/tenants/defaults";
 import type { SharingPolicyConfig } from "./policy";
 import { grantRbacManifests, grantRbacName, hasWildcard } from "./rbac";
 import type { RbacOutcome } from "./status";
 import { grantLabel, type SharingPolicyResource } from "./types";
-
-const rbacPath = "/apis/rbac.authorization.k8s.io/v1";
 
 const rbacKey = (object: Pick<KubeObject, "kind" | "metadata">) =>
   `${object.kind}/${object.metadata.namespace ?? ""}/${object.metadata.name}`;
@@ -73,9 +73,9 @@ const whichObject = (object: KubeObject) =>
 export async function labelledRbac(conn: ClusterConnection, labelSelector: string): Promise<KubeObject[]> {
   const query = { labelSelector: `${labelSelector},${protectedLabel}=true` };
   const [roles, bindings] = await Promise.all(
-    (["roles", "rolebindings"] as const).map((resource) =>
+    [RoleKind, RoleBindingKind].map((kind) =>
       kubeRequest<{ items: KubeObject[] }>(conn, {
-        path: `${rbacPath}/${resource}`,
+        path: kind.path(),
         query,
         timeoutMs: 15_000,
       }),

@@ -4,11 +4,13 @@
  * super cluster is the source of truth; Ring0 writes approval and revocation as annotations (only
  * Ring0 and operators can write in the super cluster) and the controller writes status.
  */
+
 import type { KubeObject } from "@/server/k8s/apply";
+import { groupVersionPath } from "@/server/k8s/kinds/group-version";
 
 export const sharingApiVersion = "ring0.dev/v1alpha1";
 export const sharingKind = "SharingPolicy";
-export const sharingPath = "/apis/ring0.dev/v1alpha1/sharingpolicies";
+export const sharingPath = `${groupVersionPath(sharingApiVersion)}/sharingpolicies`;
 
 /** The role groups of a grantee tenant a grant may name (Ring0's roles inside a tenant). */
 export const granteeRoleGroups = ["admins", "members", "viewers"] as const;

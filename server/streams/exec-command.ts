@@ -3,6 +3,7 @@
  * choice, never built from input) and what its status frame (channel 3) says about how it ended.
  */
 import type { ExecQuery, ExecShell } from "@/server/core/stream-protocol";
+import { PodKind } from "@/server/k8s/kinds/pod";
 
 /** Tries bash and falls back to sh; a fixed script, never built from input. */
 const autoShell = ["/bin/sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; else exec sh; fi"];
@@ -20,9 +21,8 @@ export function execPath(query: ExecQuery, command: string[]): string {
   params.set("stdout", "true");
   params.set("tty", "true");
   if (query.container) params.set("container", query.container);
-  return `/api/v1/namespaces/${encodeURIComponent(query.namespace ?? "")}/pods/${encodeURIComponent(
-    query.pod ?? "",
-  )}/exec?${params.toString()}`;
+  const path = PodKind.path({ namespace: query.namespace ?? "", name: query.pod ?? "", subresource: "exec" });
+  return `${path}?${params.toString()}`;
 }
 
 /** The exit code and reason in an exec status frame (channel 3), as kubelets and kwok report it. */

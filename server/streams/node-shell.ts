@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import { StreamError } from "./sources";
 
@@ -78,7 +79,7 @@ interface PodList {
 /** Deletes node-shell pods past their expiry; returns how many. */
 export async function sweepExpiredNodeShells(conn: ClusterConnection, now = new Date()): Promise<number> {
   const list = await kubeRequest<PodList>(conn, {
-    path: `/api/v1/namespaces/${nodeShellNamespace}/pods`,
+    path: PodKind.path({ namespace: nodeShellNamespace }),
     query: { labelSelector: `${nodeShellLabel}=true` },
   });
   let swept = 0;

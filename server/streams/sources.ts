@@ -13,6 +13,7 @@ import type { SessionUser } from "@/server/core/roles";
 import type { LogQuery } from "@/server/core/stream-protocol";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { type StreamUpstream, streamingGet } from "@/server/k8s/stream-upstream";
 
 /** An error a stream reports to the browser: the HTTP-like status and a message to act on. */
@@ -94,9 +95,8 @@ export function podLogPath(query: LogQuery): string {
   if (query.previous) params.set("previous", "true");
   if (query.tailLines !== undefined) params.set("tailLines", String(query.tailLines));
   if (query.sinceTime) params.set("sinceTime", query.sinceTime);
-  return `/api/v1/namespaces/${encodeURIComponent(query.namespace ?? "")}/pods/${encodeURIComponent(
-    query.pod ?? "",
-  )}/log?${params.toString()}`;
+  const path = PodKind.path({ namespace: query.namespace ?? "", name: query.pod ?? "", subresource: "log" });
+  return `${path}?${params.toString()}`;
 }
 
 /** Node logs of one kind ("vn-agent", "kwok"): lines "<RFC 3339> <text>\n" as a stream. */

@@ -5,6 +5,7 @@
  */
 import { deleteObject, serverSideApply } from "@/server/k8s/apply";
 import { isNotFound, K8sError } from "@/server/k8s/errors";
+import { ServiceKind } from "@/server/k8s/kinds/core";
 import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import { syncLabels } from "./contracts";
@@ -160,7 +161,7 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     try {
       await kubeRequest(session.conn, {
         method: "PATCH",
-        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(service.metadata.name)}/status`,
+        path: ServiceKind.path({ namespace, name: service.metadata.name, subresource: "status" }),
         contentType: "application/merge-patch+json",
         body: { status: patch },
         timeoutMs: 15_000,

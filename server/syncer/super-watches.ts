@@ -6,6 +6,11 @@
  */
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { K8sError } from "@/server/k8s/errors";
+import { ServiceKind } from "@/server/k8s/kinds/core";
+import { EventKind } from "@/server/k8s/kinds/event";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
+import { NodeKind } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import type { Logger } from "@/server/logger";
 import { syncAnnotations, syncLabels } from "./contracts";
 import { nodeNameOf, type Obj, type TenantSession, workKey } from "./session";
@@ -109,25 +114,25 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     async start() {
       superNamespaces = createWatchCache<Obj>(
         superCluster,
-        { path: "/api/v1/namespaces", labelSelector: `${syncLabels.managed}=true` },
+        { path: NamespaceKind.path(), labelSelector: `${syncLabels.managed}=true` },
         onSuperNamespace,
         reportSuperError("namespaces"),
       );
       superPods = createWatchCache<Obj>(
         superCluster,
-        { path: "/api/v1/pods", labelSelector: `${syncLabels.managed}=true` },
+        { path: PodKind.path(), labelSelector: `${syncLabels.managed}=true` },
         onSuperPod,
         reportSuperError("pods"),
       );
       superNodes = createWatchCache<Obj>(
         superCluster,
-        { path: "/api/v1/nodes" },
+        { path: NodeKind.path() },
         onSuperNode,
         reportSuperError("nodes"),
       );
       superServices = createWatchCache<Obj>(
         superCluster,
-        { path: "/api/v1/services", labelSelector: `${syncLabels.managed}=true` },
+        { path: ServiceKind.path(), labelSelector: `${syncLabels.managed}=true` },
         onSuperService,
         reportSuperError("services"),
       );
@@ -137,7 +142,7 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     watchEvents() {
       superEvents = createWatchCache<Obj>(
         superCluster,
-        { path: "/api/v1/events", fieldSelector: "involvedObject.kind=Pod" },
+        { path: EventKind.path(), fieldSelector: "involvedObject.kind=Pod" },
         (event, _previous, deleted) => onSuperEvent(event, deleted),
         reportSuperError("events"),
       );

@@ -4,13 +4,13 @@
  * A pod already gone (or already bound) is not an error.
  */
 import { isConflict, isNotFound } from "@/server/k8s/errors";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import { boundNodeAnnotation, type Obj, type TenantSession } from "./session";
 import type { Json } from "./synced-kinds";
 
 function podPath(namespace: string, name: string, subresource?: string): string {
-  const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;
-  return subresource ? `${base}/${subresource}` : base;
+  return PodKind.path({ namespace, name, subresource });
 }
 
 /** Finish the tenant's graceful deletion (grace 0, only this very pod). */

@@ -11,6 +11,8 @@ import type { QuotaHard } from "@/server/core/quota-resources";
 import { type ClusterConnection, clusterHealth } from "@/server/k8s/cluster";
 import { isUnreachable, type K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
+import { groupVersionPath } from "@/server/k8s/kinds/kind";
+import { NodeKind } from "@/server/k8s/kinds/node";
 import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { type TenantResource, tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
@@ -234,7 +236,7 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       const info = kindInfo[kind];
       caches[kind] = createWatchCache<Obj>(
         conn,
-        { path: `/api/v1/${info.resource}` },
+        { path: `${groupVersionPath("v1")}/${info.resource}` },
         (object, previous, deleted) => {
           if (session.stopped) return;
           const namespace = object.metadata.namespace ?? "";
@@ -262,7 +264,7 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
     session.caches = caches;
     session.vNodes = createWatchCache<Obj>(
       conn,
-      { path: "/api/v1/nodes", labelSelector: `${vNodeLabel}=true` },
+      { path: NodeKind.path(), labelSelector: `${vNodeLabel}=true` },
       (object) => {
         if (!session.stopped) enqueue(tenant, workKey("node", "", object.metadata.name));
       },

@@ -3,6 +3,7 @@
  * the model, a live list from a shared informer, and create, delete and spec edits through the
  * super cluster. One tenant's page (status in detail and Events) is tenant-detail.ts.
  */
+
 import { ConflictError, InvalidInputError, NotFoundError } from "@/server/errors";
 import {
   deleteObject,
@@ -14,6 +15,7 @@ import {
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict, isNotFound } from "@/server/k8s/errors";
 import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
+import { groupVersionPath } from "@/server/k8s/kinds/group-version";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { availableVersions, resolveVersion } from "@/server/provisioners/versions";
@@ -21,7 +23,7 @@ import type { TenantStatus } from "./status";
 
 export const tenantApiVersion = "ring0.dev/v1alpha1";
 export const tenantKind = "Tenant";
-export const tenantsPath = "/apis/ring0.dev/v1alpha1/tenants";
+export const tenantsPath = `${groupVersionPath(tenantApiVersion)}/tenants`;
 
 export type Provisioner = "local" | "kubernetes";
 

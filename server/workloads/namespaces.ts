@@ -9,6 +9,7 @@ import type { SessionUser } from "@/server/core/roles";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import { K8sError } from "@/server/k8s/errors";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 
 export interface NamespaceRow {
   name: string;
@@ -44,7 +45,7 @@ function row(namespace: NamespaceObject): NamespaceRow {
 export async function listNamespaces({ user, tenant }: ActingUser): Promise<NamespaceList> {
   try {
     const list = await controlPlaneClient().request<{ items?: NamespaceObject[] }>(tenant, user, {
-      path: "/api/v1/namespaces",
+      path: NamespaceKind.path(),
     });
     const namespaces = (list.items ?? []).map(row).sort((a, b) => a.name.localeCompare(b.name));
     return { state: "serving", namespaces };
@@ -98,7 +99,7 @@ export function createNamespace(acting: ActingUser, name: string): Promise<Names
     row(
       await controlPlaneClient().request<NamespaceObject>(acting.tenant, acting.user, {
         method: "POST",
-        path: "/api/v1/namespaces",
+        path: NamespaceKind.path(),
         body: { apiVersion: "v1", kind: "Namespace", metadata: { name } },
       }),
     ),
@@ -111,7 +112,7 @@ export function deleteNamespace(acting: ActingUser, name: string): Promise<Names
     row(
       await controlPlaneClient().request<NamespaceObject>(acting.tenant, acting.user, {
         method: "DELETE",
-        path: `/api/v1/namespaces/${encodeURIComponent(name)}`,
+        path: NamespaceKind.path({ name }),
       }),
     ),
   );

@@ -15,7 +15,9 @@
 import { controlPlaneWatchTransport } from "@/server/impersonation/as-user";
 import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import type { K8sError } from "@/server/k8s/errors";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import type { V1Pod } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 import {
   abortableSleep,
   type Backoff,
@@ -53,7 +55,8 @@ function notServingOf(error: K8sError): NotServing | undefined {
 }
 
 const keyOf = (pod: V1Pod) => `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
-const podsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+const podsPath = (namespace: string) => PodKind.path({ namespace });
+const allPodsPath = PodKind.path();
 
 /** The pod list once the watches have synced, then again (coalesced) after every change. */
 export async function* watchPods(
@@ -134,7 +137,7 @@ export async function* watchPods(
             scope.refused = true;
             scope.pods.clear();
             changed();
-          } else if (path === "/api/v1/pods" && !scope.synced && !namespace) {
+          } else if (path === allPodsPath && !scope.synced && !namespace) {
             scope.watch.stop();
             scopes.delete(path);
             clusterRefusal = error;
@@ -159,7 +162,7 @@ export async function* watchPods(
 
   function watchNamespaces() {
     namespaceWatch = createListWatch<{ metadata?: { name?: string } }>(
-      { path: "/api/v1/namespaces" },
+      { path: NamespaceKind.path() },
       {
         onSync(items) {
           const names = new Set(items.map((item) => item.metadata?.name ?? "").filter(Boolean));
@@ -212,7 +215,7 @@ export async function* watchPods(
   };
 
   if (namespace) scopes.set(podsPath(namespace), watchPodsAt(podsPath(namespace), false));
-  else scopes.set("/api/v1/pods", watchPodsAt("/api/v1/pods", false));
+  else scopes.set(allPodsPath, watchPodsAt(allPodsPath, false));
 
   const abortWake = () => wake?.();
   stopped.signal.addEventListener("abort", abortWake);

@@ -6,7 +6,10 @@ import type { SessionUser } from "@/server/core/roles";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { ControlPlaneNotServingError } from "@/server/k8s/control-plane-client";
 import { K8sError } from "@/server/k8s/errors";
+import { EventKind } from "@/server/k8s/kinds/event";
+import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import type { V1Pod } from "@/server/k8s/kinds/node";
+import { PodKind } from "@/server/k8s/kinds/pod";
 
 /** The condition the syncer's isolation filter sets on a pod it refused (server/syncer/translate.ts). */
 export const isolationCondition = "ring0.dev/Isolation";
@@ -176,21 +179,20 @@ async function get<T>({ user, tenant }: Acting, path: string): Promise<T> {
  */
 export function listPods(acting: Acting, namespace?: string): Promise<PodList> {
   return serving(async () => {
-    const podsIn = (ns: string) =>
-      get<{ items?: V1Pod[] }>(acting, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`);
+    const podsIn = (ns: string) => get<{ items?: V1Pod[] }>(acting, PodKind.path({ namespace: ns }));
     if (namespace) {
       const list = await podsIn(namespace);
       return { state: "serving" as const, pods: (list.items ?? []).map(podRow).sort(byName) };
     }
     try {
-      const list = await get<{ items?: V1Pod[] }>(acting, "/api/v1/pods");
+      const list = await get<{ items?: V1Pod[] }>(acting, PodKind.path());
       return { state: "serving" as const, pods: (list.items ?? []).map(podRow).sort(byName) };
     } catch (error) {
       if (!forbidden(error)) throw error;
       // Without a cluster-wide grant, per namespace; the namespace list's refusal is the answer.
       const namespaces = await get<{ items?: { metadata: { name: string } }[] }>(
         acting,
-        "/api/v1/namespaces",
+        NamespaceKind.path(),
       );
       let refused = 0;
       const lists = await Promise.all(
@@ -228,12 +230,14 @@ function eventRow(event: EventObject): PodEventRow {
 /** One pod with its containers, status and events (events the user may not read are said so). */
 export function getPod(acting: Acting, namespace: string, name: string): Promise<PodView> {
   return serving(async () => {
-    const base = `/api/v1/namespaces/${encodeURIComponent(namespace)}`;
-    const pod = await get<V1Pod>(acting, `${base}/pods/${encodeURIComponent(name)}`);
+    const pod = await get<V1Pod>(acting, PodKind.path({ namespace, name }));
     const selector = encodeURIComponent(`involvedObject.kind=Pod,involvedObject.name=${name}`);
     let events: PodEvents;
     try {
-      const list = await get<{ items?: EventObject[] }>(acting, `${base}/events?fieldSelector=${selector}`);
+      const list = await get<{ items?: EventObject[] }>(
+        acting,
+        `${EventKind.path({ namespace })}?fieldSelector=${selector}`,
+      );
       const items = (list.items ?? []).map(eventRow);
       items.sort((a, b) => (a.lastAt ?? "").localeCompare(b.lastAt ?? ""));
       events = { state: "listed", items };

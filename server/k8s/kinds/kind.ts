@@ -6,6 +6,9 @@
 import type { ClusterConnection } from "../cluster";
 import { type SharedInformer, sharedInformer } from "../informers";
 import { kubeRequest } from "../transport";
+import { groupVersionPath } from "./group-version";
+
+export { groupVersionPath };
 
 /** Where in a kind's API: the whole collection, one namespace's, one object, or its subresource. */
 export interface KindLocation {
@@ -40,11 +43,6 @@ export interface KindModel<T> extends KindDefinition {
   get(conn: ClusterConnection, name: string, namespace?: string, timeoutMs?: number): Promise<T>;
   /** The process-wide shared informer over the whole collection (or a label selection of it). */
   informer(conn: ClusterConnection, labelSelector?: string): SharedInformer<T>;
-}
-
-/** The path of a group/version: `/api/v1` for the core group, `/apis/<group>/<version>` otherwise. */
-export function groupVersionPath(apiVersion: string): string {
-  return apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 
 export function defineKind<T>(definition: KindDefinition): KindModel<T> {
