@@ -2,6 +2,7 @@
  * Ring0's CustomResourceDefinitions (deploy/crds/*.yaml): applied with server-side apply as field
  * manager "ring0" and waited on until Established. Safe to run at every start-up.
  */
+
 import fs from "node:fs/promises";
 import path from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
@@ -9,6 +10,8 @@ import type { Logger } from "@/server/logger";
 import { type KubeObject, serverSideApply } from "./apply";
 import type { ClusterConnection } from "./cluster";
 import { K8sError } from "./errors";
+import { CustomResourceDefinitionKind } from "./kinds/cluster-kinds";
+import { groupVersionPath } from "./kinds/group-version";
 import { kubeRequest } from "./transport";
 
 export const CRD_DIRECTORY = path.join(process.cwd(), "deploy", "crds");
@@ -45,7 +48,7 @@ async function discoverable(conn: ClusterConnection, crd: CrdStatus): Promise<bo
   if (!group || !kind) return true;
   for (const version of versions) {
     const list = await kubeRequest<{ resources?: Array<{ kind?: string }> }>(conn, {
-      path: `/apis/${group}/${version.name}`,
+      path: groupVersionPath(`${group}/${version.name}`),
       timeoutMs: 10_000,
     }).catch(() => undefined);
     if (!list?.resources?.some((resource) => resource.kind === kind)) return false;
@@ -58,7 +61,7 @@ async function waitEstablished(conn: ClusterConnection, name: string, timeoutMs:
   let last = "no conditions yet";
   while (Date.now() < deadline) {
     const crd = await kubeRequest<CrdStatus>(conn, {
-      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
+      path: CustomResourceDefinitionKind.path({ name }),
       timeoutMs: 10_000,
     });
     const conditions = crd.status?.conditions ?? [];

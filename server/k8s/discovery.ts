@@ -3,7 +3,9 @@
  * preferred version. RBAC matches groups and resources, not versions, so one version per group is
  * enough. A group whose discovery fails (an aggregated API that is down) is left out and named.
  */
+
 import type { ClusterConnection } from "./cluster";
+import { groupVersionPath } from "./kinds/group-version";
 import { kubeRequest } from "./transport";
 
 export interface NamespacedResource {
@@ -53,7 +55,7 @@ export async function namespacedResources(
       if (!group.name || groupVersion?.match(groupVersionPattern)?.[1] !== group.name) return [];
       try {
         return namespacedIn(
-          await kubeRequest<ResourceList>(conn, { path: `/apis/${groupVersion}`, timeoutMs }),
+          await kubeRequest<ResourceList>(conn, { path: groupVersionPath(groupVersion), timeoutMs }),
           group.name,
         );
       } catch {
