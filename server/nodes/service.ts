@@ -8,18 +8,11 @@ import {
   type V1Node,
   type V1Pod,
 } from "@/server/k8s/kinds/node";
-import { PodKind } from "@/server/k8s/kinds/pod";
+import { byNamespacedName, PodKind, type PodSummary, summarisePod } from "@/server/k8s/kinds/pod";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { syncLabels } from "@/server/syncer/contracts";
 
-export interface PodOnNode {
-  namespace: string;
-  name: string;
-  phase: string;
-  ready: string;
-  restarts: number;
-  createdAt: string | null;
-}
+export type PodOnNode = PodSummary;
 
 export interface NodeDetail {
   node: NodeSummary;
@@ -69,21 +62,7 @@ export async function getNode(name: string): Promise<NodeDetail> {
     const onNode = pods.filter((pod) => pod.spec?.nodeName === name);
     return {
       node: summariseNode(node, podsPerNode(onNode).get(name) ?? 0),
-      pods: onNode
-        .map((pod) => {
-          const statuses = pod.status?.containerStatuses ?? [];
-          return {
-            namespace: pod.metadata?.namespace ?? "",
-            name: pod.metadata?.name ?? "",
-            phase: pod.status?.phase ?? "Unknown",
-            ready: `${statuses.filter((status) => status.ready).length}/${pod.spec?.containers.length ?? 0}`,
-            restarts: statuses.reduce((sum, status) => sum + status.restartCount, 0),
-            createdAt: pod.metadata?.creationTimestamp
-              ? new Date(pod.metadata.creationTimestamp).toISOString()
-              : null,
-          };
-        })
-        .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`)),
+      pods: onNode.map(summarisePod).sort(byNamespacedName),
     };
   });
 }

@@ -5,23 +5,15 @@
  */
 import { NotFoundError } from "@/server/errors";
 import type { V1Pod } from "@/server/k8s/kinds/node";
-import { PodKind } from "@/server/k8s/kinds/pod";
+import { PodKind, type PodSummary, summarisePod } from "@/server/k8s/kinds/pod";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { syncLabels } from "@/server/syncer/contracts";
 
 type V1ContainerState = NonNullable<NonNullable<V1Pod["status"]>["containerStatuses"]>[number]["state"];
 
-export interface SuperPodRow {
-  namespace: string;
-  name: string;
-  phase: string;
-  /** The node it is bound to; null while unscheduled. */
-  node: string | null;
+export interface SuperPodRow extends PodSummary {
   /** The tenant whose pod the syncer synced down; null for the super cluster's own pods. */
   tenant: string | null;
-  ready: string;
-  restarts: number;
-  createdAt: string | null;
 }
 
 export interface SuperPodContainer {
@@ -39,21 +31,8 @@ export interface SuperPodDetail extends SuperPodRow {
   containers: SuperPodContainer[];
 }
 
-const iso = (value: Date | string | undefined): string | null =>
-  value ? new Date(value).toISOString() : null;
-
 export function superPodRow(pod: V1Pod): SuperPodRow {
-  const statuses = pod.status?.containerStatuses ?? [];
-  return {
-    namespace: pod.metadata?.namespace ?? "",
-    name: pod.metadata?.name ?? "",
-    phase: pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown"),
-    node: pod.spec?.nodeName || null,
-    tenant: pod.metadata?.labels?.[syncLabels.tenant] || null,
-    ready: `${statuses.filter((status) => status.ready).length}/${pod.spec?.containers?.length ?? 0}`,
-    restarts: statuses.reduce((sum, status) => sum + (status.restartCount ?? 0), 0),
-    createdAt: iso(pod.metadata?.creationTimestamp),
-  };
+  return { ...summarisePod(pod), tenant: pod.metadata?.labels?.[syncLabels.tenant] || null };
 }
 
 function containerState(state: V1ContainerState | undefined): string {

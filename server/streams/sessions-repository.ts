@@ -84,17 +84,11 @@ export async function execTranscript(
   return { tenant: row.tenant, text: Buffer.from(row.transcript).toString("utf8") };
 }
 
-export interface ExecSessionStart {
-  userId: string;
-  userName: string;
-  userTenant: string;
-  tenant: string | null;
-  source: string;
-  namespace: string;
-  pod: string;
-  container: string | null;
-  command: string[];
-}
+/** What a session's start records: who, where and which command. */
+export type ExecSessionStart = { userId: string } & Pick<
+  ExecSessionRow,
+  "userName" | "userTenant" | "tenant" | "source" | "namespace" | "pod" | "container" | "command"
+>;
 
 export interface ExecSessionEnd {
   exitCode: number | null;

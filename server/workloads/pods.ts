@@ -9,7 +9,14 @@ import { K8sError } from "@/server/k8s/errors";
 import { EventKind } from "@/server/k8s/kinds/event";
 import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import type { V1Pod } from "@/server/k8s/kinds/node";
-import { PodKind } from "@/server/k8s/kinds/pod";
+import {
+  byNamespacedName,
+  type ContainerSummary,
+  PodKind,
+  type PodSummary,
+  summariseContainers,
+  summarisePod,
+} from "@/server/k8s/kinds/pod";
 
 /** The condition the syncer's isolation filter sets on a pod it refused (server/syncer/translate.ts). */
 export const isolationCondition = "ring0.dev/Isolation";
@@ -19,15 +26,8 @@ export interface Acting {
   tenant: string;
 }
 
-export interface PodRow {
-  namespace: string;
-  name: string;
-  phase: string;
-  /** The vNode the pod is bound to; null while unscheduled. */
-  node: string | null;
-  restarts: number;
-  ready: string;
-  createdAt: string | null;
+/** A pod as a row of the Workloads page (its node is the vNode it is bound to). */
+export interface PodRow extends PodSummary {
   /** Set when the isolation filter refused the pod. */
   refused: string | null;
   /**
@@ -47,15 +47,7 @@ export interface NotServing {
 
 export type PodList = { state: "serving"; pods: PodRow[] } | NotServing;
 
-export interface ContainerRow {
-  name: string;
-  image: string;
-  ready: boolean;
-  restarts: number;
-  /** running, waiting (reason) or terminated (reason, exit code). */
-  state: string;
-  detail: string | null;
-}
+export type ContainerRow = ContainerSummary;
 
 export interface PodConditionRow {
   type: string;
@@ -106,55 +98,18 @@ const iso = (value: unknown): string | null => (value ? new Date(String(value)).
 
 /** A pod as a row of the Workloads page. */
 export function podRow(pod: V1Pod): PodRow {
-  const statuses = pod.status?.containerStatuses ?? [];
   const controller = pod.metadata?.ownerReferences?.find((reference) => reference.controller === true);
   const refusal = pod.status?.conditions?.find(
     (condition) => condition.type === isolationCondition && condition.status !== "True",
   );
   return {
-    namespace: pod.metadata?.namespace ?? "",
-    name: pod.metadata?.name ?? "",
-    phase: pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown"),
-    node: pod.spec?.nodeName || null,
-    restarts: statuses.reduce((sum, status) => sum + (status.restartCount ?? 0), 0),
-    ready: `${statuses.filter((status) => status.ready).length}/${pod.spec?.containers?.length ?? 0}`,
-    createdAt: iso(pod.metadata?.creationTimestamp),
+    ...summarisePod(pod),
     refused: refusal ? refusal.message || refusal.reason || "Refused by the isolation filter." : null,
     owner: controller ? { kind: controller.kind, name: controller.name } : null,
   };
 }
 
-function containers(pod: V1Pod): ContainerRow[] {
-  const statuses = new Map((pod.status?.containerStatuses ?? []).map((status) => [status.name, status]));
-  return (pod.spec?.containers ?? []).map((container) => {
-    const status = statuses.get(container.name);
-    const state = status?.state;
-    let summary = "waiting";
-    let detail: string | null = null;
-    if (state?.running) {
-      summary = "running";
-      detail = state.running.startedAt ? `since ${iso(state.running.startedAt)}` : null;
-    } else if (state?.terminated) {
-      summary = "terminated";
-      detail = [state.terminated.reason, `exit code ${state.terminated.exitCode}`, state.terminated.message]
-        .filter(Boolean)
-        .join(" · ");
-    } else if (state?.waiting) {
-      detail = [state.waiting.reason, state.waiting.message].filter(Boolean).join(": ") || null;
-    }
-    return {
-      name: container.name,
-      image: status?.image || container.image || "",
-      ready: status?.ready ?? false,
-      restarts: status?.restartCount ?? 0,
-      state: summary,
-      detail,
-    };
-  });
-}
-
-export const byName = (a: PodRow, b: PodRow) =>
-  `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`);
+export const byName = byNamespacedName;
 
 /** A control plane that is not up is a state of the page, not a failure of it. */
 async function serving<T>(read: () => Promise<T>): Promise<T | NotServing> {
@@ -258,7 +213,7 @@ export function getPod(acting: Acting, namespace: string, name: string): Promise
           message: condition.message ?? null,
           lastTransitionTime: iso(condition.lastTransitionTime),
         })),
-        containers: containers(pod),
+        containers: summariseContainers(pod),
       },
       events,
     };
