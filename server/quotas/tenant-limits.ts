@@ -5,8 +5,7 @@
  */
 import { tenantHardOf } from "@/server/admission/hard";
 import type { QuotaHard } from "@/server/core/quota-resources";
-import { readSynced, requireSuperCluster } from "@/server/k8s/live";
-import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
+import { getTenant, type TenantResource } from "@/server/tenants/tenant-resources";
 
 export interface TenantLimits {
   /** Whether spec.quota.hard names any limit at all. */
@@ -23,13 +22,6 @@ export function limitsOf(tenant: TenantResource | undefined): TenantLimits {
   return { hasQuota: Object.keys(hard).length > 0, hard, ignored };
 }
 
-/** Every Tenant object in the super cluster. */
-export function tenantResources(): Promise<TenantResource[]> {
-  const informer = tenantInformer(requireSuperCluster());
-  return readSynced([informer], "tenant list", () => informer.snapshot());
-}
-
 export async function tenantLimits(tenant: string): Promise<TenantLimits> {
-  const all = await tenantResources();
-  return limitsOf(all.find((candidate) => candidate.metadata.name === tenant));
+  return limitsOf(await getTenant(tenant, "tenant list"));
 }

@@ -10,6 +10,7 @@ import { type QuotaResource, quotaResourceInfo } from "@/server/core/quota-resou
 import type { PrismaClient } from "@/server/db/client";
 import type { Logger } from "@/server/logger";
 import { listNodes } from "@/server/nodes/service";
+import { listTenants } from "@/server/tenants/tenant-resources";
 import {
   type AllocationRow,
   allocationVsCapacity,
@@ -19,7 +20,7 @@ import {
   tenantOverviewRow,
   topConsumers,
 } from "./overview";
-import { limitsOf, tenantLimits, tenantResources } from "./tenant-limits";
+import { limitsOf, tenantLimits } from "./tenant-limits";
 import { type TenantUsage, tenantUsageOf } from "./tenant-usage";
 import type { Usage } from "./usage";
 import { downsample, type HistoryPoint, samplePoints } from "./usage-history";
@@ -122,7 +123,7 @@ function nano(text: string): bigint {
 /** Every tenant's quota and latest sampled usage against the super cluster's schedulable nodes. */
 export async function quotaOverview({ db }: Pick<UsageReaders, "db">): Promise<QuotaOverview> {
   const [tenants, nodes, samples] = await Promise.all([
-    tenantResources(),
+    listTenants(),
     listNodes(),
     createQuotaUsageRepository(db).latestSamples(),
   ]);

@@ -6,20 +6,18 @@
  */
 import type { SessionUser } from "@/server/core/roles";
 import { tenantNameField } from "@/server/core/tenant-name";
-import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { grantsInForce } from "@/server/sharing/access";
 import { coversNamespace, type SharedGrantView, sharedGrantView } from "@/server/sharing/grantee-view";
 import { type GranteeUser, ownersSharingWith } from "@/server/sharing/grants";
 import { allGrants } from "@/server/sharing/live";
 import type { SharingPolicyResource } from "@/server/sharing/types";
-import { tenantInformer } from "@/server/tenants/tenant-resources";
+import { listTenants } from "@/server/tenants/tenant-resources";
 
 const ownerTenant = tenantNameField();
 
 /** Owners' display names (spec.displayName, else the name): the only thing of an owner a grantee reads. */
 async function ownerDisplayNames(owners: ReadonlySet<string>): Promise<Map<string, string>> {
-  const informer = tenantInformer(requireSuperCluster());
-  const tenants = await readSynced([informer], "tenant list", () => informer.snapshot());
+  const tenants = await listTenants();
   const names = new Map<string, string>();
   for (const tenant of tenants) {
     const name = tenant.metadata.name;

@@ -6,11 +6,11 @@
 import { env } from "@/server/env";
 import { DomainError } from "@/server/errors";
 import { K8sError } from "@/server/k8s/errors";
-import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
+import { liveView, requireSuperCluster } from "@/server/k8s/live";
 import { getGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { tenantGatewayUrl } from "@/server/kubeconfigs/render";
 import { conditionOf } from "@/server/tenants/status";
-import { type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
+import { getTenant, type TenantResource, tenantInformer } from "@/server/tenants/tenant-resources";
 
 export type ControlPlaneSummary =
   /** No Tenant object: the tenant's users can sign in, but no control plane exists. */
@@ -68,10 +68,7 @@ const findTenant = (resources: TenantResource[], tenant: string) =>
 
 export async function controlPlaneSummary(tenant: string): Promise<ControlPlaneSummary> {
   try {
-    const informer = tenantInformer(requireSuperCluster());
-    return await readSynced([informer], "tenant status", () =>
-      summariseControlPlane(tenant, findTenant(informer.snapshot(), tenant)),
-    );
+    return summariseControlPlane(tenant, await getTenant(tenant, "tenant status"));
   } catch (error) {
     return unknown(tenant, error);
   }

@@ -6,6 +6,7 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { listEventsFor, type ObjectEvent } from "@/server/k8s/events";
 import { readSynced, requireSuperCluster } from "@/server/k8s/live";
 import {
+  getTenant,
   isoOrNull,
   summariseTenant,
   type TenantResource,
@@ -78,13 +79,9 @@ function tenantEvents(cluster: ClusterConnection, tenant: TenantResource): Promi
 
 /** One tenant with its status and Events; NotFoundError when there is no such Tenant. */
 export async function getTenantDetail(name: string): Promise<TenantDetail> {
-  const cluster = requireSuperCluster();
-  const informer = tenantInformer(cluster);
-  const tenant = await readSynced([informer], "tenant", () =>
-    informer.snapshot().find((candidate) => candidate.metadata.name === name),
-  );
+  const tenant = await getTenant(name);
   if (!tenant) throw tenantNotFound(name);
-  return describeTenant(tenant, await tenantEvents(cluster, tenant));
+  return describeTenant(tenant, await tenantEvents(requireSuperCluster(), tenant));
 }
 
 /**

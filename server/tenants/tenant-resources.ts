@@ -14,8 +14,8 @@ import {
 } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isConflict, isNotFound } from "@/server/k8s/errors";
-import { type SharedInformer, sharedInformer } from "@/server/k8s/informers";
-import { groupVersionPath } from "@/server/k8s/kinds/group-version";
+import type { SharedInformer } from "@/server/k8s/informers";
+import { defineKind } from "@/server/k8s/kinds/kind";
 import { liveView, readSynced, requireSuperCluster } from "@/server/k8s/live";
 import { kubeRequest } from "@/server/k8s/transport";
 import { availableVersions, resolveVersion } from "@/server/provisioners/versions";
@@ -23,7 +23,14 @@ import type { TenantStatus } from "./status";
 
 export const tenantApiVersion = "ring0.dev/v1alpha1";
 export const tenantKind = "Tenant";
-export const tenantsPath = `${groupVersionPath(tenantApiVersion)}/tenants`;
+/** The Tenant kind (cluster-scoped, in the super cluster): its paths and shared informer. */
+export const TenantKind = defineKind<TenantResource>({
+  apiVersion: tenantApiVersion,
+  kind: tenantKind,
+  plural: "tenants",
+  namespaced: false,
+});
+export const tenantsPath = TenantKind.path();
 
 export type Provisioner = "local" | "kubernetes";
 
@@ -114,7 +121,21 @@ function summariseAll(tenants: TenantResource[]): TenantSummary[] {
 
 /** One Tenant watch per super cluster, however many views are open. */
 export function tenantInformer(cluster: ClusterConnection): SharedInformer<TenantResource> {
-  return sharedInformer<TenantResource>(cluster, { path: tenantsPath });
+  return TenantKind.informer(cluster);
+}
+
+/** Every Tenant in the super cluster, from the shared informer once it has synced. */
+export function listTenants(): Promise<TenantResource[]> {
+  const informer = tenantInformer(requireSuperCluster());
+  return readSynced([informer], "tenant list", () => informer.snapshot());
+}
+
+/** One Tenant from the shared informer once it has synced; undefined when there is none. */
+export function getTenant(name: string, what = "tenant"): Promise<TenantResource | undefined> {
+  const informer = tenantInformer(requireSuperCluster());
+  return readSynced([informer], what, () =>
+    informer.snapshot().find((candidate) => candidate.metadata.name === name),
+  );
 }
 
 export function listTenantResources(): Promise<TenantSummary[]> {
@@ -182,7 +203,7 @@ async function patchTenantSpec(name: string, spec: TenantResource["spec"]): Prom
   try {
     return await kubeRequest<TenantResource>(requireSuperCluster(), {
       method: "PATCH",
-      path: `${tenantsPath}/${encodeURIComponent(name)}`,
+      path: TenantKind.path({ name }),
       query: { fieldManager: FIELD_MANAGER },
       contentType: "application/merge-patch+json",
       body: { spec },
@@ -253,7 +274,7 @@ export async function replaceTenantQuota(
   try {
     return await kubeRequest<TenantResource>(requireSuperCluster(), {
       method: "PATCH",
-      path: `${tenantsPath}/${encodeURIComponent(name)}`,
+      path: TenantKind.path({ name }),
       query: { fieldManager: FIELD_MANAGER },
       contentType: "application/merge-patch+json",
       body: { metadata: { resourceVersion: current.metadata.resourceVersion }, spec: { quota: patch } },
