@@ -20,38 +20,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 helm_dir="$repo_root/tools/helm"
 
 
-cache_root="${RING0_HELM_CACHE:-$HOME/.cache/ring0/helm}"
-key="$(cache_key)"
-final_dir="$cache_root/$key"
-bin_dir="$final_dir/bin"
-
 is_complete() { [[ -x "$1/helm" ]]; }
 
-if [[ "$mode" == print ]]; then
-  echo "$bin_dir"
-  is_complete "$bin_dir" && exit 0
-  exit 3
-fi
-
-if is_complete "$bin_dir"; then
-  echo "helm up to date: $bin_dir" >&2
-  echo "$bin_dir"
-  exit 0
-fi
-
-use_module_proxy_only
-
-jobs="${RING0_HELM_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
-
-mkdir -p "$cache_root"
-tmp_dir="$(mktemp -d "$cache_root/.tmp-$key-XXXXXX")"
-cleanup() { rm -rf "$tmp_dir"; }
-trap cleanup EXIT
-mkdir -p "$tmp_dir/bin"
-
-start_all=$SECONDS
-log "cache key $key (go: $go_version, -p $jobs, GOPROXY=${GOPROXY})"
-log "building into $tmp_dir (renamed to $final_dir when complete)"
+begin_build "${RING0_HELM_CACHE:-$HOME/.cache/ring0/helm}" "${RING0_HELM_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}" "helm"
 
 t=$SECONDS
 log "downloading modules (verified against committed go.sum)"
@@ -100,20 +71,4 @@ log "built helm in ${build_secs}s"
   echo "build_seconds total $((SECONDS - start_all))"
 } >"$tmp_dir/versions.txt"
 
-is_complete "$tmp_dir/bin" || {
-  log "build finished but helm is missing in $tmp_dir/bin"
-  exit 1
-}
-
-# Atomic publish: the key dir only ever appears complete.
-if ! mv -T "$tmp_dir" "$final_dir" 2>/dev/null; then
-  if is_complete "$bin_dir"; then
-    log "another build published $final_dir first; keeping it"
-  else
-    log "could not move $tmp_dir to $final_dir"
-    exit 1
-  fi
-fi
-
-log "helm built in $((SECONDS - start_all))s"
-echo "$bin_dir"
+publish_build "helm"

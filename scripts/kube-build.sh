@@ -23,11 +23,6 @@ kwok_dir="$kube_dir/kwok"
 
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd etcdctl etcdutl kwok kwokctl ring0-simkubelet)
 
-cache_root="${RING0_KUBE_CACHE:-$HOME/.cache/ring0/kube}"
-key="$(cache_key)"
-final_dir="$cache_root/$key"
-bin_dir="$final_dir/bin"
-
 is_complete() {
   local d="$1" b
   for b in "${BINARIES[@]}"; do
@@ -35,31 +30,7 @@ is_complete() {
   done
 }
 
-if [[ "$mode" == print ]]; then
-  echo "$bin_dir"
-  is_complete "$bin_dir" && exit 0
-  exit 3
-fi
-
-if is_complete "$bin_dir"; then
-  echo "kube binaries up to date: $bin_dir" >&2
-  echo "$bin_dir"
-  exit 0
-fi
-
-use_module_proxy_only
-
-jobs="${RING0_KUBE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
-
-mkdir -p "$cache_root"
-tmp_dir="$(mktemp -d "$cache_root/.tmp-$key-XXXXXX")"
-cleanup() { rm -rf "$tmp_dir"; }
-trap cleanup EXIT
-mkdir -p "$tmp_dir/bin"
-
-start_all=$SECONDS
-log "cache key $key (go: $go_version, -p $jobs, GOPROXY=${GOPROXY})"
-log "building into $tmp_dir (renamed to $final_dir when complete)"
+begin_build "${RING0_KUBE_CACHE:-$HOME/.cache/ring0/kube}" "${RING0_KUBE_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}" "kube binaries"
 
 t=$SECONDS
 log "downloading modules (verified against committed go.sum)"
@@ -144,20 +115,4 @@ build ring0-simkubelet "$kwok_dir" "" "-s -w" ring0/tools/kube/kwok/simkubelet
   echo "  kwokControllerBinary: $bin_dir/kwok"
 } >"$tmp_dir/kwokctl.yaml"
 
-is_complete "$tmp_dir/bin" || {
-  log "build finished but binaries are missing in $tmp_dir/bin"
-  exit 1
-}
-
-# Atomic publish: the key dir only ever appears complete.
-if ! mv -T "$tmp_dir" "$final_dir" 2>/dev/null; then
-  if is_complete "$bin_dir"; then
-    log "another build published $final_dir first; keeping it"
-  else
-    log "could not move $tmp_dir to $final_dir"
-    exit 1
-  fi
-fi
-
-log "all kube binaries built in $((SECONDS - start_all))s"
-echo "$bin_dir"
+publish_build "all kube binaries"

@@ -79,3 +79,52 @@ use_module_proxy_only() {
     export GOPROXY="$goproxy"
   fi
 }
+
+# begin_build <cache root> <jobs> <what is up to date>: the cache lookup and the build's workspace.
+# The caller defines is_complete <dir> first. Sets key, final_dir, bin_dir; answers --print-dir and
+# a cache hit (and exits); otherwise sets jobs, tmp_dir (removed on exit, with a bin/ inside) and
+# start_all, with the module proxy as the only source.
+begin_build() {
+  cache_root="$1"
+  key="$(cache_key)"
+  final_dir="$cache_root/$key"
+  bin_dir="$final_dir/bin"
+  if [[ "$mode" == print ]]; then
+    echo "$bin_dir"
+    is_complete "$bin_dir" && exit 0
+    exit 3
+  fi
+  if is_complete "$bin_dir"; then
+    echo "$3 up to date: $bin_dir" >&2
+    echo "$bin_dir"
+    exit 0
+  fi
+  use_module_proxy_only
+  jobs="$2"
+  mkdir -p "$cache_root"
+  tmp_dir="$(mktemp -d "$cache_root/.tmp-$key-XXXXXX")"
+  trap 'rm -rf "$tmp_dir"' EXIT
+  mkdir -p "$tmp_dir/bin"
+  start_all=$SECONDS
+  log "cache key $key (go: $go_version, -p $jobs, GOPROXY=${GOPROXY})"
+  log "building into $tmp_dir (renamed to $final_dir when complete)"
+}
+
+# publish_build <what>: checks the build is complete, moves it into place atomically (the key dir
+# only ever appears complete) and prints the bin dir as the last line of stdout.
+publish_build() {
+  is_complete "$tmp_dir/bin" || {
+    log "build finished but $1 missing in $tmp_dir/bin"
+    exit 1
+  }
+  if ! mv -T "$tmp_dir" "$final_dir" 2>/dev/null; then
+    if is_complete "$bin_dir"; then
+      log "another build published $final_dir first; keeping it"
+    else
+      log "could not move $tmp_dir to $final_dir"
+      exit 1
+    fi
+  fi
+  log "$1 built in $((SECONDS - start_all))s"
+  echo "$bin_dir"
+}
