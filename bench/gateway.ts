@@ -39,31 +39,20 @@ import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { kubeGroupsFor, kubeUserName } from "@/server/tenants/kube-identity";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
+import { type HttpsIdentity, httpsAgent, httpsRequest, kubectl } from "./lib/clients";
+import { startDatabase, tenantAdminToken } from "./lib/database";
+import { percentile, ratio, round, say, sized, summary, writeResults } from "./lib/figures";
+import { startBenchGateway, writeTokenKubeconfig } from "./lib/gateway";
 import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
   exitWhenDone,
   finishBench,
-  type HttpsIdentity,
-  httpsAgent,
-  httpsRequest,
-  kubectl,
   logger,
-  percentile,
-  ratio,
-  round,
-  say,
-  sized,
-  startBenchGateway,
-  startBenchTenant,
-  startDatabase,
-  summary,
-  tenantAdminToken,
   waitFor,
-  writeResults,
-  writeTokenKubeconfig,
-} from "./lib/harness";
+} from "./lib/run";
+import { startBenchTenant } from "./lib/tenants";
 
 const httpN = Number(process.argv[2] ?? sized(200, 100));
 const kubectlN = Number(process.argv[3] ?? sized(30, 15));

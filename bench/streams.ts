@@ -69,6 +69,8 @@ import { tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { startVnAgents } from "@/server/vn-agent/vn-agents";
+import { startDatabase, tenantAdminToken } from "./lib/database";
+import { percentile, ratio, round, say, sized, writeResults } from "./lib/figures";
 import {
   benchDir,
   cleanUpOnSignal,
@@ -76,18 +78,10 @@ import {
   exitWhenDone,
   finishBench,
   logger,
-  percentile,
-  ratio,
-  round,
-  say,
-  sized,
   sleep,
-  startBenchTenant,
-  startDatabase,
-  tenantAdminToken,
   waitFor,
-  writeResults,
-} from "./lib/harness";
+} from "./lib/run";
+import { startBenchTenant } from "./lib/tenants";
 
 const LOG_LINES = sized(200_000, 50_000);
 /** Text of one log line: ~85 bytes, ~126 with the CRI prefix (200k lines ≈ 25 MB of log file). */

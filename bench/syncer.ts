@@ -43,23 +43,18 @@ import { createSyncer, type Syncer } from "@/server/syncer/syncer";
 import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { tenantApiVersion } from "@/server/tenants/tenant-resources";
+import { percentile, ratio, round, say, sized, writeResults } from "./lib/figures";
 import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
-  controlPlaneRunning,
   exitWhenDone,
   finishBench,
   logger,
-  percentile,
-  ratio,
-  round,
-  say,
-  sized,
   sleep,
   waitFor,
-  writeResults,
-} from "./lib/harness";
+} from "./lib/run";
+import { controlPlaneRunning } from "./lib/tenants";
 
 const TENANTS = 10;
 /** 12 kwok nodes × 110 pods: room for the 1000 pods (and the noisy run's 990) at once. */
