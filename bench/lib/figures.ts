@@ -35,6 +35,15 @@ export function summary(samples: number[], digits = 1) {
   };
 }
 
+/** p50, min and max, two decimals: the spread of a few runs. */
+export function spread(values: number[]) {
+  return {
+    p50: round(percentile(values, 50), 2),
+    min: round(Math.min(...values), 2),
+    max: round(Math.max(...values), 2),
+  };
+}
+
 /** a / b with two decimals. */
 export const ratio = (a: number, b: number) => round(a / b, 2);
 
