@@ -21,7 +21,7 @@ import { connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { createLogger } from "@/server/logger";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 import { chromiumLaunchOptions, instanceEnvironment } from "@/test/instance";
-import { sized } from "./lib/harness";
+import { sized } from "./lib/figures";
 
 const run = promisify(execFile);
 const logger = createLogger({}, "warn");

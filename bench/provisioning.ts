@@ -17,288 +17,44 @@
  *
  *   npx tsx bench/provisioning.ts [rounds-of-1=3] [idle-seconds=20]
  */
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { kubeBinaries, runKwokctl } from "@/server/cluster/kwokctl";
-import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
-import { localSuperCluster } from "@/server/cluster/local";
-import { freePortsFor } from "@/server/cluster/ports";
-import { createObject, deleteObject, readObject } from "@/server/k8s/apply";
-import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
-import { installCrds } from "@/server/k8s/crds";
-import { isNotFound } from "@/server/k8s/errors";
-import {
-  controlPlaneCreateArgs,
-  createLocalProvisioner,
-  LOCAL_COMPONENTS,
-  localClusterName,
-} from "@/server/provisioners/local";
-import { createControlPlaneDirectory } from "@/server/tenants/control-planes";
-import { startTenantController } from "@/server/tenants/controller";
-import type { TenantStatus } from "@/server/tenants/status";
-import {
-  type TenantResource,
-  tenantApiVersion,
-  tenantInformer,
-  tenantKind,
-} from "@/server/tenants/tenant-resources";
-import {
-  benchDir,
-  cleanUpOnSignal,
-  cleanupStack,
-  exitWhenDone,
-  finishBench,
-  type HttpsIdentity,
-  httpsRequest,
-  kubectl,
-  logger,
-  ratio,
-  reapLeftovers,
-  round,
-  rssKiB,
-  say,
-  sized,
-  sleep,
-  startBenchGateway,
-  startDatabase,
-  summary,
-  tenantAdminToken,
-  waitFor,
-  writeResults,
-  writeTokenKubeconfig,
-} from "./lib/harness";
+import { kubeBinaries } from "@/server/cluster/kwokctl";
+import { load1, machine, ratio, say, sized, summary, writeResults } from "./lib/figures";
+import { benchDir, cleanUpOnSignal, cleanupStack, exitWhenDone, finishBench, logger, sleep } from "./lib/run";
+import { bareCluster } from "./provisioning/bare-clusters";
+import { startRing0 } from "./provisioning/ring0-tenants";
+import { controlPlaneRss, type Subject, timeToKubectl } from "./provisioning/subjects";
 
 const roundsOfOne = Number(process.argv[2] ?? sized(3, 2));
 const idleSeconds = Number(process.argv[3] ?? sized(20, 10));
 const CONCURRENT = 5;
-const TIMEOUT_MS = 5 * 60_000;
-const PORT_OPTIONS = ["kubeApiserverPort", "etcdPort", "etcdPeerPort", "kubeControllerManagerPort"] as const;
-
-/** Set by main: throws once cleanup has started (a signal), so polling loops end. */
-let stopCheck: () => void = () => {};
-
-const tenantRef = (name: string) => ({ apiVersion: tenantApiVersion, kind: tenantKind, metadata: { name } });
-
-/** One control plane being brought up: what to time, how to reach it, how to remove it. */
-interface Subject {
-  name: string;
-  /** Starts it; resolves when the request to create it has been made (kwokctl: when it returned). */
-  create(): Promise<void>;
-  /** A cheap probe (one HTTPS GET of /api/v1/namespaces) for polling. */
-  probe(): Promise<boolean>;
-  /** The real check: `kubectl get ns`. */
-  kubectlGetNs(): Promise<boolean>;
-  /** Pid files of etcd, kube-apiserver, kube-controller-manager. */
-  pidDir: string;
-  remove(): Promise<void>;
-  /** Ring0 only: the Tenant's own status timings (ms after its creation), read once it serves. */
-  phases?(): Promise<Record<string, number>>;
-}
-
-/** Create → kubectl get ns works. Polls with the cheap probe so 5 pollers do not load 2 cores. */
-async function timeToKubectl(subject: Subject): Promise<number> {
-  const started = performance.now();
-  await subject.create();
-  const deadline = Date.now() + TIMEOUT_MS;
-  for (;;) {
-    if (await subject.probe().catch(() => false)) {
-      if (await subject.kubectlGetNs()) return performance.now() - started;
-    }
-    if (Date.now() > deadline) throw new Error(`${subject.name}: kubectl get ns did not succeed in time`);
-    stopCheck();
-    await sleep(100);
-  }
-}
-
-function readPem(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Summed VmRSS (MiB) of each control plane's three components, from kwokctl's pid files. */
-function controlPlaneRss(subjects: Subject[]) {
-  const perPlane = subjects.map((subject) => {
-    const byComponent: Record<string, number> = {};
-    for (const component of LOCAL_COMPONENTS) {
-      const pid = Number(readPem(path.join(subject.pidDir, `${component}.pid`))?.trim());
-      const kib = Number.isInteger(pid) && pid > 0 ? rssKiB(pid) : 0;
-      if (kib === 0) throw new Error(`${subject.name}: no running ${component} to measure`);
-      byComponent[component] = round(kib / 1024);
-    }
-    return {
-      name: subject.name,
-      totalMiB: round(Object.values(byComponent).reduce((a, b) => a + b, 0)),
-      byComponent,
-    };
-  });
-  const totals = perPlane.map((plane) => plane.totalMiB);
-  return {
-    meanMiB: round(totals.reduce((a, b) => a + b, 0) / totals.length),
-    maxMiB: round(Math.max(...totals)),
-    perPlane,
-  };
-}
 
 async function main() {
   const root = await benchDir("ring0-bench-prov-");
   const cleanup = cleanupStack();
   cleanUpOnSignal(cleanup, root);
-  stopCheck = () => cleanup.throwIfStopping();
+  const stopCheck = () => cleanup.throwIfStopping();
   const results: Record<string, unknown> = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, memoryGiB: round(os.totalmem() / 2 ** 30) },
+    machine: machine(),
   };
   let failed: unknown;
   try {
     const binDir = await kubeBinaries(logger, { build: false });
     const kubectlBinary = path.join(binDir, "kubectl");
-
-    // The super cluster (Tenant objects live there) and the CRDs.
-    const superCluster = localSuperCluster({ stateDir: path.join(root, "super"), logger });
-    cleanup.push("super cluster down", () => superCluster.down());
-    const up = await superCluster.up({ nodes: 1 });
-    const conn: ClusterConnection = connectCluster("bench-super", { file: up.kubeconfig });
-    await installCrds(conn, logger);
-
-    // PostgreSQL for users, memberships and tokens.
-    const database = await startDatabase(path.join(root, "pg"));
-    cleanup.push("postgres stop", () => database.stop());
-
-    // The tenant controller with the local provisioner, as the runtime starts it.
-    const provisioner = createLocalProvisioner({ stateDir: path.join(root, "ring0"), logger, binDir });
-    const controller = startTenantController(conn, {
-      superCluster: conn,
-      provisioners: { local: provisioner },
-      defaultProvisioner: "local",
-      logger,
-    });
-    // Safety net once the controller has stopped: whatever tenant control plane is left goes.
-    cleanup.push("leftover tenant control planes", async () => {
-      for (const tenant of await provisioner.list()) await provisioner.destroy(tenant);
-    });
-    cleanup.push("tenant controller stop", () => controller.stop());
-    // The directory over the Tenant informer (as server/runtime/tenants.ts builds it) and the gateway.
-    const informer = tenantInformer(conn);
-    cleanup.push(
-      "tenant informer release",
-      informer.subscribe(() => {}),
-    );
-    const directory = createControlPlaneDirectory({
-      tenants: {
-        async find(tenant) {
-          await informer.synced();
-          return {
-            resource: informer.snapshot().find((item: TenantResource) => item.metadata.name === tenant),
-          };
-        },
-      },
-      provisioners: { local: provisioner },
-      defaultProvisioner: "local",
-    });
-    const gateway = await startBenchGateway(path.join(root, "gateway"), database.db, directory);
-    cleanup.push("gateway close", () => gateway.close());
+    const ring0World = await startRing0(root, cleanup, binDir, kubectlBinary);
 
     const suffix = Date.now().toString(36).slice(-4);
     let serial = 0;
-
-    const ring0Tenant = async (): Promise<Subject> => {
-      const name = `bp${suffix}-${serial++}`;
-      const token = await tenantAdminToken(database.db, name);
-      const dir = path.join(root, "kubectl", name);
-      fs.mkdirSync(dir, { recursive: true });
-      const server = `${gateway.url}/k8s/tenants/${name}`;
-      const kubeconfig = writeTokenKubeconfig(path.join(dir, "kubeconfig"), server, gateway.ca, token);
-      const identity: HttpsIdentity = { ca: gateway.ca, token };
-      return {
-        name,
-        create: async () => {
-          await createObject(conn, { ...tenantRef(name), spec: {} });
-        },
-        probe: async () => (await httpsRequest(`${server}/api/v1/namespaces`, identity)).status === 200,
-        kubectlGetNs: async () =>
-          (await kubectl(kubectlBinary, kubeconfig, path.join(dir, "cache"), ["get", "ns"])).code === 0,
-        pidDir: path.join(root, "ring0", "tenants", name, "clusters", localClusterName(name), "pids"),
-        phases: async () => {
-          const tenant = await readObject<TenantResource>(conn, tenantRef(name));
-          const timings = (tenant.status as TenantStatus | undefined)?.timings ?? {};
-          const created = new Date(tenant.metadata.creationTimestamp ?? Number.NaN).getTime();
-          const after = (at: string | undefined) => (at ? Date.parse(at) - created : Number.NaN);
-          return {
-            provisioningStarted: after(timings.provisioningStartedAt),
-            controlPlaneReady: after(timings.controlPlaneReadyAt),
-            ready: after(timings.readyAt),
-          };
-        },
-        // Through the controller: the finalizer goes once the control plane is destroyed.
-        remove: async () => {
-          await deleteObject(conn, tenantRef(name));
-          await waitFor(
-            `${name} deleted`,
-            async () => {
-              try {
-                await readObject(conn, tenantRef(name));
-                return false;
-              } catch (error) {
-                return isNotFound(error);
-              }
-            },
-            { timeoutMs: TIMEOUT_MS, everyMs: 200 },
-          );
-        },
-      };
-    };
-
-    const bareCluster = async (): Promise<Subject> => {
-      const name = `bare${suffix}-${serial++}`;
-      const workDir = path.join(root, "bare", name);
-      fs.mkdirSync(workDir, { recursive: true });
-      const ports = await freePortsFor(PORT_OPTIONS);
-      const configPath = path.join(workDir, "kwok.yaml");
-      fs.writeFileSync(
-        configPath,
-        renderKwokctlConfig({ workDir, binDir, writer: "bench/provisioning.ts", ports }),
-      );
-      const cluster = { workDir, name, configPath };
-      const kubeconfig = path.join(workDir, "kubeconfig");
-      const pki = path.join(workDir, "clusters", name, "pki");
-      const server = `https://127.0.0.1:${ports.kubeApiserverPort}`;
-      return {
-        name,
-        create: async () => {
-          await runKwokctl(cluster, binDir, controlPlaneCreateArgs(kubeconfig), {
-            timeoutMs: TIMEOUT_MS,
-            logger,
-          });
-        },
-        probe: async () => {
-          const ca = readPem(path.join(pki, "ca.crt"));
-          const cert = readPem(path.join(pki, "admin.crt"));
-          const key = readPem(path.join(pki, "admin.key"));
-          if (!ca || !cert || !key) return false;
-          return (await httpsRequest(`${server}/api/v1/namespaces`, { ca, cert, key })).status === 200;
-        },
-        kubectlGetNs: async () =>
-          (await kubectl(kubectlBinary, kubeconfig, path.join(workDir, "kubectl", "cache"), ["get", "ns"]))
-            .code === 0,
-        pidDir: path.join(workDir, "clusters", name, "pids"),
-        remove: async () => {
-          await runKwokctl(cluster, binDir, ["delete", "cluster"], { timeoutMs: 120_000, logger });
-          await reapLeftovers(workDir);
-          fs.rmSync(workDir, { recursive: true, force: true });
-        },
-      };
-    };
+    const ring0Tenant = () => ring0World.tenant(`bp${suffix}-${serial++}`);
+    const bareKwokctl = () => bareCluster(root, binDir, kubectlBinary, `bare${suffix}-${serial++}`);
 
     /** 1-minute load average before and after each batch: this machine is shared; read ratios with it. */
     const machineLoad: Array<{ batch: string; load1: number[] }> = [];
     /** `count` control planes at once; times each, optionally measures idle memory, removes them. */
     const batch = async (make: () => Promise<Subject>, count: number, measureMemory: boolean) => {
       cleanup.throwIfStopping();
-      const load1 = [round(os.loadavg()[0] ?? 0, 2)];
+      const load = [load1()];
       const subjects = await Promise.all(Array.from({ length: count }, make));
       let removed = false;
       const removeAll = async () => {
@@ -309,12 +65,12 @@ async function main() {
         return performance.now() - started;
       };
       cleanup.push(`remove ${subjects.map((subject) => subject.name).join(", ")}`, removeAll);
-      const times = await Promise.all(subjects.map(timeToKubectl));
+      const times = await Promise.all(subjects.map((subject) => timeToKubectl(subject, stopCheck)));
       const phases = await Promise.all(subjects.map((subject) => subject.phases?.()));
-      load1.push(round(os.loadavg()[0] ?? 0, 2));
+      load.push(load1());
       machineLoad.push({
         batch: `${count} × ${subjects[0]?.name.startsWith("bare") ? "bare" : "ring0"}`,
-        load1,
+        load1: load,
       });
       let memory: ReturnType<typeof controlPlaneRss> | undefined;
       if (measureMemory) {
@@ -336,14 +92,14 @@ async function main() {
       // Alternate which goes first so a trend in the machine's load does not favour either.
       const order = i % 2 === 0 ? (["bare", "ring0"] as const) : (["ring0", "bare"] as const);
       for (const kind of order) {
-        const outcome = await batch(kind === "ring0" ? ring0Tenant : bareCluster, 1, false);
+        const outcome = await batch(kind === "ring0" ? ring0Tenant : bareKwokctl, 1, false);
         samples[kind][1].push(...outcome.times);
         removal[kind].push(outcome.removeMs);
         tenantPhases.push(...outcome.phases.filter(Boolean));
         say(`1 at once, ${kind}: ${Math.round(outcome.times[0] ?? 0)} ms`);
       }
     }
-    const bareFive = await batch(bareCluster, CONCURRENT, true);
+    const bareFive = await batch(bareKwokctl, CONCURRENT, true);
     samples.bare[5].push(...bareFive.times);
     removal.bare.push(bareFive.removeMs);
     say(`${CONCURRENT} at once, bare: ${bareFive.times.map(Math.round).join(", ")} ms`);

@@ -30,23 +30,18 @@ import { availableVersions } from "@/server/provisioners/versions";
 import { tenantUsageFrom } from "@/server/quotas/tenant-usage";
 import { podUsage } from "@/server/quotas/usage";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
+import { kubectl } from "./lib/clients";
+import { ratio, round, say, sized, summary, writeResults } from "./lib/figures";
 import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
   exitWhenDone,
   finishBench,
-  kubectl,
   logger,
-  ratio,
-  round,
-  say,
-  sized,
-  startBenchTenant,
-  summary,
   waitFor,
-  writeResults,
-} from "./lib/harness";
+} from "./lib/run";
+import { startBenchTenant } from "./lib/tenants";
 
 const ROUNDS = Number(process.argv[2] ?? sized(3, 2));
 const RACE_ROUNDS = Number(process.argv[3] ?? sized(5, 3));

@@ -22,25 +22,17 @@ import { createObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
 import { controlPlaneCreateArgs, createLocalProvisioner } from "@/server/provisioners/local";
 import { availableVersions } from "@/server/provisioners/versions";
+import { type HttpsIdentity, httpsAgent, httpsRequest, kubectl } from "./lib/clients";
+import { ratio, round, say, sized, summary, writeResults } from "./lib/figures";
 import {
   benchDir,
   cleanUpOnSignal,
   cleanupStack,
   exitWhenDone,
   finishBench,
-  type HttpsIdentity,
-  httpsAgent,
-  httpsRequest,
-  kubectl,
   logger,
-  ratio,
-  round,
-  say,
-  sized,
-  summary,
   waitFor,
-  writeResults,
-} from "./lib/harness";
+} from "./lib/run";
 
 const REQUESTS = Number(process.argv[2] ?? sized(200, 100));
 const EXECS = Number(process.argv[3] ?? sized(20, 10));

@@ -14,13 +14,8 @@ import { type Connection, createRing0Client, describeClientError, type Ring0Clie
 import { configPath, readConfig, writeConfig } from "./config";
 import { CommandError, UsageError } from "./errors";
 import { age, type Column, render, renderJson, renderTable } from "./output";
-import {
-  grantColumns,
-  parseShareCreate,
-  parseShareList,
-  parseShareRevoke,
-  sharedWithMeColumns,
-} from "./share";
+import { parseShareCreate, parseShareList, parseShareRevoke } from "./share";
+import { grantColumns, sharedWithMeColumns } from "./share-table";
 
 export interface CommandIo {
   env: Record<string, string | undefined>;

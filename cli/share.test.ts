@@ -2,22 +2,16 @@ import { describe, expect, it } from "vitest";
 import { runCommand } from "./commands";
 import { UsageError } from "./errors";
 import { renderTable } from "./output";
+import { parseShareCreate, parseShareList, parseShareRevoke } from "./share";
+import { parseAllow, parseDuration, parseExpiry, parseGrantees, parseRules } from "./share-flags";
 import {
   describeGrantee,
   describeRule,
   type GrantSummaryView,
   grantColumns,
-  parseAllow,
-  parseDuration,
-  parseExpiry,
-  parseGrantees,
-  parseRules,
-  parseShareCreate,
-  parseShareList,
-  parseShareRevoke,
   type SharedGrantRow,
   sharedWithMeColumns,
-} from "./share";
+} from "./share-table";
 
 const now = new Date("2026-11-21T12:00:00Z");
 

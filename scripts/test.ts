@@ -122,7 +122,7 @@ function readJson<T>(file: string): T | null {
   }
 }
 
-/** Benchmarks here run in their quick mode: every ratio, smaller sizes (bench/lib/harness.ts). */
+/** Benchmarks here run in their quick mode: every ratio, smaller sizes (bench/lib/figures.ts). */
 const quickBenchmarks = { RING0_BENCH_QUICK: "1" };
 
 async function main() {
