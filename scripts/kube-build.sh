@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Ring0's local Kubernetes binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, etcdctl, etcdutl, kwok, kwokctl, and Ring0's ring0-simkubelet
-# from tools/kube/kwok/simkubelet) from source fetched
-# through the Go module proxy only. Versions are pinned by tools/kube/go.mod + go.sum
-# (k8s, kubectl, etcd) and tools/kube/kwok/go.mod + go.sum (kwok). See tools/kube/README.md.
+# kube-scheduler, kubectl, kubelet, kube-proxy, etcd, etcdctl, etcdutl, kwok, kwokctl, Ring0's
+# ring0-simkubelet from tools/kube/kwok/simkubelet, and containerd, containerd-shim-runc-v2, ctr
+# for real nodes) from source fetched through the Go module proxy only. Versions are pinned by
+# tools/kube/go.mod + go.sum (k8s, kubectl, etcd), tools/kube/kwok/go.mod + go.sum (kwok) and
+# tools/kube/containerd/go.mod + go.sum (containerd). See tools/kube/README.md.
 #
 # Usage: scripts/kube-build.sh             build if needed; last line of stdout is the bin dir
 #        scripts/kube-build.sh --print-dir print the expected bin dir; exit 0 if built, 3 if not
@@ -15,13 +16,15 @@ set -euo pipefail
 GO_BUILD_NAME=kube-build
 GO_BUILD_WHAT="Ring0's Kubernetes binaries"
 GO_BUILD_TOOL_DIR=tools/kube
-GO_BUILD_HELP_LINES=2,12
+GO_BUILD_HELP_LINES=2,13
 # shellcheck source=scripts/lib/go-build.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 kube_dir="$repo_root/tools/kube"
 kwok_dir="$kube_dir/kwok"
+containerd_dir="$kube_dir/containerd"
 
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd etcdctl etcdutl kwok kwokctl ring0-simkubelet)
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd etcdctl etcdutl
+  kwok kwokctl ring0-simkubelet containerd containerd-shim-runc-v2 ctr)
 
 is_complete() {
   local d="$1" b
@@ -36,6 +39,7 @@ t=$SECONDS
 log "downloading modules (verified against committed go.sum)"
 (cd "$kube_dir" && go mod download)
 (cd "$kwok_dir" && go mod download)
+(cd "$containerd_dir" && go mod download)
 log "modules ready in $((SECONDS - t))s"
 
 modver() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
@@ -45,6 +49,7 @@ kube_version="$(modver "$kube_dir" k8s.io/kubernetes)"             # v1.36.4
 kube_date="$(modtime "$kube_dir" k8s.io/kubernetes)"               # release time, for reproducibility
 etcd_version="$(modver "$kube_dir" go.etcd.io/etcd/server/v3)"     # v3.6.8
 kwok_version="$(modver "$kwok_dir" sigs.k8s.io/kwok)"              # v0.8.0
+containerd_version="$(modver "$containerd_dir" github.com/containerd/containerd/v2)" # v2.4.2
 kube_major="${kube_version#v}"
 kube_major="${kube_major%%.*}"
 kube_minor="${kube_version#v*.}"
@@ -61,6 +66,11 @@ done
 kube_tags="selinux,notest,grpcnotrace"
 etcd_ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$etcd_version" # no git checkout: the tag
 kwok_ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$kwok_version -X sigs.k8s.io/kwok/pkg/consts.KubeVersion=${kube_version#v}"
+# Stamping and tags as in containerd's Makefile (urfave_cli_no_docs everywhere, no_grpc for the
+# shim). The proxy serves no commit for a module version, so version.Revision stays empty. The
+# no_btrfs/no_devmapper/no_zfs snapshotters would need cgo or host tools Ring0 does not use.
+containerd_ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$containerd_version"
+containerd_tags="urfave_cli_no_docs,no_btrfs,no_devmapper,no_zfs"
 
 declare -A build_secs=()
 build() { # name dir tags ldflags package
@@ -77,6 +87,9 @@ build kube-apiserver "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/
 build kube-controller-manager "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-controller-manager
 build kube-scheduler "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-scheduler
 build kubectl "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kubectl
+# Real nodes' node agents (same pins and flags as the control plane).
+build kubelet "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kubelet
+build kube-proxy "$kube_dir" "$kube_tags" "$kube_ldflags" k8s.io/kubernetes/cmd/kube-proxy
 build etcd "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/server/v3
 build etcdctl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdctl/v3
 build etcdutl "$kube_dir" "" "$etcd_ldflags" go.etcd.io/etcd/etcdutl/v3
@@ -84,11 +97,17 @@ build kwok "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwok
 build kwokctl "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwokctl
 # Ring0's own kubelet API for kwok's simulated nodes: sandboxed exec, simulated logs (see its doc).
 build ring0-simkubelet "$kwok_dir" "" "-s -w" ring0/tools/kube/kwok/simkubelet
+# Real nodes' container runtime (runc and the CNI plugins come from Debian: see ./ring0).
+build containerd "$containerd_dir" "$containerd_tags" "$containerd_ldflags" github.com/containerd/containerd/v2/cmd/containerd
+build containerd-shim-runc-v2 "$containerd_dir" "urfave_cli_no_docs,no_grpc" "$containerd_ldflags" \
+  github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+build ctr "$containerd_dir" "urfave_cli_no_docs" "$containerd_ldflags" github.com/containerd/containerd/v2/cmd/ctr
 
 {
   echo "kubernetes $kube_version"
   echo "etcd $etcd_version"
   echo "kwok $kwok_version"
+  echo "containerd $containerd_version"
   echo "go $go_version"
   echo "key $key"
   for b in "${BINARIES[@]}"; do echo "build_seconds $b ${build_secs[$b]}"; done

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Re-pins tools/kube/go.mod (+ go.sum) and tools/kube/kwok/go.mod (+ go.sum).
+# Re-pins tools/kube/go.mod (+ go.sum), tools/kube/kwok/go.mod (+ go.sum) and
+# tools/kube/containerd/go.mod (+ go.sum).
 #
-# Usage: tools/kube/update.sh [K8S_VERSION [ETCD_VERSION [KWOK_VERSION]]]
+# Usage: tools/kube/update.sh [K8S_VERSION [ETCD_VERSION [KWOK_VERSION [CONTAINERD_VERSION]]]]
 #   K8S_VERSION   k8s.io/kubernetes version, e.g. v1.36.4 (default: the one pinned now)
 #   ETCD_VERSION  go.etcd.io/etcd/server/v3 version (default: the etcd client version
 #                 that K8S_VERSION's own go.mod requires, so the k8s graph is unchanged)
 #   KWOK_VERSION  sigs.k8s.io/kwok version (default: the one pinned now)
+#   CONTAINERD_VERSION github.com/containerd/containerd/v2 version (default: the one pinned now)
 #
 # Needs the Go module proxy (and its checksum database) once; the resulting go.sum files
 # are complete, so scripts/kube-build.sh then verifies everything offline against them.
@@ -18,6 +20,7 @@ current() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
 
 k8s="${1:-$(current "$here" k8s.io/kubernetes)}"
 kwok="${3:-$(current "$here/kwok" sigs.k8s.io/kwok)}"
+containerd="${4:-$(current "$here/containerd" github.com/containerd/containerd/v2)}"
 
 k8s_dir="$(go mod download -json "k8s.io/kubernetes@$k8s" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
 [[ -n "$k8s_dir" && -f "$k8s_dir/go.mod" ]] || {
@@ -26,7 +29,7 @@ k8s_dir="$(go mod download -json "k8s.io/kubernetes@$k8s" | sed -n 's/^\t"Dir": 
 }
 staging_version="v0.${k8s#v1.}" # v1.36.4 -> v0.36.4
 etcd="${2:-$(awk '$1 == "go.etcd.io/etcd/client/v3" {print $2; exit}' "$k8s_dir/go.mod")}"
-echo "kubernetes $k8s (staging $staging_version), etcd $etcd, kwok $kwok" >&2
+echo "kubernetes $k8s (staging $staging_version), etcd $etcd, kwok $kwok, containerd $containerd" >&2
 
 # Every staging module that kubernetes replaces with ./staging/... must be replaced by
 # its published version, or the v0.0.0 requirements cannot be resolved.
@@ -51,6 +54,8 @@ rm -f "$here/go.sum"
     "k8s.io/kubernetes/cmd/kube-controller-manager@$k8s" \
     "k8s.io/kubernetes/cmd/kube-scheduler@$k8s" \
     "k8s.io/kubernetes/cmd/kubectl@$k8s" \
+    "k8s.io/kubernetes/cmd/kubelet@$k8s" \
+    "k8s.io/kubernetes/cmd/kube-proxy@$k8s" \
     "go.etcd.io/etcd/server/v3@$etcd" \
     "go.etcd.io/etcd/etcdctl/v3@$etcd" \
     "go.etcd.io/etcd/etcdutl/v3@$etcd"
@@ -62,6 +67,17 @@ rm -f "$here/kwok/go.sum"
 (
   cd "$here/kwok"
   go get -tool "sigs.k8s.io/kwok/cmd/kwok@$kwok" "sigs.k8s.io/kwok/cmd/kwokctl@$kwok"
+  go mod tidy
+)
+
+printf 'module ring0/tools/kube/containerd\n\ngo 1.26.0\n' >"$here/containerd/go.mod"
+rm -f "$here/containerd/go.sum"
+(
+  cd "$here/containerd"
+  go get -tool \
+    "github.com/containerd/containerd/v2/cmd/containerd@$containerd" \
+    "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$containerd" \
+    "github.com/containerd/containerd/v2/cmd/ctr@$containerd"
   go mod tidy
 )
 
