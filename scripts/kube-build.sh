@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds Ring0's local Kubernetes binaries (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, kubelet, kube-proxy, etcd, etcdctl, etcdutl, kwok, kwokctl, Ring0's
-# ring0-simkubelet from tools/kube/kwok/simkubelet, and containerd, containerd-shim-runc-v2, ctr
-# for real nodes) from source fetched through the Go module proxy only. Versions are pinned by
+# ring0-simkubelet and ring0-image from tools/kube/kwok, and containerd, containerd-shim-runc-v2,
+# ctr for real nodes) from source fetched through the Go module proxy only. Versions are pinned by
 # tools/kube/go.mod + go.sum (k8s, kubectl, etcd), tools/kube/kwok/go.mod + go.sum (kwok) and
 # tools/kube/containerd/go.mod + go.sum (containerd). See tools/kube/README.md.
 #
@@ -24,7 +24,7 @@ kwok_dir="$kube_dir/kwok"
 containerd_dir="$kube_dir/containerd"
 
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd etcdctl etcdutl
-  kwok kwokctl ring0-simkubelet containerd containerd-shim-runc-v2 ctr)
+  kwok kwokctl ring0-simkubelet ring0-image containerd containerd-shim-runc-v2 ctr)
 
 is_complete() {
   local d="$1" b
@@ -97,6 +97,8 @@ build kwok "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwok
 build kwokctl "$kwok_dir" "" "$kwok_ldflags" sigs.k8s.io/kwok/cmd/kwokctl
 # Ring0's own kubelet API for kwok's simulated nodes: sandboxed exec, simulated logs (see its doc).
 build ring0-simkubelet "$kwok_dir" "" "-s -w" ring0/tools/kube/kwok/simkubelet
+# Ring0's OCI image builder (toolbox and pause images for real nodes, imported with ctr: no registry).
+build ring0-image "$kwok_dir" "" "-s -w" ring0/tools/kube/kwok/image
 # Real nodes' container runtime (runc and the CNI plugins come from Debian: see ./ring0).
 build containerd "$containerd_dir" "$containerd_tags" "$containerd_ldflags" github.com/containerd/containerd/v2/cmd/containerd
 build containerd-shim-runc-v2 "$containerd_dir" "urfave_cli_no_docs,no_grpc" "$containerd_ldflags" \

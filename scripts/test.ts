@@ -133,7 +133,7 @@ async function main() {
   await check("kube-build", "bash", ["scripts/kube-build.sh"]);
   // helm v3 for the helm template | kubectl apply integration test (tools/helm, cached; cold ~minutes).
   await check("helm-build", "bash", ["scripts/helm-build.sh"]);
-  await goTests("go:simkubelet", "tools/kube/kwok", ["./simkubelet"]);
+  await goTests("go:tools", "tools/kube/kwok", ["./simkubelet", "./image"]);
   await check("lint", "biome", ["ci", "."]);
   // The house plan: no folder of server/ imports from a floor above its own (scripts/layers.ts).
   await check("layers", "tsx", ["scripts/layers.ts"]);

@@ -1,0 +1,190 @@
+// Command ring0-image builds OCI images without any registry or container tool: each is written
+// as an OCI image-layout tar archive (one gzip layer, config, manifest, index.json with the
+// image's full name) that `ctr -n k8s.io images import` accepts. Output is deterministic:
+// identical inputs give byte-identical archives (sorted entries, mtime 0, owner 0:0).
+//
+//	ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
+//	                  [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [HOSTPATH:IMAGEPATH[:MODE]]...
+//	ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name localhost/ring0/toolbox:1]
+//	ring0-image pause --out FILE [--name localhost/ring0/pause:1]
+//	ring0-image pause-run      the pause image's entrypoint: waits for SIGTERM/SIGINT, reaps children
+//
+// --entrypoint and --cmd are repeatable, one argument each (like umoci's --config.entrypoint).
+// MODE is octal (default: the host file's permission bits). Parent directories are created 0755.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func usage() {
+	fmt.Fprintln(os.Stderr, `usage:
+  ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
+                    [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [HOSTPATH:IMAGEPATH[:MODE]]...
+  ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name `+toolboxName+`]
+  ring0-image pause --out FILE [--name `+pauseName+`]
+  ring0-image pause-run`)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	if os.Args[1] == "pause-run" {
+		os.Exit(pauseRun())
+	}
+	if err := run(os.Args[1], os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "ring0-image:", err)
+		os.Exit(1)
+	}
+}
+
+// parseInterleaved parses flags that may come before, between or after positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// parseFileMap reads HOSTPATH:IMAGEPATH[:MODE] into a file entry.
+func parseFileMap(m string) (Entry, error) {
+	parts := strings.Split(m, ":")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+		return Entry{}, fmt.Errorf("file map %q: want HOSTPATH:IMAGEPATH[:MODE]", m)
+	}
+	st, err := os.Stat(parts[0])
+	if err != nil {
+		return Entry{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return Entry{}, fmt.Errorf("%s: not a regular file", parts[0])
+	}
+	mode := int64(st.Mode().Perm())
+	if len(parts) == 3 {
+		if mode, err = strconv.ParseInt(parts[2], 8, 32); err != nil || mode < 0 || mode > 0o7777 {
+			return Entry{}, fmt.Errorf("file map %q: bad octal mode %q", m, parts[2])
+		}
+	}
+	data, err := os.ReadFile(parts[0])
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{Path: parts[1], Type: TypeFile, Mode: mode, Data: data}, nil
+}
+
+func run(cmd string, args []string) error {
+	fs := flag.NewFlagSet("ring0-image "+cmd, flag.ContinueOnError)
+	out := fs.String("out", "", "archive to write (required)")
+	var spec Spec
+	var err error
+	switch cmd {
+	case "build":
+		name := fs.String("name", "", "full image name, e.g. localhost/ring0/toolbox:1 (required)")
+		workdir := fs.String("workdir", "", "working directory")
+		var entrypoint, cmdArgs, env, symlinks listFlag
+		fs.Var(&entrypoint, "entrypoint", "entrypoint argument (repeatable)")
+		fs.Var(&cmdArgs, "cmd", "cmd argument (repeatable)")
+		fs.Var(&env, "env", "K=V (repeatable)")
+		fs.Var(&symlinks, "symlink", "IMAGEPATH=TARGET (repeatable)")
+		maps, err := parseInterleaved(fs, args)
+		if err != nil {
+			return err
+		}
+		spec = Spec{Name: *name, Entrypoint: entrypoint, Cmd: cmdArgs, Env: env, WorkingDir: *workdir}
+		for _, m := range maps {
+			e, err := parseFileMap(m)
+			if err != nil {
+				return err
+			}
+			spec.Entries = append(spec.Entries, e)
+		}
+		for _, s := range symlinks {
+			p, target, ok := strings.Cut(s, "=")
+			if !ok || p == "" || target == "" {
+				return fmt.Errorf("--symlink %q: want IMAGEPATH=TARGET", s)
+			}
+			spec.Entries = append(spec.Entries, Entry{Path: p, Type: TypeSymlink, Target: target})
+		}
+		for _, e := range env {
+			if !strings.Contains(e, "=") {
+				return fmt.Errorf("--env %q: want K=V", e)
+			}
+		}
+	case "toolbox":
+		name := fs.String("name", toolboxName, "full image name")
+		busybox := fs.String("busybox", "/bin/busybox", "static busybox binary to copy (its --list gives the applets)")
+		if _, err := parseInterleaved(fs, args); err != nil {
+			return err
+		}
+		if spec, err = ToolboxSpec(*busybox); err != nil {
+			return err
+		}
+		spec.Name = *name
+	case "pause":
+		name := fs.String("name", pauseName, "full image name")
+		if _, err := parseInterleaved(fs, args); err != nil {
+			return err
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		if spec, err = PauseSpec(self); err != nil {
+			return err
+		}
+		spec.Name = *name
+	default:
+		usage()
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+	if *out == "" {
+		return fmt.Errorf("--out missing")
+	}
+	var buf bytes.Buffer
+	if err := WriteArchive(&buf, spec); err != nil {
+		return err
+	}
+	// Write next to the target and rename, so a failed build leaves no half archive.
+	tmp, err := os.CreateTemp(filepath.Dir(*out), ".ring0-image-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *out); err != nil {
+		return err
+	}
+	fmt.Printf("%s %s (%d bytes)\n", spec.Name, *out, buf.Len())
+	return nil
+}
