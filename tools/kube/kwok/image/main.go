@@ -8,6 +8,8 @@
 //	ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name localhost/ring0/toolbox:1]
 //	ring0-image pause --out FILE [--name localhost/ring0/pause:1]
 //	ring0-image pause-run      the pause image's entrypoint: waits for SIGTERM/SIGINT, reaps children
+//	ring0-image httpd --out FILE [--name localhost/ring0/httpd:1]
+//	ring0-image httpd-run [--listen ADDR]   the HTTP server image's entrypoint (:8080, or $PORT)
 //
 // --entrypoint and --cmd are repeatable, one argument each (like umoci's --config.entrypoint).
 // MODE is octal (default: the host file's permission bits). Parent directories are created 0755.
@@ -34,7 +36,9 @@ func usage() {
                     [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [HOSTPATH:IMAGEPATH[:MODE]]...
   ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name `+toolboxName+`]
   ring0-image pause --out FILE [--name `+pauseName+`]
-  ring0-image pause-run`)
+  ring0-image pause-run
+  ring0-image httpd --out FILE [--name `+httpdName+`]
+  ring0-image httpd-run [--listen ADDR]`)
 }
 
 func main() {
@@ -42,8 +46,11 @@ func main() {
 		usage()
 		os.Exit(2)
 	}
-	if os.Args[1] == "pause-run" {
+	switch os.Args[1] {
+	case "pause-run":
 		os.Exit(pauseRun())
+	case "httpd-run":
+		os.Exit(httpdRun(os.Args[2:]))
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "ring0-image:", err)
@@ -141,8 +148,12 @@ func run(cmd string, args []string) error {
 			return err
 		}
 		spec.Name = *name
-	case "pause":
-		name := fs.String("name", pauseName, "full image name")
+	case "pause", "httpd":
+		recipe, defaultName := PauseSpec, pauseName
+		if cmd == "httpd" {
+			recipe, defaultName = HTTPDSpec, httpdName
+		}
+		name := fs.String("name", defaultName, "full image name")
 		if _, err := parseInterleaved(fs, args); err != nil {
 			return err
 		}
@@ -150,7 +161,7 @@ func run(cmd string, args []string) error {
 		if err != nil {
 			return err
 		}
-		if spec, err = PauseSpec(self); err != nil {
+		if spec, err = recipe(self); err != nil {
 			return err
 		}
 		spec.Name = *name

@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +25,10 @@ func TestMain(m *testing.M) {
 	// The pause test re-runs this test binary as the pause process.
 	if os.Getenv("RING0_IMAGE_TEST_PAUSE_RUN") == "1" {
 		os.Exit(pauseRun())
+	}
+	// The httpd test re-runs it as the HTTP server, listening where the variable says.
+	if addr := os.Getenv("RING0_IMAGE_TEST_HTTPD_RUN"); addr != "" {
+		os.Exit(httpdRun([]string{"--listen", addr}))
 	}
 	os.Exit(m.Run())
 }
@@ -344,5 +351,79 @@ func TestPauseRun(t *testing.T) {
 			_ = cmd.Process.Kill()
 			t.Fatalf("pause-run still running 5s after %v", sig)
 		}
+	}
+}
+
+func TestHTTPDImage(t *testing.T) {
+	img := checkArchive(t, buildArchive(t, "httpd"))
+	if strings.Join(img.config.Config.Entrypoint, " ") != "/httpd httpd-run" {
+		t.Errorf("run config %+v", img.config.Config)
+	}
+	if img.index.Manifests[0].Annotations[annotationContainerdRef] != httpdName {
+		t.Errorf("annotations %v", img.index.Manifests[0].Annotations)
+	}
+	if h := img.layer["httpd"]; h == nil || h.Mode != 0o755 {
+		t.Errorf("httpd entry %+v", h)
+	}
+}
+
+func TestHTTPDHandler(t *testing.T) {
+	server := httptest.NewServer(httpdHandler("web-1"))
+	defer server.Close()
+	for path, want := range map[string]string{"/": "hello from web-1\nGET /\n", "/a?b=c": "hello from web-1\nGET /a?b=c\n", "/healthz": "ok\n"} {
+		res, err := http.Get(server.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || string(body) != want {
+			t.Errorf("GET %s: %d %q, want %q", path, res.StatusCode, body, want)
+		}
+	}
+}
+
+func TestHTTPDRun(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), "RING0_IMAGE_TEST_HTTPD_RUN="+addr)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var body []byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		res, err := http.Get("http://" + addr + "/healthz")
+		if err == nil {
+			body, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			break
+		}
+	}
+	if string(body) != "ok\n" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("httpd-run did not answer /healthz on %s (got %q)", addr, body)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("httpd-run after SIGTERM: %v (want exit 0)", err)
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("httpd-run still running 10s after SIGTERM")
 	}
 }

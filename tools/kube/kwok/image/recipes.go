@@ -10,6 +10,7 @@ import (
 const (
 	toolboxName = "localhost/ring0/toolbox:1"
 	pauseName   = "localhost/ring0/pause:1"
+	httpdName   = "localhost/ring0/httpd:1"
 )
 
 // busyboxApplets asks the (host) busybox binary for its applet list.
@@ -66,5 +67,19 @@ func PauseSpec(self string) (Spec, error) {
 		Name:       pauseName,
 		Entrypoint: []string{"/pause", "pause-run"},
 		Entries:    []Entry{{Path: "/pause", Type: TypeFile, Mode: 0o755, Data: data}},
+	}, nil
+}
+
+// HTTPDSpec is a small HTTP server image: a copy of this program at /httpd, entrypoint
+// ["/httpd", "httpd-run"] (port 8080, or $PORT).
+func HTTPDSpec(self string) (Spec, error) {
+	data, err := os.ReadFile(self)
+	if err != nil {
+		return Spec{}, err
+	}
+	return Spec{
+		Name:       httpdName,
+		Entrypoint: []string{"/httpd", "httpd-run"},
+		Entries:    []Entry{{Path: "/httpd", Type: TypeFile, Mode: 0o755, Data: data}},
 	}, nil
 }
