@@ -1,6 +1,9 @@
 /**
  * The local super cluster from the command line:
- *   npm run cluster:up [-- --nodes N]   start (or reuse) it; builds the Kubernetes binaries if missing
+ *   npm run cluster:up [-- --nodes N] [--real-nodes R]
+ *                                       start (or reuse) it with N simulated nodes (default 3) and R
+ *                                       real ones (this host's kubelets; default 1 where the host can,
+ *                                       see server/cluster/real-node); builds the binaries if missing
  *   npm run cluster:down                delete it and every local tenant control plane, with their state
  *   npm run cluster:status              running?, server, nodes, version
  * State lives in $RING0_STATE_DIR (default .ring0): kubeconfig at <state>/super-cluster.kubeconfig,
@@ -8,23 +11,35 @@
  */
 import path from "node:path";
 import { localSuperCluster } from "@/server/cluster/local";
+import { realNodePrerequisites } from "@/server/cluster/real-node/host";
+import { MAX_REAL_NODES } from "@/server/cluster/real-node/plan";
 import { createLogger } from "@/server/logger";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 
 function usage(): never {
-  process.stderr.write("usage: tsx scripts/cluster.ts up [--nodes N] | down | status\n");
+  process.stderr.write("usage: tsx scripts/cluster.ts up [--nodes N] [--real-nodes R] | down | status\n");
   process.exit(2);
 }
 
-function parseNodes(args: string[]): number {
-  const at = args.indexOf("--nodes");
-  if (at < 0) return 3;
+function parseCount(args: string[], flag: string, max: number): number | undefined {
+  const at = args.indexOf(flag);
+  if (at < 0) return undefined;
   const value = Number(args[at + 1]);
-  if (!Number.isInteger(value) || value < 0 || value > 5000) {
-    process.stderr.write(`--nodes needs a whole number from 0 to 5000, got "${args[at + 1] ?? ""}"\n`);
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    process.stderr.write(`${flag} needs a whole number from 0 to ${max}, got "${args[at + 1] ?? ""}"\n`);
     process.exit(2);
   }
   return value;
+}
+
+/** --real-nodes as given; else one where this host can run it, none (with the reason) where not. */
+function realNodesWanted(args: string[], out: (line: string) => void): number {
+  const given = parseCount(args, "--real-nodes", MAX_REAL_NODES);
+  if (given !== undefined) return given;
+  const problems = realNodePrerequisites();
+  if (problems.length === 0) return 1;
+  out(`No real node on this host (simulated nodes only):\n  - ${problems.join("\n  - ")}`);
+  return 0;
 }
 
 async function main(): Promise<void> {
@@ -40,7 +55,10 @@ async function main(): Promise<void> {
   switch (command) {
     case "up": {
       const started = performance.now();
-      const result = await cluster.up({ nodes: parseNodes(args) });
+      const result = await cluster.up({
+        nodes: parseCount(args, "--nodes", 5000) ?? 3,
+        realNodes: realNodesWanted(args, out),
+      });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       out(`${result.created ? "Created" : "Reused"} the local super cluster in ${seconds} s`);
       out(`  server:     ${result.server}`);
@@ -67,7 +85,9 @@ async function main(): Promise<void> {
       out("running");
       out(`  server:     ${status.server}`);
       out(`  version:    ${status.version ?? "?"}`);
-      out(`  nodes:      ${status.nodes ?? "?"}`);
+      out(
+        `  nodes:      ${status.nodes ?? "?"}${status.realNodes !== undefined ? ` (${status.realNodes} real, ${status.simulatedNodes} simulated)` : ""}`,
+      );
       out(`  kubeconfig: ${status.kubeconfig}`);
       out(`Try: kubectl --kubeconfig ${status.kubeconfig} get nodes`);
       break;

@@ -95,6 +95,11 @@ const schema = z
       .min(0, "expected 0 to 1000 nodes")
       .max(1000, "expected 0 to 1000 nodes")
       .default(3),
+    RING0_REAL_NODES: z
+      .enum(["auto", "0", "1", "2", "3", "4", "5", "6", "7", "8"], {
+        error: 'expected "auto" (one real node where this host can run it) or a number from 0 to 8',
+      })
+      .default("auto"),
     IAM_ACCOUNTS_FILE: z.string().min(1).default("server/iam/seed-accounts.json"),
     RING0_ALLOWED_ORIGINS: z.string().optional(),
     RING0_WS_MAX_PAYLOAD: z.coerce.number().int().min(1024).max(16_777_216).default(65_536),

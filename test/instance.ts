@@ -14,6 +14,9 @@ export function instanceEnvironment(options: {
     EMBEDDED_POSTGRES_PORT: String(options.port + 10),
     RING0_GATEWAY_PORT: String(options.port + 443),
     RING0_STATE_DIR: options.stateDir,
+    // Simulated nodes only: one host runs one world with real nodes (a developer's may be running),
+    // and these suites check the panel, not what a container does (server/cluster/real-node has its own).
+    RING0_REAL_NODES: "0",
     NEXTAUTH_URL: `http://localhost:${options.port}`,
     LOG_LEVEL: options.logLevel ?? "warn",
   };

@@ -30,7 +30,7 @@ import { kubeBinaries, runKwokctl } from "./kwokctl";
 import { type ComponentFlags, componentFlagsOf, type KwokctlPorts } from "./kwokctl-config";
 import {
   addLocalNodes,
-  advertiseKubeletPort,
+  alignLocalNodes,
   ensureLocalNodes,
   type LocalNodeTemplate,
   scaleLocalNodes,
@@ -38,6 +38,9 @@ import {
 } from "./node-pool";
 import { freePortsFor, isPortFree } from "./ports";
 import { CommandError, until, waitExited } from "./process";
+import { ensureRealNodes, realNodesOnDisk, removeRealNodes } from "./real-node/fleet";
+import { clusterCa } from "./real-node/pki";
+import { REAL_NODE_LABEL } from "./real-node/plan";
 import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
 import {
   hardenSavedConfig,
@@ -64,6 +67,9 @@ export interface LocalSuperClusterStatus {
   kubeconfig?: string;
   server?: string;
   nodes?: number;
+  /** Of `nodes`: real ones (this host's kubelets) and simulated ones (kwok). */
+  realNodes?: number;
+  simulatedNodes?: number;
   version?: string;
 }
 
@@ -71,7 +77,11 @@ export interface LocalSuperCluster {
   readonly name: string;
   readonly stateDir: string;
   readonly kubeconfigPath: string;
-  up(options?: { nodes?: number }): Promise<{ kubeconfig: string; server: string; created: boolean }>;
+  /** Start (or reuse) it with `nodes` simulated and `realNodes` real nodes (this host's kubelets). */
+  up(options?: {
+    nodes?: number;
+    realNodes?: number;
+  }): Promise<{ kubeconfig: string; server: string; created: boolean }>;
   down(): Promise<void>;
   status(): Promise<LocalSuperClusterStatus>;
   /** Add `count` nodes after the highest existing one; resolves with their names. */
@@ -156,7 +166,6 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       logger: log,
     });
     simKubeletPort = port;
-    await advertiseKubeletPort(connect(), port);
   };
 
   const connect = (): ClusterConnection => {
@@ -165,7 +174,27 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   };
 
   let kubeletVersion = "v1.36.0";
-  const nodeTemplate = (): LocalNodeTemplate => ({ kubeletVersion, kubeletPort: simKubeletPort });
+  let simulatedTaint = false;
+  const nodeTemplate = (): LocalNodeTemplate => ({
+    kubeletVersion,
+    kubeletPort: simKubeletPort,
+    simulatedTaint,
+  });
+
+  /** Simulated nodes as wanted (aligned with the template), then exactly `realNodes` real ones. */
+  const ensureNodes = async (binDir: string, nodes: number, realNodes: number) => {
+    simulatedTaint = realNodes > 0;
+    await ensureLocalNodes(connect(), nodes, nodeTemplate());
+    await alignLocalNodes(connect(), nodeTemplate());
+    await ensureRealNodes(stateDir, realNodes, {
+      binDir,
+      server: serverOf(),
+      clusterCa: clusterCa(path.join(clusterDir, "pki")),
+      nodePki: await ensureNodePki(kwokDir),
+      logger: log,
+      connection: connect(),
+    });
+  };
 
   const waitReady = async () => {
     const conn = connect();
@@ -209,7 +238,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     stateDir,
     kubeconfigPath,
 
-    async up({ nodes = 3 } = {}) {
+    async up({ nodes = 3, realNodes = 0 } = {}) {
       const current = await cluster.status();
       if (current.running && current.server && fs.existsSync(savedConfigPath)) {
         connection = undefined;
@@ -225,8 +254,9 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         }
         closeKwokctlKeys(path.join(clusterDir, "pki"));
         // Ring0's own binary comes from today's build, whatever the cluster was made with.
-        await ensureSimulatedKubelet(await resolveBinDir("create"));
-        await ensureLocalNodes(connect(), nodes, nodeTemplate());
+        const today = await resolveBinDir("create");
+        await ensureSimulatedKubelet(today);
+        await ensureNodes(today, nodes, realNodes);
         log.debug("reusing running local super cluster", { server: current.server });
         return { kubeconfig: kubeconfigPath, server: current.server, created: false };
       }
@@ -298,7 +328,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       connection = undefined;
       await waitReady();
       await ensureSimulatedKubelet(binDir);
-      await ensureLocalNodes(connect(), nodes, nodeTemplate());
+      await ensureNodes(binDir, nodes, realNodes);
       await waitLocalNodesReady(connect(), nodes, READY_TIMEOUT_MS);
       const server = serverOf();
       log.info(created ? "local super cluster created" : "local super cluster started", {
@@ -309,6 +339,10 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     },
 
     async down() {
+      if (realNodesOnDisk(stateDir).length > 0 || fs.existsSync(path.join(stateDir, "real-nodes"))) {
+        const left = await removeRealNodes(stateDir, await resolveBinDir("manage"), log);
+        if (left.length > 0) log.warn("real nodes left pieces on this host", { left });
+      }
       const simKubelet = stopSimKubelet(kwokDir);
       if (!fs.existsSync(clusterDir)) {
         fs.rmSync(kubeconfigPath, { force: true });
@@ -337,13 +371,21 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       try {
         const [version, nodes] = await Promise.all([
           clusterVersion(conn),
-          kubeRequest<{ items: unknown[] }>(conn, { path: NodeKind.path(), timeoutMs: 10_000 }),
+          kubeRequest<{ items: { metadata: { labels?: Record<string, string> } }[] }>(conn, {
+            path: NodeKind.path(),
+            timeoutMs: 10_000,
+          }),
         ]);
+        const realNodes = nodes.items.filter(
+          (node) => node.metadata.labels?.[REAL_NODE_LABEL] === "true",
+        ).length;
         return {
           running: true,
           kubeconfig: kubeconfigPath,
           server: conn.server,
           nodes: nodes.items.length,
+          realNodes,
+          simulatedNodes: nodes.items.length - realNodes,
           version: version.gitVersion,
         };
       } catch {

@@ -1,20 +1,30 @@
 /**
  * The Ring0 nodes of the local super cluster, in the running cluster: listed by their label,
- * created from ./nodes.ts's manifest (16 at a time), scaled, waited for until Ready, and pointed at
- * ring0-simkubelet's port (`status.daemonEndpoints`, which Ring0 writes because kwok serves none).
+ * created from ./nodes.ts's manifest (16 at a time), scaled, waited for until Ready, pointed at
+ * ring0-simkubelet's port (`status.daemonEndpoints`, which Ring0 writes because kwok serves none) and
+ * tainted as simulated while the cluster has real nodes (./real-node).
  */
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
 import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
-import { LOCAL_NODE_LABEL, localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
+import {
+  LOCAL_NODE_LABEL,
+  localNodeAddresses,
+  localNodeIndex,
+  localNodeManifest,
+  localNodeName,
+  SIMULATED_TAINT,
+} from "./nodes";
 import { until } from "./process";
 
 /** What new nodes report: the API server's version as their kubelet's, and ring0-simkubelet's port. */
 export interface LocalNodeTemplate {
   kubeletVersion: string;
   kubeletPort: number | undefined;
+  /** Taint simulated nodes (the cluster has real nodes). */
+  simulatedTaint: boolean;
 }
 
 const CONCURRENCY = 16;
@@ -46,7 +56,10 @@ export async function listLocalNodes(conn: ClusterConnection): Promise<Map<numbe
 async function createLocalNodes(conn: ClusterConnection, indices: number[], template: LocalNodeTemplate) {
   await mapLimit(indices, CONCURRENCY, async (index) => {
     try {
-      await createObject(conn, localNodeManifest(index, template.kubeletVersion, template.kubeletPort));
+      await createObject(
+        conn,
+        localNodeManifest(index, template.kubeletVersion, template.kubeletPort, template.simulatedTaint),
+      );
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
     }
@@ -113,26 +126,58 @@ export async function waitLocalNodesReady(
   });
 }
 
-/** Every Ring0 node advertising `port` as its kubelet's (the ones that do not yet are patched). */
-export async function advertiseKubeletPort(conn: ClusterConnection, port: number): Promise<void> {
+/**
+ * Every simulated node as `template` says: advertising ring0-simkubelet's port, InternalDNS first
+ * in its addresses, and tainted exactly when the cluster has real nodes (those that differ are patched).
+ */
+export async function alignLocalNodes(conn: ClusterConnection, template: LocalNodeTemplate): Promise<void> {
   const list = await kubeRequest<{
     items: {
       metadata: { name: string };
-      status?: { daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
+      spec?: { taints?: { key: string; effect?: string }[] };
+      status?: {
+        addresses?: { type: string; address: string }[];
+        daemonEndpoints?: { kubeletEndpoint?: { Port?: number } };
+      };
     }[];
   }>(conn, {
     path: NodeKind.path(),
     query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
     timeoutMs: 30_000,
   });
-  const stale = list.items.filter((node) => node.status?.daemonEndpoints?.kubeletEndpoint?.Port !== port);
-  await mapLimit(stale, CONCURRENCY, async (node) => {
-    await kubeRequest(conn, {
-      method: "PATCH",
-      path: NodeKind.path({ name: node.metadata.name, subresource: "status" }),
-      contentType: "application/merge-patch+json",
-      body: { status: { daemonEndpoints: { kubeletEndpoint: { Port: port } } } },
-      timeoutMs: 30_000,
-    });
+  await mapLimit(list.items, CONCURRENCY, async (node) => {
+    const name = node.metadata.name;
+    const index = localNodeIndex(name) ?? 0;
+    const port = template.kubeletPort;
+    const addresses = node.status?.addresses ?? [];
+    const staleStatus =
+      (port !== undefined && node.status?.daemonEndpoints?.kubeletEndpoint?.Port !== port) ||
+      addresses[0]?.type !== "InternalDNS";
+    if (staleStatus) {
+      await kubeRequest(conn, {
+        method: "PATCH",
+        path: NodeKind.path({ name, subresource: "status" }),
+        contentType: "application/merge-patch+json",
+        body: {
+          status: {
+            addresses: localNodeAddresses(index),
+            ...(port !== undefined ? { daemonEndpoints: { kubeletEndpoint: { Port: port } } } : {}),
+          },
+        },
+        timeoutMs: 30_000,
+      });
+    }
+    const taints = node.spec?.taints ?? [];
+    const tainted = taints.some((taint) => taint.key === SIMULATED_TAINT.key);
+    if (tainted !== template.simulatedTaint) {
+      const others = taints.filter((taint) => taint.key !== SIMULATED_TAINT.key);
+      await kubeRequest(conn, {
+        method: "PATCH",
+        path: NodeKind.path({ name }),
+        contentType: "application/merge-patch+json",
+        body: { spec: { taints: template.simulatedTaint ? [...others, SIMULATED_TAINT] : others } },
+        timeoutMs: 30_000,
+      });
+    }
   });
 }

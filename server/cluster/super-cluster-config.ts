@@ -77,7 +77,24 @@ export async function superClusterFlags(
     anonymousHealthOnlyFlags(writeAuthenticationConfiguration(kwokDir)),
     simulatedKubeletFlags(await ensureNodePki(kwokDir)),
     { "kube-apiserver": { "watch-cache-sizes": "podtemplates#0" } },
+    mixedNodeFlags(),
   );
+}
+
+/**
+ * Simulated and real nodes side by side: kwok manages only the nodes Ring0 annotates as simulated
+ * (it would otherwise take over a real kubelet's Node); the API server reaches a simulated node's
+ * kubelet API by its InternalDNS name (localhost, ring0-simkubelet) and a real node's on its node IP
+ * (real nodes report no InternalDNS; the node proxy refuses loopback addresses).
+ */
+export function mixedNodeFlags(): ComponentFlags {
+  return {
+    "kube-apiserver": { "kubelet-preferred-address-types": "InternalDNS,InternalIP,Hostname" },
+    "kwok-controller": {
+      "manage-all-nodes": "false",
+      "manage-nodes-with-annotation-selector": "kwok.x-k8s.io/node=fake",
+    },
+  };
 }
 
 /** etcd's ports from the saved cluster config (http or https, whichever it was made with). */

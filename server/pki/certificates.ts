@@ -4,7 +4,7 @@
  * certificates are built with @peculiar/x509 (pure JS, no openssl). Callers decide names, lifetimes
  * and when to re-issue; this module only issues.
  */
-import { X509Certificate as NodeX509Certificate, randomBytes } from "node:crypto";
+import { createPrivateKey, X509Certificate as NodeX509Certificate, randomBytes } from "node:crypto";
 import * as x509 from "@/server/pki/x509";
 
 // Node's WebCrypto (globalThis.crypto): keys never leave Node's own crypto implementation.
@@ -36,14 +36,20 @@ export async function publicKeyPem(key: CryptoKey): Promise<string> {
   return `${x509.PemConverter.encode(der, "PUBLIC KEY")}\n`;
 }
 
-async function importSigningKey(pem: string): Promise<CryptoKey> {
-  return globalThis.crypto.subtle.importKey(
-    "pkcs8",
-    x509.PemConverter.decodeFirst(pem),
-    signingAlgorithm,
-    false,
-    ["sign"],
-  );
+const rsaSigningAlgorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
+
+/**
+ * An issuer's key for signing, with the algorithm it signs with: Ring0's own CAs are ECDSA P-256
+ * (PKCS#8); kwokctl's cluster CA is RSA (PKCS#1), which real nodes' client certificates come from.
+ */
+async function importSigningKey(
+  pem: string,
+): Promise<{ key: CryptoKey; algorithm: typeof signingAlgorithm | typeof rsaSigningAlgorithm }> {
+  const pkcs8 = createPrivateKey(pem).export({ type: "pkcs8", format: "der" });
+  const rsa = pem.includes("RSA PRIVATE KEY") || createPrivateKey(pem).asymmetricKeyType === "rsa";
+  const algorithm = rsa ? rsaSigningAlgorithm : signingAlgorithm;
+  const key = await globalThis.crypto.subtle.importKey("pkcs8", pkcs8, algorithm, false, ["sign"]);
+  return { key, algorithm };
 }
 
 function validity(now: Date, days: number) {
@@ -104,6 +110,7 @@ export interface LeafOptions {
 export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey> {
   const keys = await generateKeys();
   const issuerCert = new x509.X509Certificate(options.issuer.cert);
+  const signing = await importSigningKey(options.issuer.key);
   const altNames: x509.JsonGeneralName[] = [
     ...(options.dns ?? []).map((value) => ({ type: "dns" as const, value })),
     ...(options.ips ?? []).map((value) => ({ type: "ip" as const, value })),
@@ -113,8 +120,8 @@ export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey
     subject: options.subject,
     issuer: issuerCert.subject,
     publicKey: keys.publicKey,
-    signingKey: await importSigningKey(options.issuer.key),
-    signingAlgorithm,
+    signingKey: signing.key,
+    signingAlgorithm: signing.algorithm,
     ...validity(options.now, options.days),
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),

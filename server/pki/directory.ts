@@ -79,21 +79,54 @@ async function load<Ca extends string, Leaf extends string>(
   }
   for (const name of Object.keys(layout.leaves) as Leaf[]) {
     const spec = layout.leaves[name];
-    const issuer = entries[spec.issuer];
-    const existing = read(path.join(dir, `${name}.crt`), path.join(dir, `${name}.key`));
-    if (existing && leafStillGood(existing, spec, issuer, now, RENEW_BEFORE_MS)) keep(name, existing, false);
-    else {
-      const leaf = await issueLeaf({
-        subject: spec.subject,
-        usages: [...spec.usages],
-        dns: spec.dns ? [...spec.dns] : undefined,
-        ips: spec.ips ? [...spec.ips] : undefined,
-        issuer,
-        days: LEAF_DAYS,
-        now,
-      });
-      keep(name, leaf, true);
-    }
+    entries[name] = await leafIn(dir, name, spec, entries[spec.issuer], now);
+  }
+  return entries;
+}
+
+/** The leaf `name` in `dir`, kept when still good for `spec` and `issuer`, else issued anew. */
+async function leafIn(
+  dir: string,
+  name: string,
+  spec: Omit<LeafSpec<string>, "issuer">,
+  issuer: CertificateAndKey,
+  now: Date,
+): Promise<PkiEntry> {
+  const certFile = path.join(dir, `${name}.crt`);
+  const keyFile = path.join(dir, `${name}.key`);
+  const existing = read(certFile, keyFile);
+  if (existing && leafStillGood(existing, spec, issuer, now, RENEW_BEFORE_MS)) {
+    return { ...existing, certFile, keyFile };
+  }
+  const leaf = await issueLeaf({
+    subject: spec.subject,
+    usages: [...spec.usages],
+    dns: spec.dns ? [...spec.dns] : undefined,
+    ips: spec.ips ? [...spec.ips] : undefined,
+    issuer,
+    days: LEAF_DAYS,
+    now,
+  });
+  writeAtomically(keyFile, leaf.key, 0o600);
+  writeAtomically(certFile, leaf.cert, 0o644);
+  return { ...leaf, certFile, keyFile };
+}
+
+/**
+ * Leaves in `dir` (0700) signed by CAs kept elsewhere (a real node's certificates, from the cluster's
+ * CA and the node PKI's kubelet CA): each kept while still good, else issued anew.
+ */
+export async function ensureLeaves<Leaf extends string>(
+  dir: string,
+  leaves: Record<Leaf, Omit<LeafSpec<string>, "issuer"> & { issuer: CertificateAndKey }>,
+): Promise<Record<Leaf, PkiEntry>> {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  const now = new Date();
+  const entries = {} as Record<Leaf, PkiEntry>;
+  for (const name of Object.keys(leaves) as Leaf[]) {
+    const spec = leaves[name];
+    entries[name] = await leafIn(dir, name, spec, spec.issuer, now);
   }
   return entries;
 }

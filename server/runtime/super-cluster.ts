@@ -1,5 +1,6 @@
 import path from "node:path";
 import { localClusterLogFile, localSuperCluster } from "@/server/cluster/local";
+import { realNodePrerequisites } from "@/server/cluster/real-node/host";
 import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
@@ -8,6 +9,15 @@ import { setSuperClusterProblem } from "@/server/k8s/super-cluster-state";
 import type { Logger } from "@/server/logger";
 import { kwokLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
+
+/** RING0_REAL_NODES as a count: "auto" is one where this host can run a real node, else none (said once). */
+function realNodesWanted(setting: Env["RING0_REAL_NODES"], log: Logger): number {
+  if (setting !== "auto") return Number(setting);
+  const problems = realNodePrerequisites();
+  if (problems.length === 0) return 1;
+  log.warn(`No real node on this host, simulated nodes only: ${problems.join("; ")}`);
+  return 0;
+}
 
 /**
  * Connects the super cluster: SUPER_KUBECONFIG when set, else the local kwok cluster (started, or
@@ -26,7 +36,10 @@ export async function connectSuperCluster(
       connection = connectCluster("super", { file: path.resolve(config.SUPER_KUBECONFIG) });
     } else if (config.RING0_SUPER_CLUSTER === "local") {
       const cluster = localSuperCluster({ stateDir: config.stateDir, logger: log });
-      const started = await cluster.up({ nodes: config.RING0_SUPER_CLUSTER_NODES });
+      const started = await cluster.up({
+        nodes: config.RING0_SUPER_CLUSTER_NODES,
+        realNodes: realNodesWanted(config.RING0_REAL_NODES, log),
+      });
       log.info(started.created ? "local super cluster started" : "local super cluster reused", {
         kubeconfig: started.kubeconfig,
         server: started.server,

@@ -1,0 +1,127 @@
+/**
+ * The long-lived processes Ring0 starts beside a local cluster (ring0-simkubelet, a real node's
+ * containerd, kubelet and kube-proxy): started detached with an argument array and an environment of
+ * Ring0's choosing, so they outlive Ring0 like kwokctl's own; remembered in a record file ({ pid });
+ * recognised by a marker in their command line (a reused pid never names our state dir); stopped
+ * by that record.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import { hasExited, until } from "./process";
+
+export interface DaemonSpec {
+  /** For messages ("containerd of ring0-real-0"). */
+  name: string;
+  binary: string;
+  args: string[];
+  /** The whole environment it gets (nothing of Ring0's leaks into it). */
+  env: Record<string, string>;
+  cwd: string;
+  /** Where { pid } is kept. */
+  recordFile: string;
+  logFile: string;
+  /** Text its command line must contain to be ours (a path under the cluster's state dir). */
+  marker: string;
+  /** Resolves true once it serves. */
+  ready: () => Promise<boolean>;
+  readyTimeoutMs?: number;
+}
+
+export function readDaemonPid(recordFile: string): number | undefined {
+  try {
+    const pid = (JSON.parse(fs.readFileSync(recordFile, "utf8")) as { pid?: unknown }).pid;
+    return Number.isInteger(pid) ? (pid as number) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pid` runs `binaryName` with `marker` in its command line. */
+export function isOurDaemon(pid: number, binaryName: string, marker: string): boolean {
+  try {
+    const commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return !hasExited(pid) && commandLine.includes(binaryName) && commandLine.includes(marker);
+  } catch {
+    return false;
+  }
+}
+
+/** The last `count` lines of a log file, joined for one error message. */
+export function lastLogLines(file: string, count: number): string {
+  try {
+    return fs.readFileSync(file, "utf8").trim().split("\n").slice(-count).join(" | ");
+  } catch {
+    return "";
+  }
+}
+
+function binaryName(binary: string): string {
+  return binary.split("/").pop() ?? binary;
+}
+
+/** The pid of the running daemon of this record, if it is still ours. */
+export function runningDaemon(
+  spec: Pick<DaemonSpec, "binary" | "recordFile" | "marker">,
+): number | undefined {
+  const pid = readDaemonPid(spec.recordFile);
+  return pid !== undefined && isOurDaemon(pid, binaryName(spec.binary), spec.marker) ? pid : undefined;
+}
+
+/** Starts the daemon (unless ours already runs) and waits until it serves; resolves with its pid. */
+export async function ensureDaemon(spec: DaemonSpec): Promise<{ pid: number; started: boolean }> {
+  const running = runningDaemon(spec);
+  if (running !== undefined && (await spec.ready().catch(() => false)))
+    return { pid: running, started: false };
+  if (running !== undefined) await stopDaemon(spec);
+  if (!fs.existsSync(spec.binary)) throw new Error(`${spec.binary} is missing: run \`npm run kube:build\``);
+  const out = fs.openSync(spec.logFile, "a");
+  const child = spawn(spec.binary, spec.args, {
+    detached: true,
+    stdio: ["ignore", out, out],
+    env: spec.env as NodeJS.ProcessEnv,
+    cwd: spec.cwd,
+  });
+  fs.closeSync(out);
+  child.unref();
+  const pid = child.pid;
+  if (!pid) throw new Error(`${spec.name} did not start (see ${spec.logFile})`);
+  fs.writeFileSync(spec.recordFile, `${JSON.stringify({ pid })}\n`, { mode: 0o600 });
+  try {
+    await until(`${spec.name} serving`, spec.readyTimeoutMs ?? 60_000, async () => {
+      if (hasExited(pid)) throw new Error(`it exited: ${lastLogLines(spec.logFile, 4)}`);
+      return (await spec.ready().catch(() => false)) ? true : undefined;
+    });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)} (log: ${spec.logFile})`);
+  }
+  return { pid, started: true };
+}
+
+/**
+ * Stops the daemon of this record (SIGTERM, SIGKILL after `graceMs`) and waits until it has let go
+ * of its files; forgets the record. Resolves with the pid stopped, if one ran.
+ */
+export async function stopDaemon(
+  spec: Pick<DaemonSpec, "binary" | "recordFile" | "marker">,
+  graceMs = 10_000,
+): Promise<number | undefined> {
+  const pid = runningDaemon(spec);
+  fs.rmSync(spec.recordFile, { force: true });
+  if (pid === undefined) return undefined;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return undefined;
+  }
+  try {
+    await until(`pid ${pid} exiting`, graceMs, async () => (hasExited(pid) ? true : undefined));
+  } catch {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+    await until(`pid ${pid} exiting after SIGKILL`, 10_000, async () => (hasExited(pid) ? true : undefined));
+  }
+  return pid;
+}

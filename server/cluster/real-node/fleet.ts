@@ -1,0 +1,225 @@
+/**
+ * The real nodes of a local super cluster, together: made to number exactly `count` (ring0-real-0 …),
+ * with the host's wall (./host-firewall.ts), kube-proxy (one per host, for Services), the RBAC the
+ * vn-agents need on kubelets, and the host lock; and all removed again.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isAlreadyExists, isNotFound } from "@/server/k8s/errors";
+import { NodeKind } from "@/server/k8s/kinds/node";
+import { kubeRequest } from "@/server/k8s/transport";
+import type { Logger } from "@/server/logger";
+import { ensureDaemon, stopDaemon } from "../daemon";
+import { NODE_PROXY_GROUP } from "../hardening";
+import { freeLoopbackPorts } from "../ports";
+import { run, until } from "../process";
+import { kubeconfigYaml, kubeProxyConfig } from "./configs";
+import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
+import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
+import { ensureImageArchives } from "./images";
+import { daemonEnv, ensureRealNode, httpOk, type RealNodeContext, removeRealNode } from "./node";
+import { ensureKubeProxyPki } from "./pki";
+import {
+  kubeProxyPlan,
+  MAX_REAL_NODES,
+  REAL_NODE_LABEL,
+  realNodeIndex,
+  realNodePlan,
+  realNodesDir,
+} from "./plan";
+
+/** Real nodes whose directories exist under the state dir, by index. */
+export function realNodesOnDisk(stateDir: string): number[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(realNodesDir(stateDir));
+  } catch {
+    return [];
+  }
+  return entries
+    .map(realNodeIndex)
+    .filter((index): index is number => index !== undefined)
+    .sort((a, b) => a - b);
+}
+
+/** Lets Ring0's vn-agents (their certificate's group) use every kubelet's API through the kubelet's webhook authorization. */
+export const NODE_PROXY_RBAC: KubeObject[] = [
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: { name: "ring0:kubelet-api" },
+    rules: [
+      {
+        apiGroups: [""],
+        resources: [
+          "nodes/proxy",
+          "nodes/log",
+          "nodes/stats",
+          "nodes/metrics",
+          "nodes/healthz",
+          "nodes/pods",
+        ],
+        verbs: ["get", "create"],
+      },
+    ],
+  } as KubeObject,
+  {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: { name: "ring0:kubelet-api" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "ring0:kubelet-api" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: NODE_PROXY_GROUP }],
+  } as KubeObject,
+];
+
+const kubeProxySpec = (stateDir: string, binDir: string, healthzPort: number) => {
+  const plan = kubeProxyPlan(stateDir);
+  return {
+    name: "kube-proxy",
+    binary: path.join(binDir, "kube-proxy"),
+    args: [`--config=${plan.config}`, "--v=1"],
+    env: daemonEnv(binDir, plan.dir),
+    cwd: plan.dir,
+    recordFile: path.join(plan.dir, "kube-proxy.json"),
+    logFile: path.join(plan.logs, "kube-proxy.log"),
+    marker: `${plan.dir}/`,
+    ready: () => httpOk(`http://127.0.0.1:${healthzPort}/healthz`),
+    readyTimeoutMs: 90_000,
+  };
+};
+
+async function ensureKubeProxy(stateDir: string, context: RealNodeContext, nodeName: string): Promise<void> {
+  const plan = kubeProxyPlan(stateDir);
+  fs.mkdirSync(plan.logs, { recursive: true, mode: 0o700 });
+  const client = await ensureKubeProxyPki(plan.pki, context.clusterCa);
+  const kubeconfig = kubeconfigYaml({
+    server: context.server,
+    caFile: context.clusterCa.certFile,
+    certFile: client.certFile,
+    keyFile: client.keyFile,
+    user: "system:kube-proxy",
+  });
+  fs.writeFileSync(plan.kubeconfig, kubeconfig, { mode: 0o600 });
+  let ports: number[] | undefined;
+  try {
+    const text = fs.readFileSync(plan.config, "utf8");
+    const healthz = Number(/^healthzBindAddress: 127\.0\.0\.1:(\d+)$/m.exec(text)?.[1]);
+    const metrics = Number(/^metricsBindAddress: 127\.0\.0\.1:(\d+)$/m.exec(text)?.[1]);
+    if (healthz > 0 && metrics > 0) ports = [healthz, metrics];
+  } catch {
+    ports = undefined;
+  }
+  const [healthzPort, metricsPort] = ports ?? (await freeLoopbackPorts(2));
+  fs.writeFileSync(
+    plan.config,
+    kubeProxyConfig({
+      kubeconfig: plan.kubeconfig,
+      nodeName,
+      healthzPort: healthzPort as number,
+      metricsPort: metricsPort as number,
+    }),
+  );
+  await ensureDaemon(kubeProxySpec(stateDir, context.binDir, healthzPort as number));
+}
+
+/** Removes kube-proxy's rules from the host's iptables and stops it. */
+async function removeKubeProxy(stateDir: string, binDir: string): Promise<void> {
+  const plan = kubeProxyPlan(stateDir);
+  const binary = path.join(binDir, "kube-proxy");
+  await stopDaemon({ binary, recordFile: path.join(plan.dir, "kube-proxy.json"), marker: `${plan.dir}/` });
+  if (fs.existsSync(plan.config) && fs.existsSync(binary)) {
+    await run(binary, [`--config=${plan.config}`, "--cleanup"], {
+      env: daemonEnv(binDir, plan.dir),
+      timeoutMs: 60_000,
+    }).catch(() => undefined);
+  }
+}
+
+async function ensureNodeProxyRbac(conn: ClusterConnection): Promise<void> {
+  for (const object of NODE_PROXY_RBAC) {
+    try {
+      await createObject(conn, object);
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+  }
+}
+
+export async function waitRealNodesReady(
+  conn: ClusterConnection,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
+  if (count === 0) return;
+  await until(`${count} real node(s) becoming Ready`, timeoutMs, async () => {
+    const list = await kubeRequest<{
+      items: { status?: { conditions?: { type: string; status: string }[] } }[];
+    }>(conn, {
+      path: NodeKind.path(),
+      query: { labelSelector: `${REAL_NODE_LABEL}=true` },
+      timeoutMs: 10_000,
+    });
+    const ready = list.items.filter((node) =>
+      node.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True"),
+    ).length;
+    return ready >= count ? true : undefined;
+  });
+}
+
+/**
+ * Exactly `count` real nodes running and Ready (extra ones removed with their Node objects). With
+ * none wanted, also kube-proxy, the host's wall and the host lock go.
+ */
+export async function ensureRealNodes(
+  stateDir: string,
+  count: number,
+  context: RealNodeContext & { connection: ClusterConnection },
+): Promise<void> {
+  if (!Number.isInteger(count) || count < 0 || count > MAX_REAL_NODES) {
+    throw new Error(`--real-nodes needs a whole number from 0 to ${MAX_REAL_NODES}, got ${count}`);
+  }
+  const extra = realNodesOnDisk(stateDir).filter((index) => index >= count);
+  for (const index of extra) {
+    const plan = realNodePlan(stateDir, index);
+    await removeRealNode(context.binDir, plan, context.logger);
+    await deleteObject(context.connection, {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: plan.name },
+    }).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
+  }
+  if (count === 0) {
+    await removeRealNodes(stateDir, context.binDir, context.logger);
+    return;
+  }
+  const problems = realNodePrerequisites();
+  if (problems.length > 0) throw new Error(`real nodes cannot run here:\n  - ${problems.join("\n  - ")}`);
+  takeHostLock(path.resolve(stateDir));
+  await ensureHostFirewall();
+  const archives = await ensureImageArchives(stateDir, context.binDir);
+  for (let index = 0; index < count; index++) {
+    await ensureRealNode(context, realNodePlan(stateDir, index), archives);
+  }
+  await ensureNodeProxyRbac(context.connection);
+  await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
+  await waitRealNodesReady(context.connection, count, 120_000);
+}
+
+/** Every real node of this state dir gone, with kube-proxy's rules, the host's wall and the lock. Returns what stayed. */
+export async function removeRealNodes(stateDir: string, binDir: string, logger: Logger): Promise<string[]> {
+  const left: string[] = [];
+  for (const index of realNodesOnDisk(stateDir)) {
+    left.push(...(await removeRealNode(binDir, realNodePlan(stateDir, index), logger)));
+  }
+  if (fs.existsSync(realNodesDir(stateDir))) {
+    await removeKubeProxy(stateDir, binDir);
+    await removeHostFirewall().catch((error: unknown) => left.push(`firewall: ${String(error)}`));
+    releaseHostLock(path.resolve(stateDir));
+    if (left.length === 0) fs.rmSync(realNodesDir(stateDir), { recursive: true, force: true });
+  }
+  return left;
+}

@@ -1,0 +1,89 @@
+/**
+ * The host's wall around real nodes' pods (iptables, filter table). A pod's packets arrive on a
+ * ring0br* bridge:
+ *   - to the host itself (INPUT): only replies to connections the host opened; a pod cannot reach
+ *     anything listening on this host, on any address (Ring0, the super cluster's API server, an
+ *     agent on 0.0.0.0, the kubelet);
+ *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
+ *     this); nothing beyond this host's pods, whatever route a pod would add.
+ * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
+ * (Services) are kube-proxy's, removed by `kube-proxy --cleanup`; the kubelet's KUBE-FIREWALL chain
+ * (IPv4 and IPv6), which it leaves behind, is removed here with the last real node.
+ */
+import { CommandError } from "../process";
+import { runHost } from "./host";
+import { POD_NETWORK } from "./plan";
+
+export const INPUT_CHAIN = "RING0-PODS-INPUT";
+export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
+const BRIDGES = "ring0br+";
+/** The kubelet's chain against packets to 127.0.0.0/8 from elsewhere. */
+const KUBELET_CHAIN = "KUBE-FIREWALL";
+
+/** The rules of Ring0's chains (pure, for tests and for reading). */
+export function firewallRules(): { chain: string; from: string; rules: string[][] }[] {
+  return [
+    {
+      chain: INPUT_CHAIN,
+      from: "INPUT",
+      rules: [
+        ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+        ["-j", "DROP"],
+      ],
+    },
+    {
+      chain: FORWARD_CHAIN,
+      from: "FORWARD",
+      rules: [
+        ["-d", POD_NETWORK, "-j", "RETURN"],
+        ["-j", "DROP"],
+      ],
+    },
+  ];
+}
+
+const iptables = (args: string[], binary = "iptables") => runHost(binary, ["-w", "5", ...args]);
+
+async function succeeds(args: string[], binary = "iptables"): Promise<boolean> {
+  try {
+    await iptables(args, binary);
+    return true;
+  } catch (error) {
+    if (error instanceof CommandError) return false;
+    throw error;
+  }
+}
+
+/** Ring0's chains with exactly their rules, jumped to first from INPUT and FORWARD for the bridges. */
+export async function ensureHostFirewall(): Promise<void> {
+  for (const { chain, from, rules } of firewallRules()) {
+    if (!(await succeeds(["-n", "-L", chain]))) await iptables(["-N", chain]);
+    await iptables(["-F", chain]);
+    for (const rule of rules) await iptables(["-A", chain, ...rule]);
+    const jump = [from, "-i", BRIDGES, "-j", chain];
+    if (!(await succeeds(["-C", ...jump]))) await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain]);
+  }
+}
+
+export async function removeHostFirewall(): Promise<void> {
+  for (const { chain, from } of firewallRules()) {
+    while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain])) {
+      // every copy of the jump
+    }
+    if (await succeeds(["-n", "-L", chain])) {
+      await iptables(["-F", chain]);
+      await iptables(["-X", chain]);
+    }
+  }
+  for (const binary of ["iptables", "ip6tables"]) {
+    for (const from of ["INPUT", "OUTPUT"]) {
+      while (await succeeds(["-D", from, "-j", KUBELET_CHAIN], binary)) {
+        // every copy of the kubelet's jump
+      }
+    }
+    if (await succeeds(["-n", "-L", KUBELET_CHAIN], binary)) {
+      await iptables(["-F", KUBELET_CHAIN], binary);
+      await iptables(["-X", KUBELET_CHAIN], binary);
+    }
+  }
+}

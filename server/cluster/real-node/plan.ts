@@ -1,0 +1,126 @@
+/**
+ * Where a real node of the local super cluster lives and what it is called (pure). Real node i is
+ * this host running a kubelet and a containerd of its own:
+ *   name        ring0-real-<i>
+ *   node IP     10.244.<i>.1, the gateway of its pod bridge ring0br<i> (so the kubelet serves on an
+ *               address of this host that is neither loopback nor the host's own network)
+ *   pod subnet  10.244.<i>.0/24 (bridge CNI, host-local IPAM)
+ *   cgroups     /ring0/<name> in every hierarchy (the kubelet's cgroupRoot), so cluster:down
+ *               removes exactly what the node made
+ * Files under <stateDir>/real-nodes/<name>/; kube-proxy (one per host: it programs the host's
+ * iptables) under <stateDir>/real-nodes/kube-proxy/.
+ */
+import path from "node:path";
+
+export const REAL_NODE_PREFIX = "ring0-real-";
+/** Label the kubelet gives its own Node (Ring0's real nodes are listed by it). */
+export const REAL_NODE_LABEL = "ring0.dev/real-node";
+/** Taint on every simulated (kwok) node while real nodes exist: tenant pods land on real ones. */
+export const SIMULATED_TAINT_KEY = "ring0.dev/simulated";
+/** Every real node's pods, and what kube-proxy treats as the cluster's pod network. */
+export const POD_NETWORK = "10.244.0.0/16";
+/** kube-apiserver's default service range (kwokctl sets none), where Services' cluster IPs come from. */
+export const SERVICE_NETWORK = "10.0.0.0/24";
+/** The kubelet's port on its node IP. */
+export const KUBELET_PORT = 10250;
+/** The most real nodes one host runs (each is a kubelet, a containerd and a bridge). */
+export const MAX_REAL_NODES = 8;
+/** Images every real node has from the start (built by ring0-image, imported with ctr). */
+export const PAUSE_IMAGE = "localhost/ring0/pause:1";
+export const TOOLBOX_IMAGE = "localhost/ring0/toolbox:1";
+export const HTTPD_IMAGE = "localhost/ring0/httpd:1";
+
+export interface RealNodePlan {
+  index: number;
+  name: string;
+  nodeIp: string;
+  subnet: string;
+  bridge: string;
+  /** The kubelet's cgroupRoot. */
+  cgroupRoot: string;
+  dir: string;
+  paths: {
+    containerdConfig: string;
+    containerdRoot: string;
+    containerdState: string;
+    containerdSocket: string;
+    runcRoot: string;
+    cniConfDir: string;
+    cniIpamDir: string;
+    kubeletRoot: string;
+    kubeletConfig: string;
+    kubeletKubeconfig: string;
+    kubeletPki: string;
+    staticPods: string;
+    podLogs: string;
+    logs: string;
+  };
+}
+
+export function realNodeName(index: number): string {
+  return `${REAL_NODE_PREFIX}${index}`;
+}
+
+/** Index of a node named by realNodeName, or undefined. */
+export function realNodeIndex(name: string): number | undefined {
+  if (!name.startsWith(REAL_NODE_PREFIX)) return undefined;
+  const rest = name.slice(REAL_NODE_PREFIX.length);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+export function realNodesDir(stateDir: string): string {
+  return path.join(path.resolve(stateDir), "real-nodes");
+}
+
+export function realNodePlan(stateDir: string, index: number): RealNodePlan {
+  if (!Number.isInteger(index) || index < 0 || index >= MAX_REAL_NODES) {
+    throw new Error(`real node index ${index} is out of range 0…${MAX_REAL_NODES - 1}`);
+  }
+  const name = realNodeName(index);
+  const dir = path.join(realNodesDir(stateDir), name);
+  const run = path.join(dir, "run");
+  return {
+    index,
+    name,
+    nodeIp: `10.244.${index}.1`,
+    subnet: `10.244.${index}.0/24`,
+    bridge: `ring0br${index}`,
+    cgroupRoot: `/ring0/${name}`,
+    dir,
+    paths: {
+      containerdConfig: path.join(dir, "containerd", "config.toml"),
+      containerdRoot: path.join(dir, "containerd", "root"),
+      containerdState: path.join(dir, "containerd", "state"),
+      containerdSocket: path.join(run, "containerd.sock"),
+      runcRoot: path.join(run, "runc"),
+      cniConfDir: path.join(dir, "cni", "conf"),
+      cniIpamDir: path.join(dir, "cni", "ipam"),
+      kubeletRoot: path.join(dir, "kubelet", "root"),
+      kubeletConfig: path.join(dir, "kubelet", "config.yaml"),
+      kubeletKubeconfig: path.join(dir, "kubelet", "kubeconfig"),
+      kubeletPki: path.join(dir, "kubelet", "pki"),
+      staticPods: path.join(dir, "kubelet", "static-pods"),
+      podLogs: path.join(dir, "kubelet", "pod-logs"),
+      logs: path.join(dir, "logs"),
+    },
+  };
+}
+
+export interface KubeProxyPlan {
+  dir: string;
+  config: string;
+  kubeconfig: string;
+  pki: string;
+  logs: string;
+}
+
+export function kubeProxyPlan(stateDir: string): KubeProxyPlan {
+  const dir = path.join(realNodesDir(stateDir), "kube-proxy");
+  return {
+    dir,
+    config: path.join(dir, "config.yaml"),
+    kubeconfig: path.join(dir, "kubeconfig"),
+    pki: path.join(dir, "pki"),
+    logs: path.join(dir, "logs"),
+  };
+}

@@ -1,0 +1,240 @@
+/**
+ * A real node, for real: its own local super cluster (one simulated node, one real node: this
+ * host's kubelet and containerd), pods in real containers, Services through kube-proxy, the host's
+ * wall attacked from inside a pod, the kubelet's API attacked without and with wrong credentials,
+ * and a teardown that leaves nothing on the host.
+ */
+import fs from "node:fs";
+import https from "node:https";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { eventually } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+import { type LocalSuperCluster, localSuperCluster } from "../local";
+import { killProcessesMentioning, processesMentioning, run } from "../process";
+import { mountsUnder, realNodePrerequisites } from "./host";
+import { HTTPD_IMAGE, realNodePlan, SIMULATED_TAINT_KEY, TOOLBOX_IMAGE } from "./plan";
+
+const problems = realNodePrerequisites();
+const logger = createLogger({}, "warn");
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-real-node-"));
+const plan = realNodePlan(stateDir, 0);
+let cluster: LocalSuperCluster;
+let conn: ClusterConnection;
+let kubectlPath = "";
+let kubeconfig = "";
+
+const kubectl = async (...args: string[]) =>
+  (await run(kubectlPath, ["--kubeconfig", kubeconfig, ...args], { timeoutMs: 60_000 })).stdout;
+
+/**
+ * Runs `script` in the toolbox pod; resolves with its output whatever the script's exit code, and
+ * fails the test when the script did not run there at all (so a probe can never pass by not running).
+ */
+async function inPod(script: string): Promise<{ out: string }> {
+  let out: string;
+  try {
+    out = await kubectl("exec", "t", "--", "sh", "-c", `echo PROBE-RAN; ${script}`);
+  } catch (error) {
+    const result = (error as { result?: { stdout: string; stderr: string } }).result;
+    out = `${result?.stdout ?? ""}${result?.stderr ?? ""}`;
+  }
+  expect(out, "the probe ran in pod t").toContain("PROBE-RAN");
+  return { out };
+}
+
+async function podRunning(name: string) {
+  await eventually(async () => {
+    const pod = await kubeRequest<{ status?: { phase?: string } }>(conn, {
+      path: `/api/v1/namespaces/default/pods/${name}`,
+    });
+    return pod.status?.phase === "Running";
+  }, 90_000);
+}
+
+function kubeletGet(
+  urlPath: string,
+  tls: { ca: string; cert?: string; key?: string },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      {
+        host: plan.nodeIp,
+        port: 10250,
+        path: urlPath,
+        method: "GET",
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+        servername: plan.name,
+        timeout: 10_000,
+      },
+      (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => {
+          body += chunk.toString("utf8");
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+describe.skipIf(problems.length > 0)(
+  `a real node (${problems.join("; ") || "this host can run one"})`,
+  () => {
+    beforeAll(async () => {
+      cluster = localSuperCluster({ stateDir, logger });
+      const up = await cluster.up({ nodes: 1, realNodes: 1 });
+      kubeconfig = up.kubeconfig;
+      conn = cluster.connect();
+      kubectlPath = await cluster.kubectlPath();
+    }, 600_000);
+
+    afterAll(async () => {
+      await cluster?.down().catch(() => undefined);
+      await killProcessesMentioning(stateDir);
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    }, 300_000);
+
+    it("joins Ready beside the simulated node, which is tainted so pods land on the real one", async () => {
+      const status = await cluster.status();
+      expect(status).toMatchObject({ running: true, nodes: 2, realNodes: 1, simulatedNodes: 1 });
+      const node = await kubeRequest<{
+        status: {
+          nodeInfo: { containerRuntimeVersion: string; kubeletVersion: string };
+          addresses: { type: string; address: string }[];
+        };
+      }>(conn, { path: `/api/v1/nodes/${plan.name}` });
+      expect(node.status.nodeInfo.containerRuntimeVersion).toMatch(/^containerd:\/\/2\./);
+      expect(node.status.nodeInfo.kubeletVersion).toMatch(/^v1\.36\./);
+      expect(node.status.addresses).toContainEqual({ type: "InternalIP", address: plan.nodeIp });
+      const simulated = await kubeRequest<{ spec: { taints?: { key: string; effect: string }[] } }>(conn, {
+        path: "/api/v1/nodes/ring0-node-0",
+      });
+      expect(simulated.spec.taints).toContainEqual(
+        expect.objectContaining({ key: SIMULATED_TAINT_KEY, effect: "NoSchedule" }),
+      );
+    });
+
+    it("runs a pod in a real container: its own hostname, PID 1, logs and pod IP", async () => {
+      await kubectl(
+        "run",
+        "t",
+        `--image=${TOOLBOX_IMAGE}`,
+        "--restart=Never",
+        "--command",
+        "--",
+        "sh",
+        "-c",
+        "echo started in $(hostname); exec sleep 3600",
+      );
+      await podRunning("t");
+      const pod = await kubeRequest<{ spec: { nodeName: string }; status: { podIP: string } }>(conn, {
+        path: "/api/v1/namespaces/default/pods/t",
+      });
+      expect(pod.spec.nodeName).toBe(plan.name);
+      expect(pod.status.podIP).toMatch(/^10\.244\.0\.\d+$/);
+      expect((await kubectl("exec", "t", "--", "hostname")).trim()).toBe("t");
+      expect(
+        (await kubectl("exec", "t", "--", "cat", "/proc/1/cmdline")).split("\0").filter(Boolean),
+      ).toEqual(["sleep", "3600"]);
+      expect(await kubectl("logs", "t")).toContain("started in t");
+    });
+
+    it("serves a Service's cluster IP through kube-proxy, from a pod", async () => {
+      await kubectl("run", "web", `--image=${HTTPD_IMAGE}`, "--restart=Never", "--port=8080");
+      await kubectl("expose", "pod", "web", "--port=80", "--target-port=8080");
+      await podRunning("web");
+      const service = await kubeRequest<{ spec: { clusterIP: string } }>(conn, {
+        path: "/api/v1/namespaces/default/services/web",
+      });
+      await eventually(async () => {
+        const { out } = await inPod(
+          `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${service.spec.clusterIP} 80`,
+        );
+        return out.includes("200 OK") && out.includes("web");
+      }, 30_000);
+    });
+
+    it("walls a pod off from the host and from everything beyond this host's pods", async () => {
+      // A server on the node IP, which the host itself reaches…
+      const server = net.createServer((socket) => socket.end("host service\n"));
+      await new Promise<void>((resolve) => server.listen(0, plan.nodeIp, resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      try {
+        const fromHost = await new Promise<string>((resolve, reject) => {
+          const socket = net.connect(port, plan.nodeIp);
+          let text = "";
+          socket.on("data", (chunk) => {
+            text += chunk.toString();
+          });
+          socket.on("end", () => resolve(text));
+          socket.on("error", reject);
+        });
+        expect(fromHost).toBe("host service\n");
+        // …but a pod does not: neither it, nor the kubelet, nor the super cluster's API server.
+        const probe = await inPod(`nc -w 2 ${plan.nodeIp} ${port} </dev/null && echo REACHED`);
+        expect(probe.out).not.toContain("host service");
+        const kubelet = await inPod(`nc -w 2 ${plan.nodeIp} 10250 </dev/null && echo REACHED`);
+        expect(kubelet.out).not.toContain("REACHED");
+        const apiserver = await inPod("nc -w 2 10.0.0.1 443 </dev/null && echo REACHED");
+        expect(apiserver.out).not.toContain("REACHED");
+      } finally {
+        server.close();
+      }
+      // No route out of the pod network, and none to add that would pass the host.
+      const routes = await inPod("ip route");
+      expect(routes.out).not.toMatch(/^default/m);
+      const outside = await inPod("nc -w 2 192.0.2.1 80 </dev/null && echo REACHED");
+      expect(outside.out).not.toContain("REACHED");
+    });
+
+    it("serves its kubelet API only to certificates of Ring0's kubelet client CA that RBAC allows", async () => {
+      const client = await cluster.kubeletClient();
+      const anonymous = await kubeletGet("/pods", { ca: client.ca });
+      expect(anonymous.status).toBe(401);
+      const agent = await kubeletGet("/pods", client);
+      expect(agent.status).toBe(200);
+      expect(agent.body).toContain('"name":"t"');
+      // The node's own client certificate is from the cluster CA, not the kubelet client CA: refused.
+      const nodeClient = {
+        ca: client.ca,
+        cert: fs.readFileSync(path.join(plan.paths.kubeletPki, "client.crt"), "utf8"),
+        key: fs.readFileSync(path.join(plan.paths.kubeletPki, "client.key"), "utf8"),
+      };
+      expect((await kubeletGet("/pods", nodeClient)).status).toBe(401);
+    });
+
+    it("gives the kubelet credentials the Node authorizer confines", async () => {
+      const nodeKubeconfig = plan.paths.kubeletKubeconfig;
+      const secrets = await run(kubectlPath, ["--kubeconfig", nodeKubeconfig, "get", "secrets", "-A"], {
+        timeoutMs: 30_000,
+      }).catch((error: { result?: { stderr: string } }) => error.result?.stderr ?? "");
+      expect(typeof secrets === "string" ? secrets : secrets.stdout).toMatch(/forbidden/i);
+    });
+
+    it("leaves no process, mount, bridge, cgroup, netns or firewall rule behind on cluster:down", async () => {
+      await cluster.down();
+      expect(processesMentioning(`${path.join(stateDir, "real-nodes")}/`)).toEqual([]);
+      expect(mountsUnder(stateDir)).toEqual([]);
+      expect(fs.existsSync(`/sys/class/net/${plan.bridge}`)).toBe(false);
+      for (const hierarchy of fs.readdirSync("/sys/fs/cgroup")) {
+        expect(fs.existsSync(path.join("/sys/fs/cgroup", hierarchy, plan.cgroupRoot))).toBe(false);
+      }
+      const rules = (await run("iptables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
+      expect(rules).not.toMatch(/RING0-PODS|KUBE-/);
+      const nat = (await run("iptables", ["-w", "5", "-t", "nat", "-S"], { timeoutMs: 30_000 })).stdout;
+      expect(nat).not.toMatch(/KUBE-/);
+      const cache = fs.existsSync("/var/lib/cni/results") ? fs.readdirSync("/var/lib/cni/results") : [];
+      for (const entry of cache)
+        expect(fs.readFileSync(path.join("/var/lib/cni/results", entry), "utf8")).not.toContain(stateDir);
+    }, 300_000);
+  },
+);
