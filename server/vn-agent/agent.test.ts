@@ -51,9 +51,37 @@ describe("kubeletAddress", () => {
     },
   });
   it("dials only a kubelet on this machine, at its reported port", () => {
-    expect(kubeletAddress(node("localhost", 10250))).toEqual({ port: 10250 });
+    expect(kubeletAddress(node("localhost", 10250))).toEqual({
+      host: "127.0.0.1",
+      port: 10250,
+      servername: "localhost",
+    });
     expect(kubeletAddress(node("node-1.example", 10250))).toHaveProperty("refused");
     expect(kubeletAddress(node("localhost"))).toHaveProperty("refused");
     expect(kubeletAddress(undefined)).toHaveProperty("refused");
+  });
+
+  const realNode = (name: string, ip: string, labelled = true) => ({
+    metadata: { name, labels: (labelled ? { "ring0.dev/real-node": "true" } : {}) as Record<string, string> },
+    status: {
+      addresses: [
+        { type: "InternalIP", address: ip },
+        { type: "Hostname", address: name },
+      ],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+    },
+  });
+  it("dials a real node's kubelet only on the node IP Ring0 gave that node", () => {
+    expect(kubeletAddress(realNode("ring0-real-1", "10.244.1.1"))).toEqual({
+      host: "10.244.1.1",
+      port: 10250,
+      servername: "ring0-real-1",
+    });
+    // Another node's IP, an address outside this host, an unlabelled or foreign node: never dialled.
+    expect(kubeletAddress(realNode("ring0-real-1", "10.244.0.1"))).toHaveProperty("refused");
+    expect(kubeletAddress(realNode("ring0-real-1", "192.0.2.1"))).toHaveProperty("refused");
+    expect(kubeletAddress(realNode("ring0-real-1", "10.244.1.1", false))).toHaveProperty("refused");
+    expect(kubeletAddress(realNode("worker-1", "10.244.1.1"))).toHaveProperty("refused");
+    expect(kubeletAddress(realNode("ring0-real-99", "10.244.99.1"))).toHaveProperty("refused");
   });
 });

@@ -6,15 +6,17 @@
  * WebSocket) included — to the node's real kubelet. Redirects are refused, never followed.
  *
  * To the node's kubelet API it speaks HTTPS, verifies the serving certificate against
- * `kubeletTls.ca` for the name "localhost", and presents `kubeletTls`'s client certificate when it
- * has one. In the local world that API is ring0-simkubelet's (simulated nodes), which accepts only
- * the node PKI's clients: kube-apiserver and the vn-agents (server/cluster/hardening.ts).
+ * `kubeletTls.ca` (for "localhost", or a real node's name), and presents `kubeletTls`'s client
+ * certificate when it has one. In the local world that API is ring0-simkubelet's (simulated nodes)
+ * or a real node's kubelet (server/cluster/real-node); both accept only the node PKI's clients:
+ * kube-apiserver and the vn-agents (server/cluster/hardening.ts).
  */
 
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
 import type net from "node:net";
 import type { TLSSocket } from "node:tls";
+import { MAX_REAL_NODES, REAL_NODE_LABEL, realNodeIndex, realNodeIp } from "@/server/cluster/real-node/plan";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { V1Node, V1Pod } from "@/server/k8s/kinds/node";
@@ -102,8 +104,20 @@ export function forwardedResponseHeaders(headers: IncomingHttpHeaders): Record<s
   return relayedResponseHeaders(headers);
 }
 
-/** 127.0.0.1 and the port of the node's kubelet, when it is on this machine. */
-export function kubeletAddress(node: V1Node | undefined): { port: number } | { refused: string } {
+export interface KubeletAddress {
+  host: string;
+  port: number;
+  /** The name its serving certificate is verified for. */
+  servername: string;
+}
+
+/**
+ * Where the node's kubelet API is, when it is on this machine: a simulated node's on 127.0.0.1
+ * (ring0-simkubelet, certificate for "localhost"); a real node's on its node IP, which must be the
+ * one Ring0 gave that real node (10.244.<i>.1 for ring0-real-<i>; certificate for the node's name).
+ * Any other address is never dialled.
+ */
+export function kubeletAddress(node: V1Node | undefined): KubeletAddress | { refused: string } {
   if (!node) return { refused: "the node is gone" };
   const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port;
   if (!port) return { refused: "the node reports no kubelet endpoint" };
@@ -111,11 +125,21 @@ export function kubeletAddress(node: V1Node | undefined): { port: number } | { r
   const preferred =
     addresses.find((address) => address.type === "Hostname") ??
     addresses.find((address) => address.type === "InternalIP");
-  // Everything here stays on 127.0.0.1: a kubelet elsewhere is not dialled.
-  if (!preferred || !LOOPBACK_NAMES.has(preferred.address)) {
-    return { refused: "the node's kubelet is not on this machine" };
+  if (preferred && LOOPBACK_NAMES.has(preferred.address)) {
+    return { host: "127.0.0.1", port, servername: "localhost" };
   }
-  return { port };
+  const name = node.metadata?.name ?? "";
+  const index = realNodeIndex(name);
+  const internal = addresses.find((address) => address.type === "InternalIP")?.address;
+  if (
+    index !== undefined &&
+    index < MAX_REAL_NODES &&
+    node.metadata?.labels?.[REAL_NODE_LABEL] === "true" &&
+    internal === realNodeIp(index)
+  ) {
+    return { host: internal, port, servername: name };
+  }
+  return { refused: "the node's kubelet is not on this machine" };
 }
 
 function rawResponse(socket: net.Socket, status: number, message: string): void {
@@ -140,7 +164,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
   const sockets = new Set<net.Socket>();
 
   type Decision =
-    | { ok: true; tenant: string; request: KubeletRequest; target: string; port: number }
+    | { ok: true; tenant: string; request: KubeletRequest; target: string; kubelet: KubeletAddress }
     | { ok: false; tenant?: string; verb?: string; status: number; message: string };
 
   /** Who asks, for what, and whether they may: the same checks for plain and upgrade requests. */
@@ -191,14 +215,14 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     const address = kubeletAddress(options.currentNode());
     if ("refused" in address)
       return { ok: false, tenant, verb: request.verb, status: 503, message: address.refused };
-    return { ok: true, tenant, request, target: upstreamTarget(request, superNs), port: address.port };
+    return { ok: true, tenant, request, target: upstreamTarget(request, superNs), kubelet: address };
   };
 
   const upstream = (decision: Extract<Decision, { ok: true }>, req: IncomingMessage, upgrade: boolean) =>
     https.request({
-      host: "127.0.0.1",
-      port: decision.port,
-      servername: "localhost",
+      host: decision.kubelet.host,
+      port: decision.kubelet.port,
+      servername: decision.kubelet.servername,
       ca: options.kubeletTls.ca,
       ...(options.kubeletTls.cert && options.kubeletTls.key
         ? { cert: options.kubeletTls.cert, key: options.kubeletTls.key }

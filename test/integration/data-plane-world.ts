@@ -73,11 +73,13 @@ export async function startDataPlaneWorld(options: {
   logger: Logger;
   /** A prefix for the temp dirs (names the suite in /tmp). */
   name: string;
+  /** Another local super cluster than the run's (one with real nodes). */
+  superCluster?: { connection: ClusterConnection; stateDir: string };
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
-  const superStateDir = inject("superStateDir");
-  const superCluster = testSuperCluster();
+  const superStateDir = options.superCluster?.stateDir ?? inject("superStateDir");
+  const superCluster = options.superCluster?.connection ?? testSuperCluster();
   await installCrds(superCluster, logger);
   const url = await testDatabaseUrl();
   const db = createPrismaClient(url);

@@ -68,6 +68,11 @@ export function realNodeIndex(name: string): number | undefined {
   return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
 }
 
+/** The node IP Ring0 gives real node `index`: the gateway of its pod bridge. */
+export function realNodeIp(index: number): string {
+  return `10.244.${index}.1`;
+}
+
 export function realNodesDir(stateDir: string): string {
   return path.join(path.resolve(stateDir), "real-nodes");
 }
@@ -82,7 +87,7 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
   return {
     index,
     name,
-    nodeIp: `10.244.${index}.1`,
+    nodeIp: realNodeIp(index),
     subnet: `10.244.${index}.0/24`,
     bridge: `ring0br${index}`,
     cgroupRoot: `/ring0/${name}`,

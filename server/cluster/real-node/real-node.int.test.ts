@@ -4,18 +4,27 @@
  * wall attacked from inside a pod, the kubelet's API attacked without and with wrong credentials,
  * and a teardown that leaves nothing on the host.
  */
+
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import https from "node:https";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SessionUser } from "@/server/core/roles";
+import { createKubeGateway, type KubeGateway } from "@/server/gateway/gateway";
+import { type GatewayListener, startGatewayListener } from "@/server/gateway/listener";
+import { ensureGatewayTls } from "@/server/gateway/tls";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
+import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
+import { createTokenService } from "@/server/tokens/service";
+import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
-import { killProcessesMentioning, processesMentioning, run } from "../process";
+import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
 import { mountsUnder, realNodePrerequisites } from "./host";
 import { HTTPD_IMAGE, realNodePlan, SIMULATED_TAINT_KEY, TOOLBOX_IMAGE } from "./plan";
 
@@ -218,6 +227,164 @@ describe.skipIf(problems.length > 0)(
         timeoutMs: 30_000,
       }).catch((error: { result?: { stderr: string } }) => error.result?.stderr ?? "");
       expect(typeof secrets === "string" ? secrets : secrets.stdout).toMatch(/forbidden/i);
+    });
+
+    describe("tenant pods, through the kube gateway", { timeout: 180_000 }, () => {
+      const suffix = Math.random().toString(36).slice(2, 7);
+      const acme = `acme-${suffix}`;
+      const globex = `globex-${suffix}`;
+      let world: DataPlaneWorld | undefined;
+      let gateway: KubeGateway | undefined;
+      let listener: GatewayListener | undefined;
+      let home = "";
+      const kubeconfigs: Record<string, string> = {};
+
+      /** The real kubectl as a tenant admin, through the gateway; a non-zero exit is returned, not thrown. */
+      const tenantKubectl = async (tenant: string, args: string[]): Promise<RunResult> => {
+        try {
+          return await run(kubectlPath, ["--kubeconfig", kubeconfigs[tenant] as string, ...args], {
+            timeoutMs: 60_000,
+            env: { PATH: process.env.PATH ?? "", HOME: home },
+          });
+        } catch (error) {
+          if (error instanceof CommandError) return error.result;
+          throw error;
+        }
+      };
+
+      beforeAll(async () => {
+        world = await startDataPlaneWorld({
+          tenants: [acme, globex],
+          logger,
+          name: "real-node-data-plane",
+          superCluster: { connection: conn, stateDir },
+        });
+        home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-real-node-home-"));
+        const tokens = createTokenService({ db: world.db });
+        gateway = createKubeGateway({
+          authenticate: (plaintext) => tokens.verifyToken(plaintext),
+          directory: () => (world as DataPlaneWorld).directory,
+          limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
+          audit: async () => {},
+          logger,
+        });
+        const tls = await ensureGatewayTls({ stateDir: home });
+        listener = await startGatewayListener({ gateway, tls, port: 0, logger });
+        const service = createKubeconfigService({
+          db: world.db,
+          gateway: { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string },
+        });
+        for (const tenant of [acme, globex]) {
+          const issued = await service.issueKubeconfig({
+            user: world.users[tenant] as SessionUser,
+            tenant,
+            expiresInDays: 1,
+          });
+          kubeconfigs[tenant] = path.join(home, `${tenant}.kubeconfig`);
+          fs.writeFileSync(kubeconfigs[tenant] as string, issued.kubeconfig, { mode: 0o600 });
+        }
+      }, 300_000);
+
+      afterAll(async () => {
+        await listener?.close();
+        gateway?.close();
+        await world?.stop();
+        if (home) fs.rmSync(home, { recursive: true, force: true });
+      }, 180_000);
+
+      const runningInTenant = (name: string) =>
+        eventually(async () => {
+          const got = await tenantKubectl(acme, ["get", "pod", name, "-o", "json"]);
+          if (got.code !== 0) return undefined;
+          const pod = JSON.parse(got.stdout) as { status?: { phase?: string }; spec?: { nodeName?: string } };
+          return pod.status?.phase === "Running" ? pod : undefined;
+        }, 120_000);
+
+      it("kubectl run puts the tenant's pod in a real container: its hostname, PID 1 and logs", async () => {
+        const created = await tenantKubectl(acme, [
+          "run",
+          "t",
+          `--image=${TOOLBOX_IMAGE}`,
+          "--restart=Never",
+          "--command",
+          "--",
+          "sh",
+          "-c",
+          "echo hello from $(hostname); exec sleep 3600",
+        ]);
+        expect(created.stderr).toBe("");
+        const pod = await runningInTenant("t");
+        // Its vNode is the real node (the simulated one is tainted).
+        expect(pod.spec?.nodeName).toBe(plan.name);
+        const hostname = await tenantKubectl(acme, ["exec", "t", "--", "hostname"]);
+        expect(hostname).toMatchObject({ code: 0, stdout: "t\n" });
+        const cmdline = await tenantKubectl(acme, ["exec", "t", "--", "cat", "/proc/1/cmdline"]);
+        expect(cmdline.stdout.split("\0").filter(Boolean)).toEqual(["sleep", "3600"]);
+        const logs = await eventually(async () => {
+          const result = await tenantKubectl(acme, ["logs", "t"]);
+          return result.stdout.includes("hello from t") ? result : undefined;
+        }, 30_000);
+        expect(logs.code).toBe(0);
+      });
+
+      it("kubectl cp copies into the container and back", async () => {
+        const local = path.join(home, "note.txt");
+        fs.writeFileSync(local, `copied through Ring0 ${suffix}\n`);
+        const up = await tenantKubectl(acme, ["cp", local, "t:/tmp/note.txt"]);
+        expect(up.code, up.stderr).toBe(0);
+        const read = await tenantKubectl(acme, ["exec", "t", "--", "cat", "/tmp/note.txt"]);
+        expect(read.stdout).toBe(`copied through Ring0 ${suffix}\n`);
+        const back = path.join(home, "back.txt");
+        const down = await tenantKubectl(acme, ["cp", "t:/tmp/note.txt", back]);
+        expect(down.code, down.stderr).toBe(0);
+        expect(fs.readFileSync(back, "utf8")).toBe(`copied through Ring0 ${suffix}\n`);
+      });
+
+      it("kubectl port-forward reaches a server in a pod", async () => {
+        const created = await tenantKubectl(acme, [
+          "run",
+          "web",
+          `--image=${HTTPD_IMAGE}`,
+          "--restart=Never",
+          "--port=8080",
+        ]);
+        expect(created.code, created.stderr).toBe(0);
+        await runningInTenant("web");
+        const forward = spawn(
+          kubectlPath,
+          ["--kubeconfig", kubeconfigs[acme] as string, "port-forward", "pod/web", "0:8080"],
+          {
+            env: { ...process.env, HOME: home },
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
+        try {
+          const port = await new Promise<number>((resolve, reject) => {
+            let text = "";
+            forward.stdout.on("data", (chunk: Buffer) => {
+              text += chunk.toString();
+              const found = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(text);
+              if (found) resolve(Number(found[1]));
+            });
+            forward.on("exit", (code: number | null) => reject(new Error(`port-forward exited (${code})`)));
+          });
+          const answer = await eventually(async () => {
+            const response = await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined);
+            return response?.ok ? response.text() : undefined;
+          }, 30_000);
+          expect(answer).toContain("web");
+        } finally {
+          forward.kill("SIGTERM");
+        }
+      });
+
+      it("another tenant reaches none of it", async () => {
+        const exec = await tenantKubectl(globex, ["exec", "t", "--", "hostname"]);
+        expect(exec.code).not.toBe(0);
+        expect(exec.stdout).toBe("");
+        const logs = await tenantKubectl(globex, ["logs", "t"]);
+        expect(logs.stderr).toContain("NotFound");
+      });
     });
 
     it("leaves no process, mount, bridge, cgroup, netns or firewall rule behind on cluster:down", async () => {
