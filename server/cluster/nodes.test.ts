@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { localNodeIndex, localNodeManifest, localNodeName } from "./nodes";
 
 describe("local super cluster nodes", () => {
-  it("spreads zones and carries realistic capacity, kwok's annotation and a Hostname address", () => {
+  it("spreads zones and carries realistic capacity, kwok's annotation and a localhost InternalDNS first", () => {
     const zones = [0, 1, 2, 3].map(
       (i) => localNodeManifest(i).metadata.labels?.["topology.kubernetes.io/zone"],
     );
@@ -13,9 +13,17 @@ describe("local super cluster nodes", () => {
     expect(node.status).toMatchObject({
       capacity: { cpu: "16", memory: "64Gi", pods: "110" },
       addresses: [
+        { type: "InternalDNS", address: "localhost" },
         { type: "Hostname", address: "localhost" },
         { type: "InternalIP", address: "192.0.2.1" },
       ],
+    });
+  });
+
+  it("carries the simulated taint only when the cluster has real nodes", () => {
+    expect(localNodeManifest(0).spec).toEqual({});
+    expect(localNodeManifest(0, "v1.36.4", 10250, true).spec).toEqual({
+      taints: [{ key: "ring0.dev/simulated", value: "true", effect: "NoSchedule" }],
     });
   });
 

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig } from "./configs";
+import { firewallRules } from "./host-firewall";
+import { realNodeIndex, realNodeName, realNodePlan } from "./plan";
+
+const plan = realNodePlan("/state", 2);
+
+describe("a real node's plan", () => {
+  it("gives each node its own name, node IP, subnet, bridge and cgroup root under the state dir", () => {
+    expect(plan).toMatchObject({
+      name: "ring0-real-2",
+      nodeIp: "10.244.2.1",
+      subnet: "10.244.2.0/24",
+      bridge: "ring0br2",
+      cgroupRoot: "/ring0/ring0-real-2",
+      dir: "/state/real-nodes/ring0-real-2",
+    });
+    for (const file of Object.values(plan.paths)) expect(file.startsWith(`${plan.dir}/`)).toBe(true);
+    expect(realNodeIndex(realNodeName(7))).toBe(7);
+    expect(realNodeIndex("ring0-real-07")).toBeUndefined();
+    expect(() => realNodePlan("/state", 8)).toThrow(/out of range/);
+  });
+});
+
+describe("a real node's configuration", () => {
+  it("containerd: CRI on runc and cgroupfs, oom_score_adj clamped, netns under its state dir, no TCP", () => {
+    const text = containerdConfig(plan);
+    expect(text).toContain("restrict_oom_score_adj = true");
+    expect(text).toContain("netns_mounts_under_state_dir = true");
+    expect(text).toContain('sandbox = "localhost/ring0/pause:1"');
+    expect(text).toContain("disable_tcp_service = true");
+    expect(text).toContain('stream_server_address = "127.0.0.1"');
+    expect(text).toContain(`address = "${plan.paths.containerdSocket}"`);
+  });
+
+  it("CNI: the node's bridge and subnet, routes to pods and Services only, no masquerade", () => {
+    const network = JSON.parse(cniConflist(plan)) as {
+      plugins: {
+        type: string;
+        bridge?: string;
+        ipMasq?: boolean;
+        ipam?: { routes: { dst: string }[]; ranges: unknown };
+      }[];
+    };
+    const bridge = network.plugins[0];
+    expect(bridge).toMatchObject({ type: "bridge", bridge: "ring0br2", ipMasq: false });
+    expect(bridge?.ipam?.routes.map((route) => route.dst)).toEqual(["10.244.0.0/16", "10.0.0.0/24"]);
+    expect(JSON.stringify(bridge?.ipam?.ranges)).toContain("10.244.2.0/24");
+  });
+
+  it("kubelet: its node IP, no anonymous access, webhook authorization, client certificates of the given CA", () => {
+    const text = kubeletConfig(plan, {
+      clientCaFile: "/pki/kubelet-client-ca.crt",
+      tlsCertFile: "/pki/serving.crt",
+      tlsKeyFile: "/pki/serving.key",
+      healthzPort: 31000,
+    });
+    expect(text).toContain("address: 10.244.2.1");
+    expect(text).toContain("readOnlyPort: 0");
+    expect(text).toContain("anonymous: {enabled: false}");
+    expect(text).toContain("authorization: {mode: Webhook}");
+    expect(text).toContain('x509: {clientCAFile: "/pki/kubelet-client-ca.crt"}');
+    expect(text).toContain("healthzBindAddress: 127.0.0.1");
+    expect(text).toContain("failCgroupV1: false");
+    expect(text).toContain('cgroupRoot: "/ring0/ring0-real-2"');
+    expect(text).toContain('resolvConf: ""');
+  });
+
+  it("kube-proxy: node ports only on node IPs, health and metrics on loopback, no sysctls", () => {
+    const text = kubeProxyConfig({
+      kubeconfig: "/k",
+      nodeName: "ring0-real-0",
+      healthzPort: 1,
+      metricsPort: 2,
+    });
+    expect(text).toContain('nodePortAddresses: ["10.244.0.0/16"]');
+    expect(text).toContain("localhostNodePorts: false");
+    expect(text).toContain("healthzBindAddress: 127.0.0.1:1");
+    expect(text).toContain("metricsBindAddress: 127.0.0.1:2");
+    expect(text).toContain("maxPerCore: 0");
+  });
+
+  it("the host's wall: pods reach the host only with replies, and nothing beyond the pod network", () => {
+    const [input, forward] = firewallRules();
+    expect(input?.from).toBe("INPUT");
+    expect(input?.rules.at(-1)).toEqual(["-j", "DROP"]);
+    expect(input?.rules[0]).toContain("ESTABLISHED,RELATED");
+    expect(forward?.from).toBe("FORWARD");
+    expect(forward?.rules).toEqual([
+      ["-d", "10.244.0.0/16", "-j", "RETURN"],
+      ["-j", "DROP"],
+    ]);
+  });
+});
