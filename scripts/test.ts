@@ -205,6 +205,9 @@ async function main() {
   await check("bench:streams", "npm", ["run", "bench:streams"], quickBenchmarks);
   // The walls' cost: etcd over TLS against a bare cluster, a sandboxed exec against a plain request (~1 min).
   await check("bench:walls", "tsx", ["bench/walls.ts"], quickBenchmarks);
+  // Real nodes: pods to Running through Ring0 against the super cluster directly, exec and log
+  // throughput through the vn-agent against kubectl straight to the kubelet, the node's RSS (~2 min).
+  await check("bench:real-nodes", "tsx", ["bench/real-nodes.ts"], quickBenchmarks);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
   const minutes = ((Date.now() - startedAt) / 60_000).toFixed(1);

@@ -57,7 +57,7 @@ export function LogViewer({ target, containers = [], maxLines = 50_000, label }:
     target.namespace,
     target.pod ?? target.node,
     container,
-    target.source === "kwok" ? "kwok" : "",
+    ["kwok", "kubelet", "containerd"].includes(target.source) ? target.source : "",
   ]
     .filter(Boolean)
     .join("-");

@@ -32,7 +32,14 @@ const flag = z
   .transform((value) => value === "1" || value === "true");
 
 /** Where a stream reads from. Tenant pods go through the tenant's control plane as the user. */
-export const streamSources = ["tenant-pod", "super-pod", "vn-agent", "kwok"] as const;
+export const streamSources = [
+  "tenant-pod",
+  "super-pod",
+  "vn-agent",
+  "kwok",
+  "kubelet",
+  "containerd",
+] as const;
 export type StreamSource = (typeof streamSources)[number];
 
 /** Log lines kept and sent per request at most (the viewer's cap is separate). */
@@ -98,7 +105,14 @@ function requireTargets(
   };
   if (query.source === "tenant-pod") for (const field of ["tenant", "namespace", "pod"] as const) need(field);
   if (query.source === "super-pod") for (const field of ["namespace", "pod"] as const) need(field);
-  if (query.source === "vn-agent" || query.source === "kwok" || query.source === "node-shell") need("node");
+  if (
+    query.source === "vn-agent" ||
+    query.source === "kwok" ||
+    query.source === "kubelet" ||
+    query.source === "containerd" ||
+    query.source === "node-shell"
+  )
+    need("node");
 }
 
 /** One log line: the container runtime's RFC 3339 (nano) timestamp and the text without it. */

@@ -7,7 +7,7 @@ import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster 
 import { installCrds } from "@/server/k8s/crds";
 import { setSuperClusterProblem } from "@/server/k8s/super-cluster-state";
 import type { Logger } from "@/server/logger";
-import { kwokLogProvider } from "@/server/streams/node-logs";
+import { kwokLogProvider, realNodeLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
 
 /** RING0_REAL_NODES as a count: "auto" is one where this host can run a real node, else none (said once). */
@@ -74,13 +74,18 @@ export async function connectSuperCluster(
   // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
   const binder = local ? startSimulatedPodLogs(connection, { stateDir: config.stateDir, logger: log }) : null;
   // Operators read kwok's log per node (it is every local node's kubelet).
-  if (local)
+  if (local) {
     registerNodeLogProvider("kwok", kwokLogProvider(localClusterLogFile(config.stateDir, "kwok-controller")));
+    registerNodeLogProvider("kubelet", realNodeLogProvider(config.stateDir, "kubelet"));
+    registerNodeLogProvider("containerd", realNodeLogProvider(config.stateDir, "containerd"));
+  }
   return {
     connection,
     stop: () => {
       binder?.stop();
       registerNodeLogProvider("kwok", null);
+      registerNodeLogProvider("kubelet", null);
+      registerNodeLogProvider("containerd", null);
     },
   };
 }

@@ -1,16 +1,19 @@
 /**
  * Node logs for operators: what the vn-agent serving a node logged (kept in a ring per node in this
- * process), and what kwok — the local super cluster's kubelet for every node — logged about the
- * node (its controller's JSON log file, filtered to lines naming the node). Both stream as
+ * process), what kwok — the local super cluster's kubelet for every simulated node — logged about
+ * the node (its controller's JSON log file, filtered to lines naming the node), and a real node's
+ * kubelet and containerd logs (their files under the state dir). Both stream as
  * "<RFC 3339> <text>\n" lines, with tail, since and follow like a pod log.
  */
 import fs from "node:fs";
+import path from "node:path";
 import { Readable } from "node:stream";
+import { realNodeIndex, realNodesDir } from "@/server/cluster/real-node/plan";
 import { normalTimestamp } from "@/server/core/stream-protocol";
 import { renderFields } from "@/server/log-ring";
 import type { LogFields } from "@/server/logger";
 import { vnAgentLogRing } from "@/server/vn-agent/log-rings";
-import type { NodeLogProvider } from "./sources";
+import { type NodeLogProvider, StreamError } from "./sources";
 
 interface TailOptions {
   tailLines?: number;
@@ -133,6 +136,42 @@ export function tailFile(
     initial,
     options.follow,
   );
+}
+
+/**
+ * A klog line ("I1126 00:06:07.123456    1234 file.go:12] msg") as "<RFC 3339> I msg", or a
+ * logrus one ('time="…" level=warning msg="…"') as "<time> warning msg=…"; other lines keep their
+ * text under the time they were read. The year of a klog line is the current one.
+ */
+export function componentLine(raw: string, now = new Date()): string | null {
+  if (raw.trim() === "") return null;
+  const klog = /^([IWEF])(\d{2})(\d{2}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ ([^\]]+)\] (.*)$/.exec(raw);
+  if (klog) {
+    const [, level, month, day, time, source, message] = klog;
+    return `${now.getUTCFullYear()}-${month}-${day}T${time}Z ${level} ${message} (${source})`;
+  }
+  const logrus = /^time="([^"]+)" level=(\w+) (.*)$/.exec(raw);
+  if (logrus) return `${logrus[1]} ${logrus[2]} ${logrus[3]}`;
+  return `${now.toISOString()} ${raw}`;
+}
+
+/**
+ * A real node's kubelet or containerd log (<stateDir>/real-nodes/<node>/logs/<component>.log).
+ * Only Ring0's real node names are accepted, so the node parameter never names another path.
+ */
+export function realNodeLogProvider(stateDir: string, component: "kubelet" | "containerd"): NodeLogProvider {
+  return async (node, options, signal) => {
+    if (realNodeIndex(node) === undefined) {
+      throw new StreamError(
+        404,
+        `Node ${node} is not a real node of the local super cluster: it has no ${component} log.`,
+      );
+    }
+    const file = path.join(realNodesDir(stateDir), node, "logs", `${component}.log`);
+    if (!fs.existsSync(file))
+      throw new StreamError(404, `Node ${node} has no ${component} log (is it running?).`);
+    return tailFile(file, (raw) => componentLine(raw), options, signal);
+  };
 }
 
 /** kwok's log for a node, from the local super cluster's kwok controller log file. */

@@ -112,7 +112,10 @@ function providers(): Map<string, NodeLogProvider> {
   return slot.ensure(() => new Map());
 }
 
-export function registerNodeLogProvider(kind: "vn-agent" | "kwok", provider: NodeLogProvider | null): void {
+export function registerNodeLogProvider(
+  kind: "vn-agent" | "kwok" | "kubelet" | "containerd",
+  provider: NodeLogProvider | null,
+): void {
   if (provider) providers().set(kind, provider);
   else providers().delete(kind);
 }
@@ -131,8 +134,8 @@ export async function openLogSource(
   if (!provider) {
     throw new StreamError(
       404,
-      query.source === "kwok"
-        ? "kwok's log is only available for Ring0's local super cluster."
+      query.source === "kwok" || query.source === "kubelet" || query.source === "containerd"
+        ? `The ${query.source} log is only available for Ring0's local super cluster.`
         : "No vn-agent runs in this Ring0 process.",
     );
   }
