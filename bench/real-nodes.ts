@@ -249,8 +249,8 @@ async function main() {
           "seq",
           "1000000",
         ]);
-        if (exec.bytes !== 6_888_897)
-          throw new Error(`exec ${way} gave ${exec.bytes} bytes, not seq 1000000's 6888897`);
+        if (exec.bytes !== 6_888_896)
+          throw new Error(`exec ${way} gave ${exec.bytes} bytes, not seq 1000000's 6888896`);
         execMs[way].push(exec.ms);
         const logs = await timedKubectl(world, kubeconfig, cache, ["-n", namespace, "logs", "streams"]);
         if (logs.bytes < LOG_LINES) throw new Error(`logs ${way} gave only ${logs.bytes} bytes`);

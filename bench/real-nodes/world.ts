@@ -20,7 +20,7 @@ import { startBenchGateway, writeTokenKubeconfig } from "../lib/gateway";
 import { type CleanupStack, logger } from "../lib/run";
 import { createTenantObject, defaultServiceAccount, startBenchTenant } from "../lib/tenants";
 
-export const NAMESPACE = "bench";
+export const NAMESPACE = "default";
 
 export interface RealNodesWorld {
   tenant: string;
