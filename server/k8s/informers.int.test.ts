@@ -69,7 +69,7 @@ describe("shared informers against the super cluster", () => {
         capacity: { cpu: "16", memory: "64Gi", pods: "110" },
       });
       expect(summary.zone).toMatch(/^zone-[abc]$/);
-      expect(summary.addresses[0]).toEqual({ type: "Hostname", address: "localhost" });
+      expect(summary.addresses[0]).toEqual({ type: "InternalDNS", address: "localhost" });
     } finally {
       for (const name of added)
         await deleteObject(conn, { apiVersion: "v1", kind: "Node", metadata: { name } });
