@@ -24,6 +24,7 @@ import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { createMtlsServer } from "@/server/pki/mtls-server";
+import { coalescing } from "@/server/proxy/coalesce";
 import { relayedResponseHeaders } from "@/server/proxy/headers";
 import { syncAnnotations, syncLabels } from "@/server/syncer/contracts";
 import { tenantFromCertificate } from "./identity";
@@ -273,7 +274,8 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
         return;
       }
       res.writeHead(status, forwardedResponseHeaders(answer.headers));
-      answer.pipe(res);
+      // A kubelet flushes logs line by line: relayed in merged chunks (server/proxy/coalesce.ts).
+      answer.pipe(coalescing()).pipe(res);
       answer.on("error", () => res.destroy());
       res.on("close", () => {
         answer.destroy();
