@@ -11,7 +11,7 @@
  */
 import path from "node:path";
 import { localSuperCluster } from "@/server/cluster/local";
-import { realNodePrerequisites } from "@/server/cluster/real-node/host";
+import { defaultRealNodes } from "@/server/cluster/real-node/host";
 import { MAX_REAL_NODES } from "@/server/cluster/real-node/plan";
 import { createLogger } from "@/server/logger";
 import { removeLocalWorld } from "@/server/runtime/local-world";
@@ -36,10 +36,10 @@ function parseCount(args: string[], flag: string, max: number): number | undefin
 function realNodesWanted(args: string[], out: (line: string) => void): number {
   const given = parseCount(args, "--real-nodes", MAX_REAL_NODES);
   if (given !== undefined) return given;
-  const problems = realNodePrerequisites();
-  if (problems.length === 0) return 1;
-  out(`No real node on this host (simulated nodes only):\n  - ${problems.join("\n  - ")}`);
-  return 0;
+  const { count, problems } = defaultRealNodes();
+  if (problems.length > 0)
+    out(`No real node on this host (simulated nodes only):\n  - ${problems.join("\n  - ")}`);
+  return count;
 }
 
 async function main(): Promise<void> {

@@ -10,15 +10,17 @@ import fs from "node:fs";
 import { hasExited, until } from "./process";
 
 export interface DaemonSpec {
-  /** For messages ("containerd of ring0-real-0"). */
+  /** For messages, what it becoming ready means ("containerd of ring0-real-0 serving"). */
   name: string;
   binary: string;
   args: string[];
   /** The whole environment it gets (nothing of Ring0's leaks into it). */
   env: Record<string, string>;
   cwd: string;
-  /** Where { pid } is kept. */
+  /** Where { pid, ...record } is kept. */
   recordFile: string;
+  /** More to remember beside the pid (e.g. the port it serves on). */
+  record?: Record<string, unknown>;
   logFile: string;
   /** Text its command line must contain to be ours (a path under the cluster's state dir). */
   marker: string;
@@ -27,13 +29,20 @@ export interface DaemonSpec {
   readyTimeoutMs?: number;
 }
 
-export function readDaemonPid(recordFile: string): number | undefined {
+/** The record of a daemon ({ pid, ...what its starter kept }), if there is a readable one. */
+export function readDaemonRecord(
+  recordFile: string,
+): ({ pid: number } & Record<string, unknown>) | undefined {
   try {
-    const pid = (JSON.parse(fs.readFileSync(recordFile, "utf8")) as { pid?: unknown }).pid;
-    return Number.isInteger(pid) ? (pid as number) : undefined;
+    const record = JSON.parse(fs.readFileSync(recordFile, "utf8")) as Record<string, unknown>;
+    return Number.isInteger(record.pid) ? (record as { pid: number } & Record<string, unknown>) : undefined;
   } catch {
     return undefined;
   }
+}
+
+export function readDaemonPid(recordFile: string): number | undefined {
+  return readDaemonRecord(recordFile)?.pid;
 }
 
 /** True when `pid` runs `binaryName` with `marker` in its command line. */
@@ -84,10 +93,10 @@ export async function ensureDaemon(spec: DaemonSpec): Promise<{ pid: number; sta
   fs.closeSync(out);
   child.unref();
   const pid = child.pid;
-  if (!pid) throw new Error(`${spec.name} did not start (see ${spec.logFile})`);
-  fs.writeFileSync(spec.recordFile, `${JSON.stringify({ pid })}\n`, { mode: 0o600 });
+  if (!pid) throw new Error(`${binaryName(spec.binary)} did not start (see ${spec.logFile})`);
+  fs.writeFileSync(spec.recordFile, `${JSON.stringify({ pid, ...spec.record })}\n`, { mode: 0o600 });
   try {
-    await until(`${spec.name} serving`, spec.readyTimeoutMs ?? 60_000, async () => {
+    await until(spec.name, spec.readyTimeoutMs ?? 60_000, async () => {
       if (hasExited(pid)) throw new Error(`it exited: ${lastLogLines(spec.logFile, 4)}`);
       return (await spec.ready().catch(() => false)) ? true : undefined;
     });

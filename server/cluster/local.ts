@@ -38,9 +38,9 @@ import {
 } from "./node-pool";
 import { freePortsFor, isPortFree } from "./ports";
 import { CommandError, until, waitExited } from "./process";
-import { ensureRealNodes, realNodesOnDisk, removeRealNodes } from "./real-node/fleet";
+import { ensureRealNodes, removeRealNodes } from "./real-node/fleet";
 import { clusterCa } from "./real-node/pki";
-import { REAL_NODE_LABEL } from "./real-node/plan";
+import { REAL_NODE_LABEL, realNodesDir } from "./real-node/plan";
 import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
 import {
   hardenSavedConfig,
@@ -243,6 +243,9 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       if (current.running && current.server && fs.existsSync(savedConfigPath)) {
         connection = undefined;
         const binDir = await resolveBinDir("manage");
+        // Addresses before flags: once the API server prefers InternalDNS, then InternalIP, a
+        // simulated node must already list localhost first, or it would dial its TEST-NET InternalIP.
+        await alignLocalNodes(connect(), nodeTemplate(), { withTaints: false });
         if (await hardenSavedConfig(files)) {
           // Made before the walls of ./hardening.ts (or with other certificates): restarted behind them.
           log.info("restarting the local super cluster behind its walls (etcd TLS, no anonymous access)");
@@ -339,7 +342,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     },
 
     async down() {
-      if (realNodesOnDisk(stateDir).length > 0 || fs.existsSync(path.join(stateDir, "real-nodes"))) {
+      if (fs.existsSync(realNodesDir(stateDir))) {
         const left = await removeRealNodes(stateDir, await resolveBinDir("manage"), log);
         if (left.length > 0) log.warn("real nodes left pieces on this host", { left });
       }

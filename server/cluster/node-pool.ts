@@ -106,17 +106,20 @@ export async function scaleLocalNodes(
   });
 }
 
+/** Waits until `count` nodes matching `labelSelector` (default: Ring0's simulated nodes) are Ready. */
 export async function waitLocalNodesReady(
   conn: ClusterConnection,
   count: number,
   timeoutMs: number,
+  labelSelector = `${LOCAL_NODE_LABEL}=true`,
 ): Promise<void> {
-  await until(`${count} nodes becoming Ready`, timeoutMs, async () => {
+  if (count === 0) return;
+  await until(`${count} nodes (${labelSelector}) becoming Ready`, timeoutMs, async () => {
     const list = await kubeRequest<{
       items: { status?: { conditions?: { type: string; status: string }[] } }[];
     }>(conn, {
       path: NodeKind.path(),
-      query: { labelSelector: `${LOCAL_NODE_LABEL}=true` },
+      query: { labelSelector },
       timeoutMs: 30_000,
     });
     const ready = list.items.filter((node) =>
@@ -128,9 +131,14 @@ export async function waitLocalNodesReady(
 
 /**
  * Every simulated node as `template` says: advertising ring0-simkubelet's port, InternalDNS first
- * in its addresses, and tainted exactly when the cluster has real nodes (those that differ are patched).
+ * in its addresses, and (unless `withTaints` is false) tainted exactly when the cluster has real
+ * nodes. Only the nodes that differ are patched.
  */
-export async function alignLocalNodes(conn: ClusterConnection, template: LocalNodeTemplate): Promise<void> {
+export async function alignLocalNodes(
+  conn: ClusterConnection,
+  template: LocalNodeTemplate,
+  { withTaints = true }: { withTaints?: boolean } = {},
+): Promise<void> {
   const list = await kubeRequest<{
     items: {
       metadata: { name: string };
@@ -169,7 +177,7 @@ export async function alignLocalNodes(conn: ClusterConnection, template: LocalNo
     }
     const taints = node.spec?.taints ?? [];
     const tainted = taints.some((taint) => taint.key === SIMULATED_TAINT.key);
-    if (tainted !== template.simulatedTaint) {
+    if (withTaints && tainted !== template.simulatedTaint) {
       const others = taints.filter((taint) => taint.key !== SIMULATED_TAINT.key);
       await kubeRequest(conn, {
         method: "PATCH",

@@ -1,5 +1,6 @@
 /** The simulated nodes of the local super cluster: realistic capacity, spread over three zones. */
 import type { KubeObject } from "@/server/k8s/apply";
+import { indexedNames } from "./indexed-name";
 import { SIMULATED_TAINT_KEY } from "./real-node/plan";
 
 /** Label on every node Ring0 created in the local super cluster (scaleNodes only touches these). */
@@ -20,16 +21,11 @@ export function localNodeAddresses(index: number): { type: string; address: stri
   ];
 }
 
-export function localNodeName(index: number): string {
-  return `${LOCAL_NODE_PREFIX}${index}`;
-}
+const localNames = indexedNames(LOCAL_NODE_PREFIX);
+export const localNodeName = localNames.name;
 
 /** Index of a node named by localNodeName, or undefined. */
-export function localNodeIndex(name: string): number | undefined {
-  if (!name.startsWith(LOCAL_NODE_PREFIX)) return undefined;
-  const rest = name.slice(LOCAL_NODE_PREFIX.length);
-  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
-}
+export const localNodeIndex = localNames.index;
 
 /**
  * A kwok-managed Node. kwok's node stage fills in conditions; the kubelet endpoint is

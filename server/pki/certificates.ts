@@ -45,9 +45,9 @@ const rsaSigningAlgorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as co
 async function importSigningKey(
   pem: string,
 ): Promise<{ key: CryptoKey; algorithm: typeof signingAlgorithm | typeof rsaSigningAlgorithm }> {
-  const pkcs8 = createPrivateKey(pem).export({ type: "pkcs8", format: "der" });
-  const rsa = pem.includes("RSA PRIVATE KEY") || createPrivateKey(pem).asymmetricKeyType === "rsa";
-  const algorithm = rsa ? rsaSigningAlgorithm : signingAlgorithm;
+  const parsed = createPrivateKey(pem);
+  const algorithm = parsed.asymmetricKeyType === "rsa" ? rsaSigningAlgorithm : signingAlgorithm;
+  const pkcs8 = parsed.export({ type: "pkcs8", format: "der" });
   const key = await globalThis.crypto.subtle.importKey("pkcs8", pkcs8, algorithm, false, ["sign"]);
   return { key, algorithm };
 }

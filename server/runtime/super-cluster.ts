@@ -1,6 +1,6 @@
 import path from "node:path";
 import { localClusterLogFile, localSuperCluster } from "@/server/cluster/local";
-import { realNodePrerequisites } from "@/server/cluster/real-node/host";
+import { defaultRealNodes } from "@/server/cluster/real-node/host";
 import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
@@ -13,10 +13,10 @@ import { registerNodeLogProvider } from "@/server/streams/sources";
 /** RING0_REAL_NODES as a count: "auto" is one where this host can run a real node, else none (said once). */
 function realNodesWanted(setting: Env["RING0_REAL_NODES"], log: Logger): number {
   if (setting !== "auto") return Number(setting);
-  const problems = realNodePrerequisites();
-  if (problems.length === 0) return 1;
-  log.warn(`No real node on this host, simulated nodes only: ${problems.join("; ")}`);
-  return 0;
+  const { count, problems } = defaultRealNodes();
+  if (problems.length > 0)
+    log.warn(`No real node on this host, simulated nodes only: ${problems.join("; ")}`);
+  return count;
 }
 
 /**

@@ -5,21 +5,27 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
-import { isAlreadyExists, isNotFound } from "@/server/k8s/errors";
-import { NodeKind } from "@/server/k8s/kinds/node";
-import { kubeRequest } from "@/server/k8s/transport";
+import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import { ensureDaemon, stopDaemon } from "../daemon";
 import { NODE_PROXY_GROUP } from "../hardening";
+import { waitLocalNodesReady } from "../node-pool";
 import { freeLoopbackPorts } from "../ports";
-import { run, until } from "../process";
+import { run } from "../process";
 import { kubeconfigYaml, kubeProxyConfig } from "./configs";
 import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
 import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
 import { ensureImageArchives } from "./images";
-import { daemonEnv, ensureRealNode, httpOk, type RealNodeContext, removeRealNode } from "./node";
+import {
+  daemonEnv,
+  ensureRealNode,
+  httpOk,
+  type RealNodeContext,
+  removeRealNode,
+  writeIfChanged,
+} from "./node";
 import { ensureKubeProxyPki } from "./pki";
 import {
   kubeProxyPlan,
@@ -77,7 +83,7 @@ export const NODE_PROXY_RBAC: KubeObject[] = [
 const kubeProxySpec = (stateDir: string, binDir: string, healthzPort: number) => {
   const plan = kubeProxyPlan(stateDir);
   return {
-    name: "kube-proxy",
+    name: "kube-proxy serving",
     binary: path.join(binDir, "kube-proxy"),
     args: [`--config=${plan.config}`, "--v=1"],
     env: daemonEnv(binDir, plan.dir),
@@ -101,7 +107,7 @@ async function ensureKubeProxy(stateDir: string, context: RealNodeContext, nodeN
     keyFile: client.keyFile,
     user: "system:kube-proxy",
   });
-  fs.writeFileSync(plan.kubeconfig, kubeconfig, { mode: 0o600 });
+  writeIfChanged(plan.kubeconfig, kubeconfig, 0o600);
   let ports: number[] | undefined;
   try {
     const text = fs.readFileSync(plan.config, "utf8");
@@ -112,7 +118,7 @@ async function ensureKubeProxy(stateDir: string, context: RealNodeContext, nodeN
     ports = undefined;
   }
   const [healthzPort, metricsPort] = ports ?? (await freeLoopbackPorts(2));
-  fs.writeFileSync(
+  writeIfChanged(
     plan.config,
     kubeProxyConfig({
       kubeconfig: plan.kubeconfig,
@@ -138,34 +144,7 @@ async function removeKubeProxy(stateDir: string, binDir: string): Promise<void> 
 }
 
 async function ensureNodeProxyRbac(conn: ClusterConnection): Promise<void> {
-  for (const object of NODE_PROXY_RBAC) {
-    try {
-      await createObject(conn, object);
-    } catch (error) {
-      if (!isAlreadyExists(error)) throw error;
-    }
-  }
-}
-
-export async function waitRealNodesReady(
-  conn: ClusterConnection,
-  count: number,
-  timeoutMs: number,
-): Promise<void> {
-  if (count === 0) return;
-  await until(`${count} real node(s) becoming Ready`, timeoutMs, async () => {
-    const list = await kubeRequest<{
-      items: { status?: { conditions?: { type: string; status: string }[] } }[];
-    }>(conn, {
-      path: NodeKind.path(),
-      query: { labelSelector: `${REAL_NODE_LABEL}=true` },
-      timeoutMs: 10_000,
-    });
-    const ready = list.items.filter((node) =>
-      node.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True"),
-    ).length;
-    return ready >= count ? true : undefined;
-  });
+  for (const object of NODE_PROXY_RBAC) await serverSideApply(conn, object, { force: true });
 }
 
 /**
@@ -206,7 +185,7 @@ export async function ensureRealNodes(
   }
   await ensureNodeProxyRbac(context.connection);
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
-  await waitRealNodesReady(context.connection, count, 120_000);
+  await waitLocalNodesReady(context.connection, count, 120_000, `${REAL_NODE_LABEL}=true`);
 }
 
 /** Every real node of this state dir gone, with kube-proxy's rules, the host's wall and the lock. Returns what stayed. */

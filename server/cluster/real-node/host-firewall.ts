@@ -10,6 +10,9 @@
  * (Services) are kube-proxy's, removed by `kube-proxy --cleanup`; the kubelet's KUBE-FIREWALL chain
  * (IPv4 and IPv6), which it leaves behind, is removed here with the last real node.
  */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { CommandError } from "../process";
 import { runHost } from "./host";
 import { POD_NETWORK } from "./plan";
@@ -54,12 +57,33 @@ async function succeeds(args: string[], binary = "iptables"): Promise<boolean> {
   }
 }
 
-/** Ring0's chains with exactly their rules, jumped to first from INPUT and FORWARD for the bridges. */
+/** Ring0's chains as one iptables-restore transaction (`--noflush`: the rest of the table stays). */
+export function firewallRestoreText(): string {
+  const chains = firewallRules();
+  return [
+    "*filter",
+    ...chains.map(({ chain }) => `:${chain} - [0:0]`),
+    ...chains.flatMap(({ chain, rules }) => rules.map((rule) => `-A ${chain} ${rule.join(" ")}`)),
+    "COMMIT",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Ring0's chains with exactly their rules, jumped to first from INPUT and FORWARD for the bridges.
+ * The chains are written in one transaction, so a restart never leaves them empty for a moment (a
+ * flush and then appends would let pods reach the host in between).
+ */
 export async function ensureHostFirewall(): Promise<void> {
-  for (const { chain, from, rules } of firewallRules()) {
-    if (!(await succeeds(["-n", "-L", chain]))) await iptables(["-N", chain]);
-    await iptables(["-F", chain]);
-    for (const rule of rules) await iptables(["-A", chain, ...rule]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
+  try {
+    const file = path.join(dir, "rules");
+    fs.writeFileSync(file, firewallRestoreText(), { mode: 0o600 });
+    await runHost("iptables-restore", ["-w", "5", "--noflush", file]);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  for (const { chain, from } of firewallRules()) {
     const jump = [from, "-i", BRIDGES, "-j", chain];
     if (!(await succeeds(["-C", ...jump]))) await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain]);
   }

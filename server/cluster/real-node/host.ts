@@ -46,6 +46,12 @@ export function realNodePrerequisites(): string[] {
   return problems;
 }
 
+/** How many real nodes a local world gets unless told: one where this host can run it, else none (and why). */
+export function defaultRealNodes(): { count: number; problems: string[] } {
+  const problems = realNodePrerequisites();
+  return { count: problems.length === 0 ? 1 : 0, problems };
+}
+
 const sbin = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
 
 export function runHost(command: string, args: string[], timeoutMs = 30_000) {
@@ -78,13 +84,13 @@ export function releaseHostLock(stateDir: string): void {
   }
 }
 
-async function linkExists(name: string): Promise<boolean> {
+function linkExists(name: string): boolean {
   return fs.existsSync(path.join("/sys/class/net", name));
 }
 
 /** The node's bridge with its node IP, up (made before the kubelet starts: it serves on that IP). */
 export async function ensureBridge(plan: RealNodePlan): Promise<void> {
-  if (!(await linkExists(plan.bridge))) {
+  if (!linkExists(plan.bridge)) {
     await runHost("ip", ["link", "add", plan.bridge, "type", "bridge"]);
   }
   const { stdout } = await runHost("ip", ["-4", "-o", "addr", "show", "dev", plan.bridge]);
@@ -95,7 +101,7 @@ export async function ensureBridge(plan: RealNodePlan): Promise<void> {
 }
 
 export async function removeBridge(plan: RealNodePlan): Promise<void> {
-  if (await linkExists(plan.bridge)) await runHost("ip", ["link", "delete", plan.bridge]);
+  if (linkExists(plan.bridge)) await runHost("ip", ["link", "delete", plan.bridge]);
 }
 
 /** The cgroup hierarchies mounted on this host (v1 controllers, the named systemd one, unified). */

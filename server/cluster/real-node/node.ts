@@ -64,7 +64,7 @@ function socketAnswers(file: string): Promise<boolean> {
 }
 
 const containerdSpec = (context: RealNodeContext, plan: RealNodePlan) => ({
-  name: `containerd of ${plan.name}`,
+  name: `containerd of ${plan.name} serving`,
   binary: path.join(context.binDir, "containerd"),
   args: ["--config", plan.paths.containerdConfig, "--log-level", "warn"],
   env: daemonEnv(context.binDir, plan.dir),
@@ -85,7 +85,7 @@ function healthzPortOf(configFile: string): number | undefined {
 }
 
 const kubeletSpec = (context: RealNodeContext, plan: RealNodePlan, healthzPort: number) => ({
-  name: `kubelet of ${plan.name}`,
+  name: `kubelet of ${plan.name} serving`,
   binary: path.join(context.binDir, "kubelet"),
   args: [
     `--config=${plan.paths.kubeletConfig}`,
@@ -105,7 +105,8 @@ const kubeletSpec = (context: RealNodeContext, plan: RealNodePlan, healthzPort: 
   readyTimeoutMs: 90_000,
 });
 
-function writeIfChanged(file: string, text: string, mode = 0o644): void {
+/** Writes `text` to `file` unless it already holds exactly that (configs are rewritten on every `up`). */
+export function writeIfChanged(file: string, text: string, mode = 0o644): void {
   try {
     if (fs.readFileSync(file, "utf8") === text) return;
   } catch {

@@ -11,6 +11,7 @@
  * iptables) under <stateDir>/real-nodes/kube-proxy/.
  */
 import path from "node:path";
+import { indexedNames } from "../indexed-name";
 
 export const REAL_NODE_PREFIX = "ring0-real-";
 /** Label the kubelet gives its own Node (Ring0's real nodes are listed by it). */
@@ -57,16 +58,10 @@ export interface RealNodePlan {
   };
 }
 
-export function realNodeName(index: number): string {
-  return `${REAL_NODE_PREFIX}${index}`;
-}
-
+const realNames = indexedNames(REAL_NODE_PREFIX);
+export const realNodeName = realNames.name;
 /** Index of a node named by realNodeName, or undefined. */
-export function realNodeIndex(name: string): number | undefined {
-  if (!name.startsWith(REAL_NODE_PREFIX)) return undefined;
-  const rest = name.slice(REAL_NODE_PREFIX.length);
-  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
-}
+export const realNodeIndex = realNames.index;
 
 /** The node IP Ring0 gives real node `index`: the gateway of its pod bridge. */
 export function realNodeIp(index: number): string {
