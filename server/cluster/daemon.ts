@@ -6,6 +6,7 @@
  * by that record.
  */
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { hasExited, until } from "./process";
 
@@ -21,6 +22,11 @@ export interface DaemonSpec {
   recordFile: string;
   /** More to remember beside the pid (e.g. the port it serves on). */
   record?: Record<string, unknown>;
+  /**
+   * Files it reads only when it starts (configuration, certificates). A running one whose binary,
+   * arguments or these files changed since it started is restarted.
+   */
+  inputs?: string[];
   logFile: string;
   /** Text its command line must contain to be ours (a path under the cluster's state dir). */
   marker: string;
@@ -77,9 +83,26 @@ export function runningDaemon(
 }
 
 /** Starts the daemon (unless ours already runs) and waits until it serves; resolves with its pid. */
+/** A digest of what a daemon starts from: its binary, its arguments and its input files' contents. */
+export function startDigest(spec: Pick<DaemonSpec, "binary" | "args" | "inputs">): string {
+  const hash = createHash("sha256").update(spec.binary);
+  for (const arg of spec.args) hash.update(`\0${arg}`);
+  for (const file of spec.inputs ?? []) {
+    hash.update(`\0${file}\0`);
+    try {
+      hash.update(fs.readFileSync(file));
+    } catch {
+      hash.update("(missing)");
+    }
+  }
+  return hash.digest("hex").slice(0, 32);
+}
+
 export async function ensureDaemon(spec: DaemonSpec): Promise<{ pid: number; started: boolean }> {
   const running = runningDaemon(spec);
-  if (running !== undefined && (await spec.ready().catch(() => false)))
+  const digest = startDigest(spec);
+  const unchanged = readDaemonRecord(spec.recordFile)?.started === digest;
+  if (running !== undefined && unchanged && (await spec.ready().catch(() => false)))
     return { pid: running, started: false };
   if (running !== undefined) await stopDaemon(spec);
   if (!fs.existsSync(spec.binary)) throw new Error(`${spec.binary} is missing: run \`npm run kube:build\``);
@@ -94,7 +117,9 @@ export async function ensureDaemon(spec: DaemonSpec): Promise<{ pid: number; sta
   child.unref();
   const pid = child.pid;
   if (!pid) throw new Error(`${binaryName(spec.binary)} did not start (see ${spec.logFile})`);
-  fs.writeFileSync(spec.recordFile, `${JSON.stringify({ pid, ...spec.record })}\n`, { mode: 0o600 });
+  fs.writeFileSync(spec.recordFile, `${JSON.stringify({ pid, ...spec.record, started: digest })}\n`, {
+    mode: 0o600,
+  });
   try {
     await until(spec.name, spec.readyTimeoutMs ?? 60_000, async () => {
       if (hasExited(pid)) throw new Error(`it exited: ${lastLogLines(spec.logFile, 4)}`);

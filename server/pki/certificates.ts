@@ -107,6 +107,20 @@ export interface LeafOptions {
   now: Date;
 }
 
+/**
+ * The leaf's authority key identifier: the issuer's own subject key identifier when it has one
+ * (kwokctl's CA computes it its own way, and a mismatch makes OpenSSL and Node's checkIssued
+ * reject the chain), else one computed from its public key.
+ */
+async function authorityKeyIdentifier(
+  issuer: x509.X509Certificate,
+): Promise<x509.AuthorityKeyIdentifierExtension> {
+  const own = issuer.getExtension(x509.SubjectKeyIdentifierExtension);
+  return own
+    ? new x509.AuthorityKeyIdentifierExtension(own.keyId)
+    : x509.AuthorityKeyIdentifierExtension.create(issuer.publicKey);
+}
+
 export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey> {
   const keys = await generateKeys();
   const issuerCert = new x509.X509Certificate(options.issuer.cert);
@@ -128,7 +142,7 @@ export async function issueLeaf(options: LeafOptions): Promise<CertificateAndKey
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
       new x509.ExtendedKeyUsageExtension(options.usages.map((usage) => x509.ExtendedKeyUsage[usage])),
       ...(altNames.length > 0 ? [new x509.SubjectAlternativeNameExtension(altNames)] : []),
-      await x509.AuthorityKeyIdentifierExtension.create(issuerCert.publicKey),
+      await authorityKeyIdentifier(issuerCert),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
     ],
   });

@@ -89,6 +89,7 @@ const kubeProxySpec = (stateDir: string, binDir: string, healthzPort: number) =>
     env: daemonEnv(binDir, plan.dir),
     cwd: plan.dir,
     recordFile: path.join(plan.dir, "kube-proxy.json"),
+    inputs: [plan.config, plan.kubeconfig, path.join(plan.pki, "client.crt")],
     logFile: path.join(plan.logs, "kube-proxy.log"),
     marker: `${plan.dir}/`,
     ready: () => httpOk(`http://127.0.0.1:${healthzPort}/healthz`),

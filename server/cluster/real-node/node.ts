@@ -70,6 +70,7 @@ const containerdSpec = (context: RealNodeContext, plan: RealNodePlan) => ({
   env: daemonEnv(context.binDir, plan.dir),
   cwd: plan.dir,
   recordFile: path.join(plan.dir, "containerd.json"),
+  inputs: [plan.paths.containerdConfig],
   logFile: path.join(plan.paths.logs, "containerd.log"),
   marker: `${plan.dir}/`,
   ready: () => socketAnswers(plan.paths.containerdSocket),
@@ -99,6 +100,13 @@ const kubeletSpec = (context: RealNodeContext, plan: RealNodePlan, healthzPort: 
   env: daemonEnv(context.binDir, plan.dir),
   cwd: plan.dir,
   recordFile: path.join(plan.dir, "kubelet.json"),
+  // Its configuration and every certificate it loads once: a change restarts it (its pods keep running).
+  inputs: [
+    plan.paths.kubeletConfig,
+    plan.paths.kubeletKubeconfig,
+    ...["serving.crt", "client.crt", "cluster-ca.crt"].map((file) => path.join(plan.paths.kubeletPki, file)),
+    context.nodePki["kubelet-client-ca"].certFile,
+  ],
   logFile: path.join(plan.paths.logs, "kubelet.log"),
   marker: `${plan.dir}/`,
   ready: () => httpOk(`http://127.0.0.1:${healthzPort}/healthz`),
