@@ -2,9 +2,10 @@
 # Builds Ring0's local Kubernetes binaries (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubectl, kubelet, kube-proxy, etcd, etcdctl, etcdutl, kwok, kwokctl, Ring0's
 # ring0-simkubelet and ring0-image from tools/kube/kwok, and containerd, containerd-shim-runc-v2,
-# ctr for real nodes) from source fetched through the Go module proxy only. Versions are pinned by
-# tools/kube/go.mod + go.sum (k8s, kubectl, etcd), tools/kube/kwok/go.mod + go.sum (kwok) and
-# tools/kube/containerd/go.mod + go.sum (containerd). See tools/kube/README.md.
+# ctr for real nodes, and ring0-registry, the local OCI registry of real nodes) from source fetched
+# through the Go module proxy only. Versions are pinned by tools/kube/go.mod + go.sum (k8s,
+# kubectl, etcd), tools/kube/kwok/go.mod + go.sum (kwok), tools/kube/containerd/go.mod + go.sum
+# (containerd) and tools/kube/registry/go.mod + go.sum (distribution). See tools/kube/README.md.
 #
 # Usage: scripts/kube-build.sh             build if needed; last line of stdout is the bin dir
 #        scripts/kube-build.sh --print-dir print the expected bin dir; exit 0 if built, 3 if not
@@ -22,9 +23,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/go-build.sh"
 kube_dir="$repo_root/tools/kube"
 kwok_dir="$kube_dir/kwok"
 containerd_dir="$kube_dir/containerd"
+registry_dir="$kube_dir/registry"
 
 BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy etcd etcdctl etcdutl
-  kwok kwokctl ring0-simkubelet ring0-image containerd containerd-shim-runc-v2 ctr)
+  kwok kwokctl ring0-simkubelet ring0-image containerd containerd-shim-runc-v2 ctr ring0-registry)
 
 is_complete() {
   local d="$1" b
@@ -40,6 +42,7 @@ log "downloading modules (verified against committed go.sum)"
 (cd "$kube_dir" && go mod download)
 (cd "$kwok_dir" && go mod download)
 (cd "$containerd_dir" && go mod download)
+(cd "$registry_dir" && go mod download)
 log "modules ready in $((SECONDS - t))s"
 
 modver() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
@@ -50,6 +53,7 @@ kube_date="$(modtime "$kube_dir" k8s.io/kubernetes)"               # release tim
 etcd_version="$(modver "$kube_dir" go.etcd.io/etcd/server/v3)"     # v3.6.8
 kwok_version="$(modver "$kwok_dir" sigs.k8s.io/kwok)"              # v0.8.0
 containerd_version="$(modver "$containerd_dir" github.com/containerd/containerd/v2)" # v2.4.2
+registry_version="$(modver "$registry_dir" github.com/distribution/distribution/v3)" # v3.1.2
 kube_major="${kube_version#v}"
 kube_major="${kube_major%%.*}"
 kube_minor="${kube_version#v*.}"
@@ -104,12 +108,16 @@ build containerd "$containerd_dir" "$containerd_tags" "$containerd_ldflags" gith
 build containerd-shim-runc-v2 "$containerd_dir" "urfave_cli_no_docs,no_grpc" "$containerd_ldflags" \
   github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
 build ctr "$containerd_dir" "urfave_cli_no_docs" "$containerd_ldflags" github.com/containerd/containerd/v2/cmd/ctr
+# Real nodes' image registry: distribution's registry with the filesystem driver only (our main).
+build ring0-registry "$registry_dir" "" "-s -w -X github.com/distribution/distribution/v3/version.version=$registry_version" \
+  ring0/tools/kube/registry/cmd/ring0-registry
 
 {
   echo "kubernetes $kube_version"
   echo "etcd $etcd_version"
   echo "kwok $kwok_version"
   echo "containerd $containerd_version"
+  echo "distribution $registry_version"
   echo "go $go_version"
   echo "key $key"
   for b in "${BINARIES[@]}"; do echo "build_seconds $b ${build_secs[$b]}"; done

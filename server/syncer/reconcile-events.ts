@@ -52,6 +52,25 @@ export async function syncEvent(
   ]) {
     if (below[field] !== undefined && below[field] !== null) event[field] = below[field];
   }
-  event.message = translate(below.message);
+  event.message = withImageHint(translate(below.message));
   await serverSideApply(session.conn, event, { force: true });
+}
+
+/** The longest event message the API accepts from a strict writer (core validation's NoteLengthLimit). */
+const MESSAGE_LIMIT = 1024;
+
+/**
+ * A failed image pull tells the tenant how to get the image here: nodes pull only from Ring0's
+ * local registry (no public registry is reachable), so an operator pushes it. Other messages pass
+ * unchanged. The result stays within the API's message limit.
+ */
+export function withImageHint(message: unknown): unknown {
+  if (typeof message !== "string") return message;
+  const failed = /^Failed to pull image "([^"]+)"/.exec(message);
+  if (!failed || !/not found|failed to resolve|failed to do request|connection refused/i.test(message))
+    return message;
+  const hint = ` — This cluster's nodes pull images only from Ring0's local registry, which does not have "${failed[1]}". Ask your Ring0 operator to push it: \`./ring0 images push <archive>\` (an archive from \`docker save ${failed[1]}\`).`;
+  const room = MESSAGE_LIMIT - hint.length;
+  if (room < 80) return message;
+  return (message.length > room ? `${message.slice(0, room - 1)}…` : message) + hint;
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Re-pins tools/kube/go.mod (+ go.sum), tools/kube/kwok/go.mod (+ go.sum) and
-# tools/kube/containerd/go.mod (+ go.sum).
+# tools/kube/containerd/go.mod (+ go.sum) and tools/kube/registry/go.mod (+ go.sum).
 #
-# Usage: tools/kube/update.sh [K8S_VERSION [ETCD_VERSION [KWOK_VERSION [CONTAINERD_VERSION]]]]
+# Usage: tools/kube/update.sh [K8S_VERSION [ETCD_VERSION [KWOK_VERSION [CONTAINERD_VERSION [DISTRIBUTION_VERSION]]]]]
 #   K8S_VERSION   k8s.io/kubernetes version, e.g. v1.36.4 (default: the one pinned now)
 #   ETCD_VERSION  go.etcd.io/etcd/server/v3 version (default: the etcd client version
 #                 that K8S_VERSION's own go.mod requires, so the k8s graph is unchanged)
 #   KWOK_VERSION  sigs.k8s.io/kwok version (default: the one pinned now)
 #   CONTAINERD_VERSION github.com/containerd/containerd/v2 version (default: the one pinned now)
+#   DISTRIBUTION_VERSION github.com/distribution/distribution/v3 version (default: the one pinned now)
 #
 # Needs the Go module proxy (and its checksum database) once; the resulting go.sum files
 # are complete, so scripts/kube-build.sh then verifies everything offline against them.
@@ -21,6 +22,7 @@ current() { (cd "$1" && go list -m -f '{{.Version}}' "$2"); }
 k8s="${1:-$(current "$here" k8s.io/kubernetes)}"
 kwok="${3:-$(current "$here/kwok" sigs.k8s.io/kwok)}"
 containerd="${4:-$(current "$here/containerd" github.com/containerd/containerd/v2)}"
+distribution="${5:-$(current "$here/registry" github.com/distribution/distribution/v3)}"
 
 k8s_dir="$(go mod download -json "k8s.io/kubernetes@$k8s" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
 [[ -n "$k8s_dir" && -f "$k8s_dir/go.mod" ]] || {
@@ -78,6 +80,16 @@ rm -f "$here/containerd/go.sum"
     "github.com/containerd/containerd/v2/cmd/containerd@$containerd" \
     "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$containerd" \
     "github.com/containerd/containerd/v2/cmd/ctr@$containerd"
+  go mod tidy
+)
+
+# The registry's main is ours (registry/cmd/ring0-registry: the filesystem driver only), so the
+# module requires distribution and tidy keeps exactly the graph distribution pins.
+printf 'module ring0/tools/kube/registry\n\ngo 1.26.0\n' >"$here/registry/go.mod"
+rm -f "$here/registry/go.sum"
+(
+  cd "$here/registry"
+  go get "github.com/distribution/distribution/v3@$distribution"
   go mod tidy
 )
 

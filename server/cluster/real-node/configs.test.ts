@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { cniConflist, containerdConfig, kubeletConfig, kubeProxyConfig } from "./configs";
+import {
+  cniConflist,
+  containerdConfig,
+  containerdHostDir,
+  kubeletConfig,
+  kubeProxyConfig,
+  registryConfig,
+  registryHostsToml,
+} from "./configs";
 import { firewallRules } from "./host-firewall";
 import { realNodeIndex, realNodeName, realNodePlan } from "./plan";
 
@@ -15,7 +23,10 @@ describe("a real node's plan", () => {
       cgroupRoot: "/ring0/ring0-real-2",
       dir: "/state/real-nodes/ring0-real-2",
     });
-    for (const file of Object.values(plan.paths)) expect(file.startsWith(`${plan.dir}/`)).toBe(true);
+    const { registryHosts, ...own } = plan.paths;
+    for (const file of Object.values(own)) expect(file.startsWith(`${plan.dir}/`)).toBe(true);
+    // One registry per host, outside the node's dir: its images outlive the node.
+    expect(registryHosts).toBe("/state/registry/hosts.d");
     expect(realNodeIndex(realNodeName(7))).toBe(7);
     expect(realNodeIndex("ring0-real-07")).toBeUndefined();
     expect(() => realNodePlan("/state", 8)).toThrow(/out of range/);
@@ -31,6 +42,25 @@ describe("a real node's configuration", () => {
     expect(text).toContain("disable_tcp_service = true");
     expect(text).toContain('stream_server_address = "127.0.0.1"');
     expect(text).toContain(`address = "${plan.paths.containerdSocket}"`);
+    expect(text).toContain('config_path = "/state/registry/hosts.d"');
+  });
+
+  it("registry: loopback only, storage on disk, no debug listener; every host pulls from it and nowhere else", () => {
+    const config = registryConfig({ port: 5123, storage: "/state/registry/storage", secret: "a".repeat(64) });
+    expect(config).toContain("addr: 127.0.0.1:5123");
+    expect(config).toContain('rootdirectory: "/state/registry/storage"');
+    expect(config).not.toMatch(/debug|proxy|remoteurl/);
+    const dockerHub = registryHostsToml(5123, "docker.io");
+    expect(dockerHub).toContain('server = "http://127.0.0.1:5123/v2/docker.io"');
+    expect(dockerHub).toContain("override_path = true");
+    expect(dockerHub).toContain('capabilities = ["pull", "resolve"]');
+    // No [host] entries: the server above is the only place containerd asks (no fallback upstream).
+    expect(dockerHub).not.toContain("[host");
+    expect(registryHostsToml(5123, "localhost:5000")).toContain("/v2/localhost-5000");
+    expect(registryHostsToml(5123, "_default")).toContain("/v2/ring0-unlisted-host");
+    expect(() => registryHostsToml(5123, 'evil"\nserver')).toThrow(/bad registry host/);
+    expect(containerdHostDir("localhost:5000")).toBe("localhost_5000_");
+    expect(containerdHostDir("quay.io")).toBe("quay.io");
   });
 
   it("CNI: the node's bridge and subnet, routes to pods and Services only, no masquerade", () => {

@@ -31,6 +31,9 @@ export function containerdConfig(plan: RealNodePlan): string {
     '  snapshotter = "overlayfs"',
     '  [plugins."io.containerd.cri.v1.images".pinned_images]',
     `    sandbox = ${toml(PAUSE_IMAGE)}`,
+    // Where each registry host's hosts.toml sends pulls: Ring0's registry, never the internet.
+    '  [plugins."io.containerd.cri.v1.images".registry]',
+    `    config_path = ${toml(paths.registryHosts)}`,
     '[plugins."io.containerd.cri.v1.runtime"]',
     "  enable_selinux = false",
     "  disable_apparmor = true",
@@ -216,6 +219,70 @@ export function kubeProxyConfig(files: KubeProxyFiles): string {
     "  tcpEstablishedTimeout: 0s",
     "  tcpCloseWaitTimeout: 0s",
     "oomScoreAdj: 0",
+    "",
+  ].join("\n");
+}
+
+/** The registry's config (distribution v3): loopback only, files on this host's disk, no debug listener. */
+export function registryConfig(options: { port: number; storage: string; secret: string }): string {
+  return [
+    "# Written by Ring0 (server/cluster/real-node/registry.ts); edits are overwritten.",
+    "version: 0.1",
+    "log:",
+    "  level: warn",
+    "  formatter: text",
+    "  accesslog:",
+    "    disabled: true",
+    "storage:",
+    "  filesystem:",
+    `    rootdirectory: ${JSON.stringify(options.storage)}`,
+    "  delete:",
+    "    enabled: true",
+    "  redirect:",
+    "    disable: true",
+    "http:",
+    `  addr: 127.0.0.1:${options.port}`,
+    // Signs upload state; fixed per host so an upload survives a registry restart.
+    `  secret: ${JSON.stringify(options.secret)}`,
+    "  headers:",
+    "    X-Content-Type-Options: [nosniff]",
+    "",
+  ].join("\n");
+}
+
+/**
+ * A registry host's repositories in Ring0's registry: under the host's own name (a port becomes
+ * "-port"), so docker.io/library/nginx and quay.io/library/nginx stay apart. The same mapping as
+ * ring0-image push's ImageRef.Repository (tools/kube/kwok/image/push.go).
+ */
+export function registryRepositoryHost(host: string): string {
+  return host.replaceAll(":", "-");
+}
+
+/** containerd's directory name for a registry host (its hostDirectory: "host:port" → "host_port_"). */
+export function containerdHostDir(host: string): string {
+  const colon = host.lastIndexOf(":");
+  return colon > 0 ? `${host.slice(0, colon)}_${host.slice(colon + 1)}_` : host;
+}
+
+/** A registry host name Ring0 writes a hosts.toml for: a DNS name or IPv4 address, maybe a port. */
+export const REGISTRY_HOST_PATTERN =
+  /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::\d{1,5})?$/;
+
+/**
+ * containerd's hosts.toml for one registry host (or "_default", every host without its own): the
+ * only server is Ring0's registry, at the host's own repository prefix (override_path: the URL is
+ * the API root). With no [host] entries and this server, containerd never falls back to the
+ * internet; pull and resolve only (nothing is pushed from a node).
+ */
+export function registryHostsToml(port: number, host: string): string {
+  const prefix = host === "_default" ? "ring0-unlisted-host" : registryRepositoryHost(host);
+  if (host !== "_default" && !REGISTRY_HOST_PATTERN.test(host)) throw new Error(`bad registry host ${host}`);
+  return [
+    `# Written by Ring0: pulls from ${host === "_default" ? "any other registry host" : host} come from Ring0's local registry only.`,
+    `server = ${toml(`http://127.0.0.1:${port}/v2/${prefix}`)}`,
+    "override_path = true",
+    'capabilities = ["pull", "resolve"]',
     "",
   ].join("\n");
 }

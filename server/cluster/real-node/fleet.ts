@@ -17,7 +17,7 @@ import { run } from "../process";
 import { kubeconfigYaml, kubeProxyConfig } from "./configs";
 import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
 import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
-import { ensureImageArchives } from "./images";
+import { ensureImageArchives, NODE_IMAGES } from "./images";
 import {
   daemonEnv,
   ensureRealNode,
@@ -35,6 +35,7 @@ import {
   realNodePlan,
   realNodesDir,
 } from "./plan";
+import { ensureRegistry, listRegistryImages, pushImageArchive, stopRegistry } from "./registry";
 
 /** Real nodes whose directories exist under the state dir, by index. */
 export function realNodesOnDisk(stateDir: string): number[] {
@@ -181,12 +182,31 @@ export async function ensureRealNodes(
   takeHostLock(path.resolve(stateDir));
   await ensureHostFirewall();
   const archives = await ensureImageArchives(stateDir, context.binDir);
+  await ensureOwnImagesInRegistry(stateDir, context, archives);
   for (let index = 0; index < count; index++) {
     await ensureRealNode(context, realNodePlan(stateDir, index), archives);
   }
   await ensureNodeProxyRbac(context.connection);
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
   await waitLocalNodesReady(context.connection, count, 120_000, `${REAL_NODE_LABEL}=true`);
+}
+
+/**
+ * The registry running, with Ring0's own images in it too (nodes have them imported already; the
+ * registry lets a pod with imagePullPolicy: Always, or a node that lost them, pull them again).
+ */
+async function ensureOwnImagesInRegistry(
+  stateDir: string,
+  context: RealNodeContext,
+  archives: string[],
+): Promise<void> {
+  const port = await ensureRegistry(stateDir, context.binDir);
+  const present = new Set(await listRegistryImages(port));
+  const missing = NODE_IMAGES.filter((image) => !present.has(image.name));
+  for (const image of missing) {
+    const archive = archives[NODE_IMAGES.indexOf(image)];
+    if (archive) await pushImageArchive(stateDir, context.binDir, archive, { logger: context.logger });
+  }
 }
 
 /** Every real node of this state dir gone, with kube-proxy's rules, the host's wall and the lock. Returns what stayed. */
@@ -197,6 +217,7 @@ export async function removeRealNodes(stateDir: string, binDir: string, logger: 
   }
   if (fs.existsSync(realNodesDir(stateDir))) {
     await removeKubeProxy(stateDir, binDir);
+    await stopRegistry(stateDir, binDir);
     await removeHostFirewall().catch((error: unknown) => left.push(`firewall: ${String(error)}`));
     releaseHostLock(path.resolve(stateDir));
     if (left.length === 0) fs.rmSync(realNodesDir(stateDir), { recursive: true, force: true });

@@ -8,7 +8,8 @@
  *   cgroups     /ring0/<name> in every hierarchy (the kubelet's cgroupRoot), so cluster:down
  *               removes exactly what the node made
  * Files under <stateDir>/real-nodes/<name>/; kube-proxy (one per host: it programs the host's
- * iptables) under <stateDir>/real-nodes/kube-proxy/.
+ * iptables) under <stateDir>/real-nodes/kube-proxy/. The image registry every real node pulls from
+ * (one per host too) under <stateDir>/registry/: its images outlive cluster:down.
  */
 import path from "node:path";
 import { indexedNames } from "../indexed-name";
@@ -55,6 +56,8 @@ export interface RealNodePlan {
     staticPods: string;
     podLogs: string;
     logs: string;
+    /** containerd's registry hosts dir (config_path): every registry host resolves to Ring0's registry. */
+    registryHosts: string;
   };
 }
 
@@ -102,9 +105,47 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
       staticPods: path.join(dir, "kubelet", "static-pods"),
       podLogs: path.join(dir, "kubelet", "pod-logs"),
       logs: path.join(dir, "logs"),
+      registryHosts: registryPlan(stateDir).hostsDir,
     },
   };
 }
+
+/** The registry's files: config (with its port), storage (the images), containerd's hosts dir. */
+export interface RegistryPlan {
+  dir: string;
+  config: string;
+  storage: string;
+  hostsDir: string;
+  record: string;
+  logs: string;
+}
+
+export function registryPlan(stateDir: string): RegistryPlan {
+  const dir = path.join(path.resolve(stateDir), "registry");
+  return {
+    dir,
+    config: path.join(dir, "config.yml"),
+    storage: path.join(dir, "storage"),
+    hostsDir: path.join(dir, "hosts.d"),
+    record: path.join(dir, "registry.json"),
+    logs: path.join(dir, "logs"),
+  };
+}
+
+/**
+ * Registry hosts whose images Ring0's registry serves from the start of every real node (any other
+ * host gets its hosts.toml when an image of it is pushed; until then a pull of it fails here).
+ */
+export const MIRRORED_REGISTRY_HOSTS = [
+  "docker.io",
+  "registry.k8s.io",
+  "quay.io",
+  "ghcr.io",
+  "gcr.io",
+  "mcr.microsoft.com",
+  "public.ecr.aws",
+  "localhost",
+] as const;
 
 export interface KubeProxyPlan {
   dir: string;

@@ -11,6 +11,7 @@ import https from "node:https";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/core/roles";
 import { createKubeGateway, type KubeGateway } from "@/server/gateway/gateway";
@@ -26,7 +27,15 @@ import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/dat
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
 import { mountsUnder, realNodePrerequisites } from "./host";
-import { HTTPD_IMAGE, realNodePlan, SIMULATED_TAINT_KEY, TOOLBOX_IMAGE } from "./plan";
+import {
+  HTTPD_IMAGE,
+  realNodePlan,
+  realNodesDir,
+  registryPlan,
+  SIMULATED_TAINT_KEY,
+  TOOLBOX_IMAGE,
+} from "./plan";
+import { pushImageArchive, runningRegistryPort } from "./registry";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -93,6 +102,43 @@ function kubeletGet(
     request.on("error", reject);
     request.end();
   });
+}
+
+/**
+ * A `docker save`-style archive (manifest.json, config, uncompressed layer tar) of the httpd image
+ * under `repoTag`, as an operator would bring from a machine with Docker.
+ */
+async function dockerArchiveOfHttpd(repoTag: string): Promise<string> {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-docker-archive-"));
+  const oci = path.join(work, "oci");
+  const docker = path.join(work, "docker");
+  fs.mkdirSync(oci);
+  fs.mkdirSync(path.join(docker, "layer"), { recursive: true });
+  await run("tar", ["-xf", path.join(realNodesDir(stateDir), "images", "httpd.tar"), "-C", oci], {
+    timeoutMs: 60_000,
+  });
+  const blob = (digest: string) => path.join(oci, "blobs", "sha256", digest.replace("sha256:", ""));
+  const index = JSON.parse(fs.readFileSync(path.join(oci, "index.json"), "utf8")) as {
+    manifests: { digest: string }[];
+  };
+  const manifest = JSON.parse(fs.readFileSync(blob(index.manifests[0]?.digest as string), "utf8")) as {
+    config: { digest: string };
+    layers: { digest: string }[];
+  };
+  fs.copyFileSync(blob(manifest.config.digest), path.join(docker, "config.json"));
+  fs.writeFileSync(
+    path.join(docker, "layer", "layer.tar"),
+    zlib.gunzipSync(fs.readFileSync(blob(manifest.layers[0]?.digest as string))),
+  );
+  fs.writeFileSync(
+    path.join(docker, "manifest.json"),
+    JSON.stringify([{ Config: "config.json", RepoTags: [repoTag], Layers: ["layer/layer.tar"] }]),
+  );
+  const archive = path.join(work, "image.tar");
+  await run("tar", ["-cf", archive, "-C", docker, "manifest.json", "config.json", "layer/layer.tar"], {
+    timeoutMs: 60_000,
+  });
+  return archive;
 }
 
 describe.skipIf(problems.length > 0)(
@@ -170,6 +216,44 @@ describe.skipIf(problems.length > 0)(
         );
         return out.includes("200 OK") && out.includes("web");
       }, 30_000);
+    });
+
+    it("pulls images from Ring0's registry: a pushed `docker save` archive runs by its plain name", async () => {
+      const archive = await dockerArchiveOfHttpd("nginx:latest");
+      const binDir = path.dirname(kubectlPath);
+      const pushed = await pushImageArchive(stateDir, binDir, archive);
+      expect(pushed.map((image) => image.name)).toEqual(["docker.io/library/nginx:latest"]);
+      // Pushing again uploads nothing: the registry has every blob.
+      const again = await pushImageArchive(stateDir, binDir, archive);
+      expect(again[0]).toMatchObject({ uploaded: 0, present: 2 });
+      await kubectl("run", "nginx", "--image=nginx", "--restart=Never", "--port=8080");
+      await podRunning("nginx");
+      const pod = await kubeRequest<{ status: { podIP: string; containerStatuses: { imageID: string }[] } }>(
+        conn,
+        { path: "/api/v1/namespaces/default/pods/nginx" },
+      );
+      expect(pod.status.containerStatuses[0]?.imageID).toMatch(/^docker\.io\/library\/nginx@sha256:/);
+      const { out } = await inPod(`printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${pod.status.podIP} 8080`);
+      expect(out).toContain("200 OK");
+    });
+
+    it("fails a pull of an image nobody pushed at Ring0's registry, never reaching out to the internet", async () => {
+      await kubectl("run", "ghost", "--image=ghost-image:1", "--restart=Never");
+      const message = await eventually(async () => {
+        const events = await kubeRequest<{ items: { reason: string; message: string }[] }>(conn, {
+          path: "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dghost",
+        });
+        return events.items.find((event) => event.reason === "Failed" && event.message.includes("pull"))
+          ?.message;
+      }, 60_000);
+      // A 404 from the local registry; a try at docker.io would fail on DNS or the dial instead.
+      expect(message).toMatch(/docker\.io\/library\/ghost-image:1: not found/);
+      expect(message).not.toMatch(/registry-1\.docker\.io|lookup|dial tcp|i\/o timeout/);
+      // And the registry itself is out of a pod's reach (it listens on the host's loopback only).
+      const port = runningRegistryPort(stateDir, path.dirname(kubectlPath));
+      expect(port).toBeGreaterThan(0);
+      const probe = await inPod(`nc -w 2 ${plan.nodeIp} ${port} </dev/null && echo REACHED`);
+      expect(probe.out).not.toContain("REACHED");
     });
 
     it("walls a pod off from the host and from everything beyond this host's pods", async () => {
@@ -382,18 +466,107 @@ describe.skipIf(problems.length > 0)(
         }
       });
 
+      it("kubectl attach reaches a container's stdin and stdout", async () => {
+        const manifest = path.join(home, "echo.yaml");
+        fs.writeFileSync(
+          manifest,
+          JSON.stringify({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "echo" },
+            spec: {
+              containers: [
+                {
+                  name: "echo",
+                  image: TOOLBOX_IMAGE,
+                  stdin: true,
+                  command: ["sh", "-c", "while read line; do echo got:$line; done"],
+                },
+              ],
+            },
+          }),
+        );
+        expect((await tenantKubectl(acme, ["apply", "-f", manifest])).code).toBe(0);
+        await runningInTenant("echo");
+        const attach = spawn(
+          kubectlPath,
+          ["--kubeconfig", kubeconfigs[acme] as string, "attach", "-i", "echo"],
+          {
+            env: { ...process.env, HOME: home },
+            stdio: ["pipe", "pipe", "pipe"],
+          },
+        );
+        let output = "";
+        attach.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        try {
+          // Lines go in until one comes back (attach may take a moment to connect).
+          await eventually(async () => {
+            attach.stdin.write(`hello ${suffix}\n`);
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            return output.includes(`got:hello ${suffix}`);
+          }, 30_000);
+        } finally {
+          attach.kill("SIGTERM");
+        }
+      });
+
+      it("kubectl exec -it gives a terminal in the container", async () => {
+        // util-linux's script gives kubectl a pseudo-terminal, so -t really asks for one.
+        const command = `${kubectlPath} --kubeconfig ${kubeconfigs[acme]} exec -it t -- sh -c 'tty; echo TERM=$TERM; hostname'`;
+        const result = await run("script", ["-qec", command, "/dev/null"], {
+          timeoutMs: 60_000,
+          env: { PATH: process.env.PATH ?? "", HOME: home, TERM: "xterm-256color" },
+        });
+        expect(result.stdout).toMatch(/\/dev\/pts\/\d+/);
+        // The runtime gives a terminal exec TERM=xterm (no terminal: no TERM at all).
+        expect(result.stdout).toMatch(/TERM=xterm/);
+        expect(result.stdout).toMatch(/^t\r?$/m);
+      });
+
+      it("a missing image tells the tenant how to get it supplied", async () => {
+        const created = await tenantKubectl(acme, [
+          "run",
+          "ghost",
+          "--image=ghost-image:2",
+          "--restart=Never",
+        ]);
+        expect(created.code, created.stderr).toBe(0);
+        const message = await eventually(async () => {
+          const got = await tenantKubectl(acme, [
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.name=ghost",
+            "-o",
+            "json",
+          ]);
+          const events = JSON.parse(got.stdout || "{}") as { items?: { reason: string; message: string }[] };
+          return events.items?.find((event) => event.message.includes("./ring0 images push"))?.message;
+        }, 90_000);
+        expect(message).toContain('Failed to pull image "ghost-image:2"');
+        expect(message).toContain("docker save ghost-image:2");
+      });
+
       it("another tenant reaches none of it", async () => {
         const exec = await tenantKubectl(globex, ["exec", "t", "--", "hostname"]);
         expect(exec.code).not.toBe(0);
         expect(exec.stdout).toBe("");
         const logs = await tenantKubectl(globex, ["logs", "t"]);
         expect(logs.stderr).toContain("NotFound");
+        const attach = await tenantKubectl(globex, ["attach", "echo"]);
+        expect(attach.code).not.toBe(0);
+        expect(attach.stderr).toMatch(/NotFound|not found/);
       });
     });
 
     it("leaves no process, mount, bridge, cgroup, netns or firewall rule behind on cluster:down", async () => {
       await cluster.down();
       expect(processesMentioning(`${path.join(stateDir, "real-nodes")}/`)).toEqual([]);
+      // The registry stops with the nodes; its images stay on disk for the next up.
+      expect(processesMentioning(registryPlan(stateDir).config)).toEqual([]);
+      expect(fs.readdirSync(registryPlan(stateDir).storage).length).toBeGreaterThan(0);
       expect(mountsUnder(stateDir)).toEqual([]);
       expect(fs.existsSync(`/sys/class/net/${plan.bridge}`)).toBe(false);
       for (const hierarchy of fs.readdirSync("/sys/fs/cgroup")) {

@@ -10,6 +10,9 @@
 //	ring0-image pause-run      the pause image's entrypoint: waits for SIGTERM/SIGINT, reaps children
 //	ring0-image httpd --out FILE [--name localhost/ring0/httpd:1]
 //	ring0-image httpd-run [--listen ADDR]   the HTTP server image's entrypoint (:8080, or $PORT)
+//	ring0-image push --registry 127.0.0.1:PORT [--name REF] ARCHIVE
+//	                           copies an OCI layout or `docker save` archive into Ring0's registry
+//	                           (see push.go); prints "pushed NAME REPOSITORY UPLOADED PRESENT BYTES"
 //
 // --entrypoint and --cmd are repeatable, one argument each (like umoci's --config.entrypoint).
 // MODE is octal (default: the host file's permission bits). Parent directories are created 0755.
@@ -38,7 +41,8 @@ func usage() {
   ring0-image pause --out FILE [--name `+pauseName+`]
   ring0-image pause-run
   ring0-image httpd --out FILE [--name `+httpdName+`]
-  ring0-image httpd-run [--listen ADDR]`)
+  ring0-image httpd-run [--listen ADDR]
+  ring0-image push --registry 127.0.0.1:PORT [--name REF] ARCHIVE`)
 }
 
 func main() {
@@ -51,6 +55,12 @@ func main() {
 		os.Exit(pauseRun())
 	case "httpd-run":
 		os.Exit(httpdRun(os.Args[2:]))
+	case "push":
+		if err := pushCommand(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "ring0-image:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(os.Args[1], os.Args[2:]); err != nil {
 		fmt.Fprintln(os.Stderr, "ring0-image:", err)

@@ -1,0 +1,76 @@
+/**
+ * Ring0's local image registry from the command line (the registry real nodes pull every image from;
+ * see server/cluster/real-node/registry.ts):
+ *   ./ring0 images push <archive> [--name REF]   push the images of a `docker save` or OCI archive
+ *                                                (plain or gzipped) under their own names, or REF
+ *   ./ring0 images list                          every image pods can use
+ * The local super cluster must be up with real nodes (`./ring0 start` or `npm run cluster:up`).
+ * State lives in $RING0_STATE_DIR (default .ring0); a relative archive path is taken from the
+ * directory ./ring0 was called in.
+ */
+import path from "node:path";
+import { kubeBinaries } from "@/server/cluster/kwokctl";
+import {
+  listRegistryImages,
+  pushImageArchive,
+  runningRegistryPort,
+} from "@/server/cluster/real-node/registry";
+import { createLogger } from "@/server/logger";
+
+const USAGE = "usage: ./ring0 images push <archive> [--name REF] | ./ring0 images list\n";
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const [command, ...args] = process.argv.slice(2);
+  const stateDir = path.resolve(process.env.RING0_STATE_DIR ?? ".ring0");
+  const callerDir = process.env.RING0_CALLER_DIR ?? process.cwd();
+  const logger = createLogger(
+    { service: "ring0-images" },
+    process.env.LOG_LEVEL === "debug" ? "debug" : "warn",
+  );
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  if (command !== "push" && command !== "list") fail(USAGE, 2);
+  const binDir = await kubeBinaries(logger, { build: false });
+
+  if (command === "list") {
+    if (args.length > 0) fail(USAGE, 2);
+    const port = runningRegistryPort(stateDir, binDir);
+    if (port === undefined)
+      fail("Ring0's image registry is not running: it runs with the real nodes (`./ring0 start`)");
+    for (const name of await listRegistryImages(port)) out(name);
+    return;
+  }
+
+  let name: string | undefined;
+  const positional: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--name") {
+      name = args[++i];
+      if (!name) fail("--name needs an image name, e.g. --name nginx:1.27", 2);
+    } else if (arg.startsWith("--name=")) {
+      name = arg.slice("--name=".length);
+    } else if (arg.startsWith("-")) {
+      fail(`unknown option ${arg}\n${USAGE}`, 2);
+    } else {
+      positional.push(arg);
+    }
+  }
+  if (positional.length !== 1) fail(`give exactly one archive\n${USAGE}`, 2);
+  const archive = path.resolve(callerDir, positional[0] as string);
+  const pushed = await pushImageArchive(stateDir, binDir, archive, { name, logger });
+  for (const image of pushed) {
+    const size = (image.bytes / 1024 / 1024).toFixed(1);
+    out(
+      `pushed ${image.name} (${image.uploaded} blobs uploaded, ${size} MiB; ${image.present} already there)`,
+    );
+  }
+  const first = pushed[0];
+  if (first) out(`Pods use it by that name, e.g.: kubectl run web --image=${first.name}`);
+}
+
+main().catch((error: unknown) => fail(`images: ${error instanceof Error ? error.message : String(error)}`));
