@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { age, memory } from "./format";
+import { age, bytesInUse, cores, memory } from "./format";
 
 describe("age", () => {
   const now = Date.parse("2026-11-21T12:00:00Z");
@@ -19,5 +19,18 @@ describe("memory", () => {
     expect(memory("1536Mi")).toBe("1.5 GiB");
     expect(memory("64G")).toBe("64G");
     expect(memory(undefined)).toBe("—");
+  });
+});
+
+describe("usage", () => {
+  it("writes cores and bytes as kubectl top does", () => {
+    expect(cores(0.25)).toBe("250m");
+    expect(cores(0.0004)).toBe("0m");
+    expect(cores(1.25)).toBe("1.25");
+    expect(cores(2)).toBe("2");
+    expect(cores(undefined)).toBe("—");
+    expect(bytesInUse(12 * 2 ** 20)).toBe("12 MiB");
+    expect(bytesInUse(1.5 * 2 ** 30)).toBe("1.5 GiB");
+    expect(bytesInUse(Number.NaN)).toBe("—");
   });
 });

@@ -23,3 +23,17 @@ export function memory(quantity: string | undefined): string {
     ? `${Number.isInteger(gib) ? gib : gib.toFixed(1)} GiB`
     : `${Math.round(bytes / 2 ** 20)} MiB`;
 }
+
+/** Cores in use as `kubectl top` writes them: "250m", "1.25" (below a millicore: "0m"). */
+export function cores(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return "—";
+  if (value < 1) return `${Math.round(value * 1000)}m`;
+  return value.toFixed(2).replace(/\.?0+$/, "");
+}
+
+/** Bytes in use: "12 MiB", "1.5 GiB". */
+export function bytesInUse(value: number | undefined): string {
+  if (value === undefined || !Number.isFinite(value)) return "—";
+  if (value >= 2 ** 30) return `${(value / 2 ** 30).toFixed(1)} GiB`;
+  return `${Math.round(value / 2 ** 20)} MiB`;
+}

@@ -1,8 +1,8 @@
 "use client";
 
-import { useSuspenseQuery } from "@tanstack/react-query";
+import { useQuery, useSuspenseQuery } from "@tanstack/react-query";
 import Link from "next/link";
-import { memory } from "@/components/nodes/format";
+import { bytesInUse, cores, memory } from "@/components/nodes/format";
 import { NodeLogs } from "@/components/streams/node-logs";
 import { superPodHref, superPodsHref } from "@/components/super-pods/pod-filter";
 import { TenantsOnNode } from "@/components/syncer/tenants-on-node";
@@ -16,6 +16,9 @@ export function NodeDetail({ name }: { name: string }) {
   const trpc = useTRPC();
   const { data } = useSuspenseQuery({ ...trpc.nodes.get.queryOptions({ name }), refetchInterval: 5_000 });
   const { node, pods } = data;
+  const { data: usage } = useQuery({ ...trpc.nodes.usage.queryOptions({ name }), refetchInterval: 5_000 });
+  const live = usage?.available ? usage : undefined;
+  const podUsage = (pod: { namespace: string; name: string }) => live?.pods[`${pod.namespace}/${pod.name}`];
   return (
     <>
       <PageHeader
@@ -35,6 +38,14 @@ export function NodeDetail({ name }: { name: string }) {
             {memory(node.allocatable.memory)} / {memory(node.capacity.memory)}
           </div>
         </section>
+        <section className="card" aria-label="CPU in use">
+          <div className="stat-label">CPU in use</div>
+          <div className="stat-value">{live ? `${cores(live.usage.cpuCores)} cores` : "—"}</div>
+        </section>
+        <section className="card" aria-label="Memory in use">
+          <div className="stat-label">Memory in use (working set)</div>
+          <div className="stat-value">{live ? bytesInUse(live.usage.memoryBytes) : "—"}</div>
+        </section>
         <section className="card" aria-label="Pods on node">
           <div className="stat-label">Pods</div>
           <div className="stat-value">
@@ -42,6 +53,13 @@ export function NodeDetail({ name }: { name: string }) {
           </div>
         </section>
       </div>
+      <p className="whoami-meta" data-testid="node-usage-source">
+        {usage === undefined
+          ? "Reading usage…"
+          : usage === null || !usage.available
+            ? `No usage: ${usage?.reason ?? "the node is gone"}.`
+            : `Usage from the kubelet's resource metrics, sampled ${new Date(usage.time).toLocaleTimeString()}.`}
+      </p>
 
       <h2>Conditions</h2>
       <ConditionsTable conditions={node.conditions} timeHeader="Since" />
@@ -91,6 +109,8 @@ export function NodeDetail({ name }: { name: string }) {
             { header: "Phase", cell: (pod) => pod.phase },
             podColumns.ready,
             podColumns.restarts,
+            { header: "CPU", cell: (pod) => cores(podUsage(pod)?.cpuCores) },
+            { header: "Memory", cell: (pod) => bytesInUse(podUsage(pod)?.memoryBytes) },
             podColumns.age,
           ]}
         />

@@ -1,5 +1,7 @@
 "use client";
+import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
+import { bytesInUse, cores } from "@/components/nodes/format";
 import { PodLogsLink, podKey, WorkloadLogsLink } from "@/components/streams/pod-logs-link";
 import { ownerKey, podsByOwner } from "@/components/streams/pod-selection";
 import { useTRPC } from "@/components/trpc/client";
@@ -16,6 +18,12 @@ export function TenantPodTable({ tenant }: { tenant: string }) {
   const { data, feed } = useLiveQuery(trpc.workloads.pods.list.queryOptions({ tenant }), (onData) =>
     trpc.workloads.pods.watch.subscriptionOptions({ tenant }, { onData }),
   );
+  const { data: usage } = useQuery({
+    ...trpc.workloads.pods.usage.queryOptions({ tenant }),
+    refetchInterval: 10_000,
+  });
+  const usageOf = (pod: { namespace: string; name: string }) =>
+    usage?.state === "serving" ? usage.pods[`${pod.namespace}/${pod.name}`] : undefined;
   const [namespace, setNamespace] = useState("");
   const byOwner = useMemo(() => (data.state === "serving" ? podsByOwner(data.pods) : new Map()), [data]);
   const [chosen, setChosen] = useState<ReadonlySet<string>>(new Set());
@@ -86,6 +94,8 @@ export function TenantPodTable({ tenant }: { tenant: string }) {
               />
             )),
             ...podStatusColumns,
+            { header: "CPU", cell: (pod) => cores(usageOf(pod)?.cpuCores) },
+            { header: "Memory", cell: (pod) => bytesInUse(usageOf(pod)?.memoryBytes) },
           ]}
         />
       )}

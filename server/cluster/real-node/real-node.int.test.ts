@@ -22,7 +22,9 @@ import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
+import { nodeUsage } from "@/server/nodes/usage";
 import { createTokenService } from "@/server/tokens/service";
+import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
@@ -547,6 +549,49 @@ describe.skipIf(problems.length > 0)(
         }, 90_000);
         expect(message).toContain('Failed to pull image "ghost-image:2"');
         expect(message).toContain("docker save ghost-image:2");
+      });
+
+      it("measures the tenant's own pods as kubectl top does, and the node for operators", async () => {
+        const created = await tenantKubectl(acme, [
+          "run",
+          "busy",
+          `--image=${TOOLBOX_IMAGE}`,
+          "--restart=Never",
+          "--command",
+          "--",
+          "sh",
+          "-c",
+          "while :; do :; done",
+        ]);
+        expect(created.code, created.stderr).toBe(0);
+        await runningInTenant("busy");
+        try {
+          const acting = { user: (world as DataPlaneWorld).users[acme] as SessionUser, tenant: acme };
+          const usage = await eventually(async () => {
+            const result = await tenantPodUsage(acting, "default");
+            if (result.state !== "serving") return undefined;
+            const busy = result.pods["default/busy"];
+            return busy && busy.cpuCores > 0.05 && busy.memoryBytes > 0 ? result : undefined;
+          }, 90_000);
+          // Every pod the tenant may list is there, measured once its kubelet has sampled it.
+          expect(usage.state === "serving" && Object.keys(usage.pods)).toEqual(
+            expect.arrayContaining(["default/t", "default/busy", "default/web"]),
+          );
+          const node = await nodeUsage(plan.name);
+          expect(node).toMatchObject({ available: true, node: plan.name });
+          expect(node?.available && node.usage.cpuCores).toBeGreaterThan(0.05);
+          expect(node?.available && node.usage.memoryBytes).toBeGreaterThan(0);
+          // A simulated node runs nothing: no usage, and it says why.
+          expect(await nodeUsage("ring0-node-0")).toMatchObject({ available: false, reason: /simulated/ });
+          // Another tenant measures only its own pods (it has none here).
+          const theirs = await tenantPodUsage(
+            { user: (world as DataPlaneWorld).users[globex] as SessionUser, tenant: globex },
+            "default",
+          );
+          expect(theirs).toMatchObject({ state: "serving", pods: {} });
+        } finally {
+          await tenantKubectl(acme, ["delete", "pod", "busy", "--now"]);
+        }
       });
 
       it("another tenant reaches none of it", async () => {

@@ -3,6 +3,7 @@ import { createTRPCRouter, requireGrant, tenantOrGranteeProcedure } from "@/serv
 import { podAttributes, revokeWhenUngranted } from "@/server/sharing/access";
 import { watchPods } from "@/server/workloads/pod-feed";
 import { getPod, listPods } from "@/server/workloads/pods";
+import { tenantPodUsage } from "@/server/workloads/usage";
 import { getPodInput, listPodsInput } from "./workloads.schema";
 
 /**
@@ -53,6 +54,11 @@ export const workloadsRouter = createTRPCRouter({
           message: `Access to tenant "${ctx.tenant}" was revoked or has expired.`,
         });
       }
+    }),
+    /** CPU and memory in use by the pods the caller may list (as `kubectl top pods`). */
+    usage: tenantOrGranteeProcedure.input(listPodsInput).query(async ({ ctx, input }) => {
+      await requireGrant(ctx, podAttributes("list", input.namespace ?? ""));
+      return tenantPodUsage({ user: ctx.user, tenant: ctx.tenant }, input.namespace);
     }),
     get: tenantOrGranteeProcedure.input(getPodInput).query(async ({ ctx, input }) => {
       await requireGrant(ctx, podAttributes("get", input.namespace, input.name));
