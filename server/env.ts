@@ -127,6 +127,12 @@ const schema = z
       .min(60, "expected at least 60 seconds")
       .max(604_800, "expected at most 604800 seconds (a week)")
       .default(43_200),
+    RING0_NODE_SHELL_IMAGE: z
+      .string()
+      .trim()
+      .max(512, "expected an image reference of at most 512 characters")
+      .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/i, "expected an image reference, e.g. busybox:1.37")
+      .optional(),
     RING0_STREAM_BUFFER_BYTES: z.coerce
       .number({ error: "expected bytes" })
       .int("expected a whole number of bytes")

@@ -3,6 +3,7 @@ import http from "node:http";
 import path from "node:path";
 import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
+import { TOOLBOX_IMAGE } from "@/server/cluster/real-node/plan";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
@@ -181,6 +182,10 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
         !runtime.SUPER_KUBECONFIG && runtime.RING0_SUPER_CLUSTER === "local"
           ? { [SIMULATED_POD_LABEL]: "true" }
           : undefined,
+      // The local world's real nodes have Ring0's toolbox, not busybox from a public registry.
+      nodeShellImage:
+        runtime.RING0_NODE_SHELL_IMAGE ??
+        (!runtime.SUPER_KUBECONFIG && runtime.RING0_SUPER_CLUSTER === "local" ? TOOLBOX_IMAGE : undefined),
       bufferBytes: runtime.RING0_STREAM_BUFFER_BYTES,
       idleMs: runtime.RING0_STREAM_IDLE_SECONDS * 1000,
       maxSessionMs: runtime.RING0_STREAM_MAX_SECONDS * 1000,

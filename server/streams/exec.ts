@@ -196,6 +196,7 @@ function runShell(
         openedBy: context.user.subject,
         maxSeconds: Math.round(settings.maxSessionMs / 1000),
         extraLabels: settings.superPodLabels,
+        image: settings.nodeShellImage,
         signal: abort.signal,
       });
       if (ended) {

@@ -35,6 +35,8 @@ import {
 export interface StreamSettings {
   /** Labels pods Ring0 creates in the super cluster need from its runtime (node shells; the local world's kwok exec label). */
   superPodLabels?: Record<string, string>;
+  /** The node-shell pod's image (see server/streams/node-shell.ts). */
+  nodeShellImage?: string;
   /** Bytes queued for one browser before the upstream is paused. */
   bufferBytes: number;
   /** Any stream is closed after this long. */

@@ -16,7 +16,8 @@ import { StreamError } from "./sources";
 export const nodeShellNamespace = "ring0-system";
 export const nodeShellLabel = "ring0.dev/node-shell";
 export const nodeShellExpiresAnnotation = "ring0.dev/expires-at";
-const nodeShellImage = "busybox:1.37";
+/** The shell pod's image where nothing else is configured (an external super cluster). */
+export const defaultNodeShellImage = "busybox:1.37";
 
 /** The debug pod for a shell on `node` (pure; unit-tested). */
 export function nodeShellPod(options: {
@@ -27,6 +28,8 @@ export function nodeShellPod(options: {
   now: Date;
   /** Labels the super cluster's pods get for their runtime (the local world's kwok exec label). */
   extraLabels?: Record<string, string>;
+  /** Needs sh and sleep; default busybox:1.37. */
+  image?: string;
 }): KubeObject {
   return {
     apiVersion: "v1",
@@ -60,7 +63,7 @@ export function nodeShellPod(options: {
       containers: [
         {
           name: "shell",
-          image: nodeShellImage,
+          image: options.image ?? defaultNodeShellImage,
           command: ["sleep", String(options.maxSeconds)],
           stdin: true,
           tty: true,
@@ -112,6 +115,7 @@ export async function openNodeShell(
     openedBy: string;
     maxSeconds: number;
     extraLabels?: Record<string, string>;
+    image?: string;
     signal: AbortSignal;
   },
 ): Promise<string> {
@@ -137,6 +141,7 @@ export async function openNodeShell(
       maxSeconds: options.maxSeconds,
       now: new Date(),
       extraLabels: options.extraLabels,
+      image: options.image,
     }),
   );
   const deadline = Date.now() + 60_000;

@@ -239,6 +239,16 @@ describe("node shells", () => {
       restartPolicy: "Never",
     });
     expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect((pod.spec.containers as { image: string }[])[0]?.image).toBe("busybox:1.37");
+    const local = nodeShellPod({
+      node: "ring0-real-0",
+      name: "s",
+      openedBy: "op",
+      maxSeconds: 60,
+      now: new Date(),
+      image: "localhost/ring0/toolbox:1",
+    }) as KubeObject & { spec: { containers: { image: string }[] } };
+    expect(local.spec.containers[0]?.image).toBe("localhost/ring0/toolbox:1");
   });
 });
 

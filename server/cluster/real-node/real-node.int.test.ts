@@ -23,6 +23,7 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import { nodeUsage } from "@/server/nodes/usage";
+import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "@/server/streams/node-shell";
 import { createTokenService } from "@/server/tokens/service";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
@@ -293,6 +294,43 @@ describe.skipIf(problems.length > 0)(
         .filter((line) => /^\d/.test(line))
         .map((line) => line.split(" ")[0]);
       expect(new Set(destinations)).toEqual(new Set(["10.244.0.0/16", "10.244.0.0/24", "10.0.0.0/24"]));
+    });
+
+    it("opens an operator's node shell in a debug pod on the real node, and removes it after", async () => {
+      const name = await openNodeShell(conn, {
+        node: plan.name,
+        openedBy: "ring0:operator",
+        maxSeconds: 120,
+        image: TOOLBOX_IMAGE,
+        signal: new AbortController().signal,
+      });
+      try {
+        // The host's processes (hostPID) and its root filesystem at /host: this host, as the node is.
+        const hostname = fs.readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
+        const seen = await kubectl(
+          "exec",
+          "-n",
+          nodeShellNamespace,
+          name,
+          "--",
+          "cat",
+          "/host/proc/sys/kernel/hostname",
+        );
+        expect(seen.trim()).toBe(hostname);
+        const pids = await kubectl(
+          "exec",
+          "-n",
+          nodeShellNamespace,
+          name,
+          "--",
+          "sh",
+          "-c",
+          "ls /proc | grep -c '^[0-9]'",
+        );
+        expect(Number(pids.trim())).toBeGreaterThan(20);
+      } finally {
+        expect(await deleteNodeShell(conn, name)).toBe(true);
+      }
     });
 
     it("serves its kubelet API only to certificates of Ring0's kubelet client CA that RBAC allows", async () => {
