@@ -5,12 +5,27 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream";
+import { measureTenantPods } from "@/server/workloads/usage";
+import type { Admitted } from "./admit";
 import { clientResponseHeaders } from "./headers";
+import {
+  isAugmentableDiscovery,
+  jsonOnlyAccept,
+  METRICS_GROUP,
+  METRICS_VERSION,
+  type MetricsRoute,
+  metricsGroup,
+  metricsResources,
+  metricsRoute,
+  podMetricsItems,
+  sendJson,
+  withMetricsGroup,
+} from "./metrics-api";
 import { newRecord } from "./request-record";
 import { isLongRunning } from "./requests";
-import { sendStatus } from "./status";
+import { kubeStatus, sendStatus } from "./status";
 import type { StreamEnd } from "./stream-rights";
-import { openUpstream, type ProxyContext, rewriteLocation } from "./upstream-request";
+import { openUpstream, type ProxyContext, rewriteLocation, upstreamGet } from "./upstream-request";
 
 export async function proxyRequest(
   context: ProxyContext,
@@ -26,6 +41,29 @@ export async function proxyRequest(
     sendStatus(response, admitted.code, admitted.message, admitted.retryAfterSeconds);
     request.resume();
     return;
+  }
+  const route = metricsRoute(admitted.apiPath);
+  if (route) {
+    request.resume();
+    try {
+      done(await serveMetrics(context, request, response, admitted, route));
+    } catch (error) {
+      done(502, { error: error instanceof Error ? error.message : String(error) });
+      if (!response.headersSent)
+        sendStatus(response, 502, `The metrics of tenant "${admitted.tenant}" could not be read.`);
+    } finally {
+      admitted.release();
+    }
+    return;
+  }
+  const query = admitted.upstreamPath.split("?").slice(1).join("?");
+  // The tenant's /apis discovery gets the metrics group the gateway serves: asked for as JSON,
+  // uncompressed and unconditionally (the body changes), then rewritten below.
+  const augment = isAugmentableDiscovery(request, admitted.apiPath, query);
+  if (augment) {
+    request.headers.accept = jsonOnlyAccept(request.headers.accept);
+    delete request.headers["accept-encoding"];
+    delete request.headers["if-none-match"];
   }
   const upstreamRequest = openUpstream(request, admitted, record, context.responseTimeoutMs);
   let endedBecause: StreamEnd | undefined;
@@ -55,6 +93,12 @@ export async function proxyRequest(
     }
     const responseHeaders = clientResponseHeaders(upstreamResponse.headers);
     rewriteLocation(responseHeaders, admitted);
+    if (augment && status === 200) {
+      sendAugmentedDiscovery(upstreamResponse, response, responseHeaders, (error) =>
+        done(status, error ? { error } : {}),
+      );
+      return;
+    }
     response.writeHead(status, upstreamResponse.statusMessage, responseHeaders);
     response.flushHeaders();
     pipeline(upstreamResponse, response, (error) => {
@@ -80,4 +124,121 @@ export async function proxyRequest(
   pipeline(request, upstreamRequest, (error) => {
     if (error) upstreamRequest.destroy(error);
   });
+}
+
+/** Upstream's `/apis` discovery with the metrics group added (at most 16 MiB; else as it was). */
+function sendAugmentedDiscovery(
+  upstreamResponse: IncomingMessage,
+  response: ServerResponse,
+  headers: ReturnType<typeof clientResponseHeaders>,
+  finished: (error?: string) => void,
+) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  upstreamResponse.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size <= 16 * 1024 * 1024) chunks.push(chunk);
+  });
+  upstreamResponse.on("error", (error) => {
+    response.destroy();
+    finished(error.message);
+  });
+  upstreamResponse.on("end", () => {
+    let body = Buffer.concat(chunks);
+    if (size <= 16 * 1024 * 1024) {
+      try {
+        body = Buffer.from(JSON.stringify(withMetricsGroup(JSON.parse(body.toString("utf8")))));
+      } catch {
+        // not JSON after all: as it was
+      }
+    }
+    delete headers.etag;
+    delete headers["content-encoding"];
+    headers["content-length"] = String(body.length);
+    response.writeHead(200, headers);
+    response.end(body);
+    finished();
+  });
+}
+
+const statusOf = (code: number, message: string) => kubeStatus(code, message);
+
+/** Answers a metrics.k8s.io request for the tenant; resolves with the status sent. */
+async function serveMetrics(
+  context: ProxyContext,
+  request: IncomingMessage,
+  response: ServerResponse,
+  admitted: Admitted,
+  route: MetricsRoute,
+): Promise<number> {
+  const send = (status: number, body: unknown) => {
+    sendJson(response, status, body);
+    return status;
+  };
+  if (request.method !== "GET")
+    return send(405, {
+      ...statusOf(405, `${request.method} is not supported on ${METRICS_GROUP}`),
+      reason: "MethodNotAllowed",
+    });
+  if (admitted.verified.token.tenant !== admitted.tenant)
+    return send(
+      403,
+      statusOf(403, `${METRICS_GROUP} is served to tenant "${admitted.tenant}"'s own users only`),
+    );
+  const query = new URLSearchParams(admitted.upstreamPath.split("?").slice(1).join("?"));
+  if (query.get("watch") === "true" || query.get("watch") === "1")
+    return send(405, {
+      ...statusOf(405, `watch is not supported on ${METRICS_GROUP}`),
+      reason: "MethodNotAllowed",
+    });
+  if (route.kind === "group") return send(200, metricsGroup);
+  if (route.kind === "resources") return send(200, metricsResources);
+  if (route.kind === "nodes")
+    return send(
+      404,
+      statusOf(
+        404,
+        `${METRICS_GROUP}: only pods are served to tenants (a node is shared; its usage would tell about other tenants). Use kubectl top pods.`,
+      ),
+    );
+  // The pods, listed as the caller: its RBAC in the tenant decides which may be measured.
+  const podsPath = route.name
+    ? `/api/v1/namespaces/${route.namespace}/pods/${route.name}`
+    : route.namespace
+      ? `/api/v1/namespaces/${route.namespace}/pods`
+      : "/api/v1/pods";
+  const selectors = new URLSearchParams();
+  for (const key of ["labelSelector", "fieldSelector"]) {
+    const value = query.get(key);
+    if (value) selectors.set(key, value);
+  }
+  const listed = await upstreamGet(
+    request,
+    admitted,
+    selectors.size > 0 ? `${podsPath}?${selectors}` : podsPath,
+    context.responseTimeoutMs,
+  );
+  if (listed.status !== 200) {
+    response.writeHead(listed.status, { "content-type": "application/json" });
+    response.end(listed.text);
+    return listed.status;
+  }
+  const parsed = JSON.parse(listed.text) as { items?: unknown[] } & Record<string, unknown>;
+  const pods = (route.name ? [parsed] : (parsed.items ?? [])) as Parameters<typeof podMetricsItems>[0];
+  const samples = await measureTenantPods(
+    admitted.tenant,
+    pods.flatMap((pod) =>
+      pod.metadata?.name && pod.metadata.namespace
+        ? [{ namespace: pod.metadata.namespace, name: pod.metadata.name }]
+        : [],
+    ),
+  );
+  const items = podMetricsItems(pods, samples, new Date());
+  const apiVersion = `${METRICS_GROUP}/${METRICS_VERSION}`;
+  if (route.name) {
+    const item = items[0];
+    if (!item) return send(404, statusOf(404, `podmetrics.${METRICS_GROUP} "${route.name}" not found`));
+    return send(200, { kind: "PodMetrics", apiVersion, ...item });
+  }
+  return send(200, { kind: "PodMetricsList", apiVersion, metadata: {}, items });
 }

@@ -62,3 +62,60 @@ export function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted
     delete headers.location;
   }
 }
+
+/**
+ * A GET of `path` in the tenant's control plane as the admitted user (the gateway's own request, not
+ * the client's): its status and JSON text, at most `limitBytes`.
+ */
+export function upstreamGet(
+  request: IncomingMessage,
+  admitted: Admitted,
+  path: string,
+  timeoutMs: number,
+  limitBytes = 64 * 1024 * 1024,
+): Promise<{ status: number; text: string }> {
+  const headers = upstreamRequestHeaders(
+    { accept: "application/json" },
+    {
+      impersonate: impersonationOf(admitted.tenant, admitted.verified.user),
+      host: admitted.upstream.url.host,
+      clientAddress: request.socket.remoteAddress,
+      upgrade: false,
+    },
+  );
+  const { url, basePath, agent } = admitted.upstream;
+  return new Promise((resolve, reject) => {
+    const upstream = https.request(
+      {
+        agent,
+        protocol: "https:",
+        hostname: hostname(url),
+        port: url.port || 443,
+        method: "GET",
+        path: basePath + path,
+        headers,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on("data", (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > limitBytes) {
+            upstream.destroy(new Error(`the answer is larger than ${limitBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 502, text: Buffer.concat(chunks).toString("utf8") }),
+        );
+        response.on("error", reject);
+      },
+    );
+    upstream.setTimeout(timeoutMs, () =>
+      upstream.destroy(new Error("the tenant API server did not answer in time")),
+    );
+    upstream.on("error", reject);
+    upstream.end();
+  });
+}

@@ -15,13 +15,19 @@ export interface Usage {
   memoryBytes: number;
 }
 
+/** A pod's usage, in all and per container (by container name). */
+export interface PodUsageSample extends Usage {
+  time: string;
+  containers: Record<string, Usage>;
+}
+
 export interface NodeUsage {
   node: string;
   /** When the kubelet sampled it (ISO). */
   time: string;
   usage: Usage;
   /** By "namespace/name" of the super cluster's pods. */
-  pods: Record<string, Usage>;
+  pods: Record<string, PodUsageSample>;
 }
 
 export type NodeUsageResult =
@@ -36,7 +42,12 @@ interface StatsValue {
 
 interface StatsSummary {
   node?: { cpu?: StatsValue; memory?: StatsValue };
-  pods?: { podRef?: { name?: string; namespace?: string }; cpu?: StatsValue; memory?: StatsValue }[];
+  pods?: {
+    podRef?: { name?: string; namespace?: string };
+    cpu?: StatsValue;
+    memory?: StatsValue;
+    containers?: { name?: string; cpu?: StatsValue; memory?: StatsValue }[];
+  }[];
 }
 
 const usageOf = (cpu: StatsValue | undefined, memory: StatsValue | undefined): Usage => ({
@@ -46,11 +57,18 @@ const usageOf = (cpu: StatsValue | undefined, memory: StatsValue | undefined): U
 
 /** A kubelet's stats summary as usage (pure). */
 export function parseStatsSummary(node: string, summary: StatsSummary): NodeUsage {
-  const pods: Record<string, Usage> = {};
+  const pods: Record<string, PodUsageSample> = {};
   for (const pod of summary.pods ?? []) {
     const { namespace, name } = pod.podRef ?? {};
     if (!namespace || !name) continue;
-    pods[`${namespace}/${name}`] = usageOf(pod.cpu, pod.memory);
+    const containers: Record<string, Usage> = {};
+    for (const container of pod.containers ?? [])
+      if (container.name) containers[container.name] = usageOf(container.cpu, container.memory);
+    pods[`${namespace}/${name}`] = {
+      ...usageOf(pod.cpu, pod.memory),
+      time: pod.cpu?.time ?? pod.memory?.time ?? summary.node?.cpu?.time ?? "",
+      containers,
+    };
   }
   return {
     node,

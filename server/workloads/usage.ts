@@ -7,10 +7,9 @@
  */
 
 import { getSuperCluster } from "@/server/k8s/cluster";
-import type { V1Pod } from "@/server/k8s/kinds/node";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { readSynced } from "@/server/k8s/live";
-import { nodesUsage, type Usage } from "@/server/nodes/usage";
+import { nodesUsage, type PodUsageSample, type Usage } from "@/server/nodes/usage";
 import { superNamespace } from "@/server/syncer/naming";
 import { type Acting, listPods, type NotServing } from "./pods";
 
@@ -18,41 +17,52 @@ export type PodUsage =
   | { state: "serving"; pods: Record<string, Usage | null>; sampledAt: string | null }
   | NotServing;
 
+/**
+ * What the kubelets report for these pods of `tenant` (by the tenant's "namespace/name"; absent
+ * when not running on a node that reports usage). The caller has established that the user may
+ * list them.
+ */
+export async function measureTenantPods(
+  tenant: string,
+  pods: readonly { namespace: string; name: string }[],
+): Promise<Map<string, PodUsageSample>> {
+  const measured = new Map<string, PodUsageSample>();
+  const superCluster = getSuperCluster();
+  // Without a super cluster nothing runs, so there is nothing to measure.
+  if (!superCluster || pods.length === 0) return measured;
+  const superPods = PodKind.informer(superCluster);
+  const placed = await readSynced([superPods], "pod usage", () => {
+    const wanted = new Map(pods.map((pod) => [`${superNamespace(tenant, pod.namespace)}/${pod.name}`, pod]));
+    const found: { key: string; superKey: string; node: string }[] = [];
+    for (const below of superPods.snapshot()) {
+      const superKey = `${below.metadata?.namespace}/${below.metadata?.name}`;
+      const pod = wanted.get(superKey);
+      const node = below.spec?.nodeName;
+      if (pod && node) found.push({ key: `${pod.namespace}/${pod.name}`, superKey, node });
+    }
+    return found;
+  });
+  const nodes = [...new Set(placed.map((pod) => pod.node))];
+  const byNode = new Map((await nodesUsage(nodes)).map((result) => [result.node, result]));
+  for (const pod of placed) {
+    const node = byNode.get(pod.node);
+    const sample = node?.available ? node.pods[pod.superKey] : undefined;
+    if (sample) measured.set(pod.key, sample);
+  }
+  return measured;
+}
+
 export async function tenantPodUsage(acting: Acting, namespace?: string): Promise<PodUsage> {
   const list = await listPods(acting, namespace);
   if (list.state !== "serving") return list;
-  const superCluster = getSuperCluster();
-  // Without a super cluster nothing runs, so there is nothing to measure.
-  if (!superCluster) return { state: "serving", pods: {}, sampledAt: null };
-  const superPods = PodKind.informer(superCluster);
-  const placed = await readSynced([superPods], "pod usage", () => {
-    const wanted = new Map(
-      list.pods.map((pod) => [`${superNamespace(acting.tenant, pod.namespace)}/${pod.name}`, pod]),
-    );
-    const found = new Map<string, V1Pod>();
-    for (const below of superPods.snapshot()) {
-      const key = `${below.metadata?.namespace}/${below.metadata?.name}`;
-      if (wanted.has(key)) found.set(key, below);
-    }
-    return [...wanted].map(([superKey, pod]) => {
-      const below = found.get(superKey);
-      return { key: `${pod.namespace}/${pod.name}`, below, node: below?.spec?.nodeName };
-    });
-  });
-  const nodes = [...new Set(placed.flatMap((pod) => (pod.node ? [pod.node] : [])))];
-  const usage = nodes.length > 0 ? await nodesUsage(nodes) : [];
-  const byNode = new Map(usage.map((result) => [result.node, result]));
+  const measured = await measureTenantPods(acting.tenant, list.pods);
   const pods: Record<string, Usage | null> = {};
   let sampledAt: string | null = null;
-  for (const pod of placed) {
-    const node = pod.node ? byNode.get(pod.node) : undefined;
-    const below = pod.below?.metadata;
-    const measured =
-      node?.available && below?.namespace && below.name
-        ? node.pods[`${below.namespace}/${below.name}`]
-        : undefined;
-    pods[pod.key] = measured ?? null;
-    if (measured && node?.available && (!sampledAt || node.time > sampledAt)) sampledAt = node.time;
+  for (const pod of list.pods) {
+    const key = `${pod.namespace}/${pod.name}`;
+    const sample = measured.get(key);
+    pods[key] = sample ? { cpuCores: sample.cpuCores, memoryBytes: sample.memoryBytes } : null;
+    if (sample && (!sampledAt || sample.time > sampledAt)) sampledAt = sample.time;
   }
   return { state: "serving", pods, sampledAt };
 }

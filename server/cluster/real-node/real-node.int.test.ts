@@ -621,6 +621,21 @@ describe.skipIf(problems.length > 0)(
           expect(node?.available && node.usage.memoryBytes).toBeGreaterThan(0);
           // A simulated node runs nothing: no usage, and it says why.
           expect(await nodeUsage("ring0-node-0")).toMatchObject({ available: false, reason: /simulated/ });
+          // kubectl top, through the gateway, as for any cluster with metrics-server.
+          const top = await eventually(async () => {
+            const result = await tenantKubectl(acme, ["top", "pods", "-n", "default"]);
+            return result.code === 0 && /^busy\s+\d+m\s+\d+Mi\s*$/m.test(result.stdout) ? result : undefined;
+          }, 60_000);
+          expect(top.stdout).toMatch(/^NAME\s+CPU\(cores\)\s+MEMORY\(bytes\)/m);
+          expect(top.stdout).toMatch(/^t\s+\d+m\s+\d+Mi\s*$/m);
+          const containers = await tenantKubectl(acme, ["top", "pod", "busy", "--containers"]);
+          expect(containers.stdout).toMatch(/^busy\s+busy\s+\d+m\s+\d+Mi\s*$/m);
+          // Nodes are shared: their usage is not a tenant's to read.
+          const nodes = await tenantKubectl(acme, ["top", "nodes"]);
+          expect(nodes.code).not.toBe(0);
+          // Another tenant's kubectl top shows none of acme's pods.
+          const theirTop = await tenantKubectl(globex, ["top", "pods", "-A"]);
+          expect(`${theirTop.stdout}${theirTop.stderr}`).not.toMatch(/busy|\bt\b/);
           // Another tenant measures only its own pods (it has none here).
           const theirs = await tenantPodUsage(
             { user: (world as DataPlaneWorld).users[globex] as SessionUser, tenant: globex },
