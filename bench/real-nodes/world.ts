@@ -5,6 +5,7 @@
  * the syncer, embedded PostgreSQL and the kube gateway, with kubeconfigs for the tenant admin
  * (through the gateway) and for the super cluster (straight to its API server and kubelet).
  */
+import fs from "node:fs";
 import path from "node:path";
 import { localSuperCluster } from "@/server/cluster/local";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
@@ -30,6 +31,8 @@ export interface RealNodesWorld {
   /** The tenant admin's kubeconfig through the kube gateway, and a connection with it. */
   tenantKubeconfig: string;
   tenantConn: ClusterConnection;
+  /** The tenant API server straight, with its admin certificate (no gateway): for the breakdown. */
+  tenantAdminKubeconfig: string;
   kubectlPath: string;
   stateDir: string;
 }
@@ -92,6 +95,21 @@ export async function startRealNodesWorld(
     gateway.ca,
     token,
   );
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+  const tenantAdminKubeconfig = path.join(root, "tenant-admin.kubeconfig");
+  fs.writeFileSync(
+    tenantAdminKubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      `clusters: [{name: t, cluster: {server: '${access.server}', certificate-authority-data: ${b64(access.ca)}}}]`,
+      `users: [{name: admin, user: {client-certificate-data: ${b64(access.cert)}, client-key-data: ${b64(access.key)}}}]`,
+      "contexts: [{name: t, context: {cluster: t, user: admin}}]",
+      "current-context: t",
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
   say(`tenant ${tenant} up behind the gateway, syncer started (${elapsed()} s)`);
   return {
     tenant,
@@ -99,6 +117,7 @@ export async function startRealNodesWorld(
     superConn,
     tenantKubeconfig,
     tenantConn: connectCluster(`${tenant}-via-gateway`, { file: tenantKubeconfig }),
+    tenantAdminKubeconfig,
     kubectlPath: await superCluster.kubectlPath(),
     stateDir,
   };
