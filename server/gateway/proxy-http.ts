@@ -180,11 +180,6 @@ async function serveMetrics(
       ...statusOf(405, `${request.method} is not supported on ${METRICS_GROUP}`),
       reason: "MethodNotAllowed",
     });
-  if (admitted.verified.token.tenant !== admitted.tenant)
-    return send(
-      403,
-      statusOf(403, `${METRICS_GROUP} is served to tenant "${admitted.tenant}"'s own users only`),
-    );
   const query = new URLSearchParams(admitted.upstreamPath.split("?").slice(1).join("?"));
   if (query.get("watch") === "true" || query.get("watch") === "1")
     return send(405, {
@@ -193,6 +188,12 @@ async function serveMetrics(
     });
   if (route.kind === "group") return send(200, metricsGroup);
   if (route.kind === "resources") return send(200, metricsResources);
+  // Discovery is everyone's who got this far (a grantee's kubectl reads it too); metrics are not.
+  if (admitted.verified.token.tenant !== admitted.tenant)
+    return send(
+      403,
+      statusOf(403, `${METRICS_GROUP} is served to tenant "${admitted.tenant}"'s own users only`),
+    );
   if (route.kind === "nodes")
     return send(
       404,
