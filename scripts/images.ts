@@ -1,8 +1,11 @@
 /**
  * Ring0's local image registry from the command line (the registry real nodes pull every image from;
  * see server/cluster/real-node/registry.ts):
- *   ./ring0 images push <archive> [--name REF]   push the images of a `docker save` or OCI archive
- *                                                (plain or gzipped) under their own names, or REF
+ *   ./ring0 images push <archive> [--name REF] [--replace]
+ *                                                push the images of a `docker save` or OCI archive
+ *                                                (plain or gzipped) under their own names, or REF;
+ *                                                a tag already there as another image is refused
+ *                                                unless --replace; localhost/ring0/… is Ring0's own
  *   ./ring0 images list                          every image pods can use
  * The local super cluster must be up with real nodes (`./ring0 start` or `npm run cluster:up`).
  * State lives in $RING0_STATE_DIR (default .ring0); a relative archive path is taken from the
@@ -17,7 +20,7 @@ import {
 } from "@/server/cluster/real-node/registry";
 import { createLogger } from "@/server/logger";
 
-const USAGE = "usage: ./ring0 images push <archive> [--name REF] | ./ring0 images list\n";
+const USAGE = "usage: ./ring0 images push <archive> [--name REF] [--replace] | ./ring0 images list\n";
 
 function fail(message: string, code = 1): never {
   process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
@@ -46,12 +49,15 @@ async function main(): Promise<void> {
   }
 
   let name: string | undefined;
+  let replace = false;
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--name") {
       name = args[++i];
       if (!name) fail("--name needs an image name, e.g. --name nginx:1.27", 2);
+    } else if (arg === "--replace") {
+      replace = true;
     } else if (arg.startsWith("--name=")) {
       name = arg.slice("--name=".length);
     } else if (arg.startsWith("-")) {
@@ -62,7 +68,7 @@ async function main(): Promise<void> {
   }
   if (positional.length !== 1) fail(`give exactly one archive\n${USAGE}`, 2);
   const archive = path.resolve(callerDir, positional[0] as string);
-  const pushed = await pushImageArchive(stateDir, binDir, archive, { name, logger });
+  const pushed = await pushImageArchive(stateDir, binDir, archive, { name, replace, logger });
   for (const image of pushed) {
     const size = (image.bytes / 1024 / 1024).toFixed(1);
     out(

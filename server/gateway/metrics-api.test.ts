@@ -1,6 +1,14 @@
+import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { PodUsageSample } from "@/server/nodes/usage";
-import { jsonOnlyAccept, metricsRoute, podMetricsItems, withMetricsGroup } from "./metrics-api";
+import {
+  createBufferingLimiter,
+  isAugmentableDiscovery,
+  jsonOnlyAccept,
+  metricsRoute,
+  podMetricsItems,
+  withMetricsGroup,
+} from "./metrics-api";
 
 describe("the gateway's metrics API", () => {
   it("routes only well-formed metrics.k8s.io paths, pods by namespace and name", () => {
@@ -50,6 +58,36 @@ describe("the gateway's metrics API", () => {
       "pods",
     ]);
     expect(withMetricsGroup({ kind: "Status" })).toEqual({ kind: "Status" });
+  });
+
+  it("rewrites /apis as kubectl asks for it (client-go adds ?timeout=32s), nothing else", () => {
+    const get = { method: "GET", headers: { accept: "application/json" } } as unknown as IncomingMessage;
+    expect(isAugmentableDiscovery(get, "/apis", "")).toBe(true);
+    expect(isAugmentableDiscovery(get, "/apis", "timeout=32s")).toBe(true);
+    expect(isAugmentableDiscovery(get, "/apis", "watch=true")).toBe(false);
+    expect(isAugmentableDiscovery(get, "/apis/apps", "")).toBe(false);
+    const post = { method: "POST", headers: {} } as unknown as IncomingMessage;
+    expect(isAugmentableDiscovery(post, "/apis", "")).toBe(false);
+    const protobufOnly = {
+      method: "GET",
+      headers: { accept: "application/vnd.kubernetes.protobuf" },
+    } as unknown as IncomingMessage;
+    expect(isAugmentableDiscovery(protobufOnly, "/apis", "")).toBe(false);
+  });
+
+  it("bounds its buffering work per tenant and in all", () => {
+    const limiter = createBufferingLimiter({ global: 3, perTenant: 2 });
+    const a1 = limiter.acquire("a");
+    const a2 = limiter.acquire("a");
+    expect(a1 && a2).toBeTruthy();
+    expect(limiter.acquire("a")).toBeUndefined();
+    const b1 = limiter.acquire("b");
+    expect(b1).toBeTruthy();
+    expect(limiter.acquire("c")).toBeUndefined();
+    a1?.();
+    a1?.(); // twice is once
+    expect(limiter.acquire("c")).toBeTruthy();
+    expect(limiter.acquire("a")).toBeUndefined();
   });
 
   it("asks upstream for JSON only", () => {

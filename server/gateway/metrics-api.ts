@@ -115,7 +115,7 @@ function quantities(usage: { cpuCores: number; memoryBytes: number }) {
 }
 
 interface ListedPod {
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  metadata?: { name?: string; namespace?: string; uid?: string; labels?: Record<string, string> };
 }
 
 /** PodMetrics for the listed pods that have a sample with container metrics (pure). */
@@ -159,12 +159,47 @@ export function jsonOnlyAccept(accept: string | undefined): string | undefined {
   return json.length > 0 ? json.join(",") : undefined;
 }
 
-/** True for a plain GET of `/apis` whose client accepts a JSON answer (so the group can be added). */
+/**
+ * True for a GET of `/apis` (plain, or with client-go's `timeout`) whose client accepts a JSON
+ * answer, so the group can be added.
+ */
 export function isAugmentableDiscovery(request: IncomingMessage, apiPath: string, query: string): boolean {
+  const params = [...new URLSearchParams(query).keys()];
   return (
     request.method === "GET" &&
     apiPath === "/apis" &&
-    query === "" &&
+    params.every((key) => key === "timeout") &&
     jsonOnlyAccept(request.headers.accept) !== undefined
   );
 }
+
+/**
+ * Bounds the gateway's own buffering work (metrics answers, discovery rewrites): at most `global`
+ * at once, and `perTenant` for one tenant, so no tenant can make Ring0 hold many large bodies.
+ * `acquire` answers the release, or undefined when the caller should be told to retry.
+ */
+export function createBufferingLimiter(limits: { global: number; perTenant: number }) {
+  let total = 0;
+  const byTenant = new Map<string, number>();
+  return {
+    acquire(tenant: string): (() => void) | undefined {
+      const mine = byTenant.get(tenant) ?? 0;
+      if (total >= limits.global || mine >= limits.perTenant) return undefined;
+      total += 1;
+      byTenant.set(tenant, mine + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        total -= 1;
+        const left = (byTenant.get(tenant) ?? 1) - 1;
+        if (left > 0) byTenant.set(tenant, left);
+        else byTenant.delete(tenant);
+      };
+    },
+  };
+}
+
+/** The most of a pod list the gateway reads to measure it, and of a discovery it rewrites. */
+export const POD_LIST_LIMIT_BYTES = 16 * 1024 * 1024;
+export const DISCOVERY_LIMIT_BYTES = 32 * 1024 * 1024;

@@ -9,6 +9,8 @@ import { measureTenantPods } from "@/server/workloads/usage";
 import type { Admitted } from "./admit";
 import { clientResponseHeaders } from "./headers";
 import {
+  createBufferingLimiter,
+  DISCOVERY_LIMIT_BYTES,
   isAugmentableDiscovery,
   jsonOnlyAccept,
   METRICS_GROUP,
@@ -17,6 +19,7 @@ import {
   metricsGroup,
   metricsResources,
   metricsRoute,
+  POD_LIST_LIMIT_BYTES,
   podMetricsItems,
   sendJson,
   withMetricsGroup,
@@ -26,6 +29,9 @@ import { isLongRunning } from "./requests";
 import { kubeStatus, sendStatus } from "./status";
 import type { StreamEnd } from "./stream-rights";
 import { openUpstream, type ProxyContext, rewriteLocation, upstreamGet } from "./upstream-request";
+
+/** The gateway's own buffering (metrics, discovery rewrites): bounded per process and tenant. */
+const buffering = createBufferingLimiter({ global: 8, perTenant: 3 });
 
 export async function proxyRequest(
   context: ProxyContext,
@@ -43,6 +49,17 @@ export async function proxyRequest(
     return;
   }
   const route = metricsRoute(admitted.apiPath);
+  const query = admitted.upstreamPath.split("?").slice(1).join("?");
+  const augment = !route && isAugmentableDiscovery(request, admitted.apiPath, query);
+  const releaseBuffering = route || augment ? buffering.acquire(admitted.tenant) : () => {};
+  if (!releaseBuffering) {
+    requestLog.finishDenied(record, { code: 429, message: "too many metrics or discovery requests at once" });
+    sendStatus(response, 429, "Too many metrics or discovery requests at once; retry in a second.", 1);
+    request.resume();
+    admitted.release();
+    return;
+  }
+  response.on("close", releaseBuffering);
   if (route) {
     request.resume();
     try {
@@ -56,10 +73,8 @@ export async function proxyRequest(
     }
     return;
   }
-  const query = admitted.upstreamPath.split("?").slice(1).join("?");
   // The tenant's /apis discovery gets the metrics group the gateway serves: asked for as JSON,
   // uncompressed and unconditionally (the body changes), then rewritten below.
-  const augment = isAugmentableDiscovery(request, admitted.apiPath, query);
   if (augment) {
     request.headers.accept = jsonOnlyAccept(request.headers.accept);
     delete request.headers["accept-encoding"];
@@ -137,7 +152,13 @@ function sendAugmentedDiscovery(
   let size = 0;
   upstreamResponse.on("data", (chunk: Buffer) => {
     size += chunk.length;
-    if (size <= 16 * 1024 * 1024) chunks.push(chunk);
+    if (size > DISCOVERY_LIMIT_BYTES) {
+      upstreamResponse.destroy();
+      sendStatus(response, 502, `The tenant's API discovery is larger than ${DISCOVERY_LIMIT_BYTES} bytes.`);
+      finished("discovery too large");
+      return;
+    }
+    chunks.push(chunk);
   });
   upstreamResponse.on("error", (error) => {
     response.destroy();
@@ -145,12 +166,10 @@ function sendAugmentedDiscovery(
   });
   upstreamResponse.on("end", () => {
     let body = Buffer.concat(chunks);
-    if (size <= 16 * 1024 * 1024) {
-      try {
-        body = Buffer.from(JSON.stringify(withMetricsGroup(JSON.parse(body.toString("utf8")))));
-      } catch {
-        // not JSON after all: as it was
-      }
+    try {
+      body = Buffer.from(JSON.stringify(withMetricsGroup(JSON.parse(body.toString("utf8")))));
+    } catch {
+      // not JSON after all: as it was
     }
     delete headers.etag;
     delete headers["content-encoding"];
@@ -218,7 +237,15 @@ async function serveMetrics(
     admitted,
     selectors.size > 0 ? `${podsPath}?${selectors}` : podsPath,
     context.responseTimeoutMs,
-  );
+    POD_LIST_LIMIT_BYTES,
+  ).catch((error: unknown) => {
+    if (error instanceof Error && error.message.includes("larger than"))
+      return {
+        status: 413,
+        text: JSON.stringify(statusOf(413, "Too many pods to measure at once: narrow it with -n or -l.")),
+      };
+    throw error;
+  });
   if (listed.status !== 200) {
     response.writeHead(listed.status, { "content-type": "application/json" });
     response.end(listed.text);
@@ -230,7 +257,7 @@ async function serveMetrics(
     admitted.tenant,
     pods.flatMap((pod) =>
       pod.metadata?.name && pod.metadata.namespace
-        ? [{ namespace: pod.metadata.namespace, name: pod.metadata.name }]
+        ? [{ namespace: pod.metadata.namespace, name: pod.metadata.name, uid: pod.metadata.uid ?? null }]
         : [],
     ),
   );

@@ -9,6 +9,8 @@ const reasons: Record<number, string> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "NotFound",
+  405: "MethodNotAllowed",
+  413: "RequestEntityTooLarge",
   421: "MisdirectedRequest",
   429: "TooManyRequests",
   502: "InternalError",

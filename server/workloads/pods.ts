@@ -28,6 +28,8 @@ export interface Acting {
 
 /** A pod as a row of the Workloads page (its node is the vNode it is bound to). */
 export interface PodRow extends PodSummary {
+  /** The pod's uid in the tenant (its copy below carries it: usage is matched by it). */
+  uid: string | null;
   /** Set when the isolation filter refused the pod. */
   refused: string | null;
   /**
@@ -104,6 +106,7 @@ export function podRow(pod: V1Pod): PodRow {
   );
   return {
     ...summarisePod(pod),
+    uid: pod.metadata?.uid ?? null,
     refused: refusal ? refusal.message || refusal.reason || "Refused by the isolation filter." : null,
     owner: controller ? { kind: controller.kind, name: controller.name } : null,
   };

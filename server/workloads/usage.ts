@@ -10,6 +10,7 @@ import { getSuperCluster } from "@/server/k8s/cluster";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { readSynced } from "@/server/k8s/live";
 import { nodesUsage, type PodUsageSample, type Usage } from "@/server/nodes/usage";
+import { syncAnnotations, syncLabels } from "@/server/syncer/contracts";
 import { superNamespace } from "@/server/syncer/naming";
 import { type Acting, listPods, type NotServing } from "./pods";
 
@@ -24,7 +25,7 @@ export type PodUsage =
  */
 export async function measureTenantPods(
   tenant: string,
-  pods: readonly { namespace: string; name: string }[],
+  pods: readonly { namespace: string; name: string; uid: string | null }[],
 ): Promise<Map<string, PodUsageSample>> {
   const measured = new Map<string, PodUsageSample>();
   const superCluster = getSuperCluster();
@@ -38,7 +39,12 @@ export async function measureTenantPods(
       const superKey = `${below.metadata?.namespace}/${below.metadata?.name}`;
       const pod = wanted.get(superKey);
       const node = below.spec?.nodeName;
-      if (pod && node) found.push({ key: `${pod.namespace}/${pod.name}`, superKey, node });
+      // Only this tenant's copy of this very pod (not an earlier pod of the same name).
+      const ours =
+        below.metadata?.labels?.[syncLabels.tenant] === tenant &&
+        pod?.uid !== null &&
+        below.metadata?.annotations?.[syncAnnotations.uid] === pod?.uid;
+      if (pod && node && ours) found.push({ key: `${pod.namespace}/${pod.name}`, superKey, node });
     }
     return found;
   });

@@ -50,6 +50,7 @@ describe("a real node's configuration", () => {
     expect(config).toContain("addr: 127.0.0.1:5123");
     expect(config).toContain('rootdirectory: "/state/registry/storage"');
     expect(config).not.toMatch(/debug|proxy|remoteurl/);
+    expect(config).toMatch(/delete:\n {4}enabled: false/);
     const dockerHub = registryHostsToml(5123, "docker.io");
     expect(dockerHub).toContain('server = "http://127.0.0.1:5123/v2/docker.io"');
     expect(dockerHub).toContain("override_path = true");

@@ -236,8 +236,9 @@ export function registryConfig(options: { port: number; storage: string; secret:
     "storage:",
     "  filesystem:",
     `    rootdirectory: ${JSON.stringify(options.storage)}`,
+    // Nothing is deleted through the API (no one on this host can take an image from the nodes).
     "  delete:",
-    "    enabled: true",
+    "    enabled: false",
     "  redirect:",
     "    disable: true",
     "http:",

@@ -17,7 +17,7 @@ import { run } from "../process";
 import { kubeconfigYaml, kubeProxyConfig } from "./configs";
 import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
 import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
-import { ensureImageArchives, NODE_IMAGES } from "./images";
+import { ensureImageArchives } from "./images";
 import {
   daemonEnv,
   ensureRealNode,
@@ -35,7 +35,7 @@ import {
   realNodePlan,
   realNodesDir,
 } from "./plan";
-import { ensureRegistry, listRegistryImages, pushImageArchive, stopRegistry } from "./registry";
+import { ensureRegistry, pushImageArchive, stopRegistry } from "./registry";
 
 /** Real nodes whose directories exist under the state dir, by index. */
 export function realNodesOnDisk(stateDir: string): number[] {
@@ -192,21 +192,18 @@ export async function ensureRealNodes(
 }
 
 /**
- * The registry running, with Ring0's own images in it too (nodes have them imported already; the
- * registry lets a pod with imagePullPolicy: Always, or a node that lost them, pull them again).
+ * The registry running, with Ring0's own images in it too, as built here (nodes have them imported
+ * already; the registry lets a pod with imagePullPolicy: Always, or a node that lost them, pull them
+ * again). Pushed on every up, replacing whatever else might stand under their names.
  */
 async function ensureOwnImagesInRegistry(
   stateDir: string,
   context: RealNodeContext,
   archives: string[],
 ): Promise<void> {
-  const port = await ensureRegistry(stateDir, context.binDir);
-  const present = new Set(await listRegistryImages(port));
-  const missing = NODE_IMAGES.filter((image) => !present.has(image.name));
-  for (const image of missing) {
-    const archive = archives[NODE_IMAGES.indexOf(image)];
-    if (archive) await pushImageArchive(stateDir, context.binDir, archive, { logger: context.logger });
-  }
+  await ensureRegistry(stateDir, context.binDir);
+  for (const archive of archives)
+    await pushImageArchive(stateDir, context.binDir, archive, { replace: true, ownImages: true });
 }
 
 /** Every real node of this state dir gone, with kube-proxy's rules, the host's wall and the lock. Returns what stayed. */

@@ -229,6 +229,18 @@ describe.skipIf(problems.length > 0)(
       // Pushing again uploads nothing: the registry has every blob.
       const again = await pushImageArchive(stateDir, binDir, archive);
       expect(again[0]).toMatchObject({ uploaded: 0, present: 2 });
+      // Another image under a name the registry has is refused unless the operator says --replace,
+      // and Ring0's own names (the node shell's toolbox among them) are never anyone else's.
+      const toolbox = path.join(realNodesDir(stateDir), "images", "toolbox.tar");
+      await expect(pushImageArchive(stateDir, binDir, toolbox, { name: "nginx:latest" })).rejects.toThrow(
+        /already in the registry as another image.*--replace/,
+      );
+      await expect(pushImageArchive(stateDir, binDir, archive, { name: TOOLBOX_IMAGE })).rejects.toThrow(
+        /Ring0's own images/,
+      );
+      await expect(
+        pushImageArchive(stateDir, binDir, archive, { name: TOOLBOX_IMAGE, replace: true }),
+      ).rejects.toThrow(/Ring0's own images/);
       await kubectl("run", "nginx", "--image=nginx", "--restart=Never", "--port=8080");
       await podRunning("nginx");
       const pod = await kubeRequest<{ status: { podIP: string; containerStatuses: { imageID: string }[] } }>(

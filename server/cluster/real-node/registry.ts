@@ -142,7 +142,14 @@ export async function pushImageArchive(
   stateDir: string,
   binDir: string,
   archive: string,
-  options: { name?: string; logger?: Logger } = {},
+  options: {
+    name?: string;
+    /** Replace a tag the registry has with another image. */
+    replace?: boolean;
+    /** Ring0's own images (localhost/ring0/…), which only Ring0 pushes. */
+    ownImages?: boolean;
+    logger?: Logger;
+  } = {},
 ): Promise<PushedImage[]> {
   const port = runningRegistryPort(stateDir, binDir);
   if (port === undefined)
@@ -152,6 +159,8 @@ export async function pushImageArchive(
   if (!fs.existsSync(archive)) throw new Error(`${archive} does not exist`);
   const args = ["push", "--registry", `127.0.0.1:${port}`];
   if (options.name) args.push("--name", options.name);
+  if (options.replace) args.push("--replace");
+  if (options.ownImages) args.push("--allow-reserved");
   args.push(path.resolve(archive));
   const plan = registryPlan(stateDir);
   const { stdout } = await run(path.join(binDir, "ring0-image"), args, {

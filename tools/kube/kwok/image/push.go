@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -162,11 +163,15 @@ func extract(archivePath, dir string) ([]string, error) {
 		if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 			return nil, err
 		}
+		if err := roomFor(dir, h.Size); err != nil {
+			return nil, fmt.Errorf("%s: %w", archivePath, err)
+		}
 		out, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
 			return nil, err
 		}
-		_, err = io.Copy(out, tr)
+		// At most what the header says (a tar member cannot grow), so the room checked is the room used.
+		_, err = io.Copy(out, io.LimitReader(tr, h.Size))
 		if cerr := out.Close(); err == nil {
 			err = cerr
 		}
@@ -179,6 +184,34 @@ func extract(archivePath, dir string) ([]string, error) {
 		return nil, fmt.Errorf("%s has no files", archivePath)
 	}
 	return names, nil
+}
+
+// keepFree is the disk space an extraction leaves free (the registry and Ring0's state share it).
+const keepFree = 1 << 30
+
+// roomFor refuses a file of `size` bytes when writing it would leave less than keepFree free.
+func roomFor(dir string, size int64) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return err
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if size < 0 || free-size < keepFree {
+		return fmt.Errorf("not enough disk space to unpack it (%d MiB free, %d MiB more needed, 1 GiB kept free)", free>>20, size>>20)
+	}
+	return nil
+}
+
+// readSmall reads a JSON document of the archive (index.json, manifest.json), at most 4 MiB.
+func readSmall(file string) ([]byte, error) {
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > 4<<20 {
+		return nil, fmt.Errorf("%s is larger than 4 MiB", filepath.Base(file))
+	}
+	return os.ReadFile(file)
 }
 
 func fileDigest(file string) (string, int64, error) {
@@ -274,7 +307,7 @@ func (a *archive) loadOCI(names []string) error {
 	var idx struct {
 		Manifests []descriptor `json:"manifests"`
 	}
-	b, err := os.ReadFile(filepath.Join(a.dir, "index.json"))
+	b, err := readSmall(filepath.Join(a.dir, "index.json"))
 	if err != nil {
 		return err
 	}
@@ -318,7 +351,7 @@ func (a *archive) readRaw(digest string) ([]byte, error) {
 
 // loadDocker turns each manifest.json entry into an OCI manifest over the same files.
 func (a *archive) loadDocker() error {
-	b, err := os.ReadFile(filepath.Join(a.dir, "manifest.json"))
+	b, err := readSmall(filepath.Join(a.dir, "manifest.json"))
 	if err != nil {
 		return err
 	}
@@ -526,16 +559,78 @@ func (a *archive) linuxAmd64(raw []byte) (descriptor, []byte, bool) {
 	return descriptor{}, nil, false
 }
 
+// reservedPrefix names Ring0's own images (the sandbox, the toolbox that operators' node shells
+// run as root on the host): only Ring0 itself pushes them (--allow-reserved).
+const reservedPrefix = "localhost/ring0/"
+
+// top is what an image's tag will name: its index when the archive has every platform, else its
+// linux/amd64 manifest (a single-platform export of a multi-platform image).
+func (a *archive) top(img archiveImage) (string, []byte, error) {
+	if img.mediaType != mediaTypeIndex && img.mediaType != mediaTypeDockerManifestList {
+		return img.mediaType, img.manifest, nil
+	}
+	var doc struct {
+		Manifests []descriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(img.manifest, &doc); err != nil {
+		return "", nil, fmt.Errorf("index %s: %w", digestOf(img.manifest), err)
+	}
+	complete := true
+	for _, child := range doc.Manifests {
+		if _, ok := a.blobs[child.Digest]; !ok {
+			complete = false
+		}
+	}
+	if complete {
+		return img.mediaType, img.manifest, nil
+	}
+	d, raw, ok := a.linuxAmd64(img.manifest)
+	if !ok {
+		return "", nil, errors.New("the archive has no linux/amd64 image (export it with --platform linux/amd64)")
+	}
+	return d.MediaType, raw, nil
+}
+
+// existingDigest is the digest the registry has under repo:tag, or "" when it has none.
+func (c *registryClient) existingDigest(repo, tag string) (string, error) {
+	req, err := http.NewRequest(http.MethodHead, c.base+"/v2/"+repo+"/manifests/"+tag, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", strings.Join([]string{mediaTypeManifest, mediaTypeIndex, mediaTypeDockerManifest, mediaTypeDockerManifestList}, ", "))
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return resp.Header.Get("Docker-Content-Digest"), nil
+	case http.StatusNotFound:
+		return "", nil
+	default:
+		return "", registryError(resp, "reading "+repo+":"+tag)
+	}
+}
+
+type plannedPush struct {
+	ref       ImageRef
+	mediaType string
+	manifest  []byte
+}
+
 func pushCommand(args []string) error {
 	fs := flag.NewFlagSet("ring0-image push", flag.ContinueOnError)
 	registry := fs.String("registry", "", "the registry's address, 127.0.0.1:PORT (required)")
 	name := fs.String("name", "", "push the archive's one image under this name instead of its own")
+	replace := fs.Bool("replace", false, "replace a tag the registry has with another image")
+	allowReserved := fs.Bool("allow-reserved", false, "allow names under "+reservedPrefix+" (Ring0's own images)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("push: give exactly one archive: ring0-image push --registry 127.0.0.1:PORT [--name REF] ARCHIVE")
+		return errors.New("push: give exactly one archive: ring0-image push --registry 127.0.0.1:PORT [--name REF] [--replace] ARCHIVE")
 	}
 	host, _, err := net.SplitHostPort(*registry)
 	if err != nil || (host != "127.0.0.1" && host != "localhost" && host != "::1") {
@@ -550,7 +645,9 @@ func pushCommand(args []string) error {
 		return fmt.Errorf("--name: the archive has %d images; push it without --name (each keeps its own)", len(a.images))
 	}
 	c := &registryClient{base: "http://" + *registry, client: &http.Client{Timeout: 30 * time.Minute}}
-	pushed := 0
+
+	// Every name is checked before anything is pushed: a refusal leaves the registry as it was.
+	var plan []plannedPush
 	for _, img := range a.images {
 		names := img.names
 		if *name != "" {
@@ -559,30 +656,36 @@ func pushCommand(args []string) error {
 		if len(names) == 0 {
 			return fmt.Errorf("image %s has no name in the archive: give one with --name REF", digestOf(img.manifest))
 		}
+		mediaType, raw, err := a.top(img)
+		if err != nil {
+			return err
+		}
 		for _, n := range names {
 			ref, err := ParseImageRef(n)
 			if err != nil {
 				return err
 			}
-			var stats pushStats
-			missing, err := c.pushTree(a, ref.Repository(), img.mediaType, img.manifest, ref.Tag, &stats)
-			if err == nil && missing > 0 {
-				// A single-platform export of a multi-platform image: push this platform's manifest
-				// under the tag instead of an index whose other platforms would be dangling.
-				d, raw, ok := a.linuxAmd64(img.manifest)
-				if !ok {
-					return fmt.Errorf("%s: the archive has no linux/amd64 image (export it with --platform linux/amd64)", n)
-				}
-				_, err = c.pushTree(a, ref.Repository(), d.MediaType, raw, ref.Tag, &stats)
+			if strings.HasPrefix(ref.String(), reservedPrefix) && !*allowReserved {
+				return fmt.Errorf("%s: names under %s are Ring0's own images; push yours under another name (--name)", ref, reservedPrefix)
 			}
+			existing, err := c.existingDigest(ref.Repository(), ref.Tag)
 			if err != nil {
-				return fmt.Errorf("%s: %w", n, err)
+				return fmt.Errorf("%s: %w", ref, err)
 			}
-			fmt.Printf("pushed %s %s %d %d %d\n", ref, ref.Repository(), stats.uploaded, stats.present, stats.bytes)
-			pushed++
+			if existing != "" && existing != digestOf(raw) && !*replace {
+				return fmt.Errorf("%s is already in the registry as another image (%s): pods using it would change; add --replace to replace it", ref, existing)
+			}
+			plan = append(plan, plannedPush{ref: ref, mediaType: mediaType, manifest: raw})
 		}
 	}
-	if pushed == 0 {
+	for _, p := range plan {
+		var stats pushStats
+		if _, err := c.pushTree(a, p.ref.Repository(), p.mediaType, p.manifest, p.ref.Tag, &stats); err != nil {
+			return fmt.Errorf("%s: %w", p.ref, err)
+		}
+		fmt.Printf("pushed %s %s %d %d %d\n", p.ref, p.ref.Repository(), stats.uploaded, stats.present, stats.bytes)
+	}
+	if len(plan) == 0 {
 		return errors.New("nothing pushed")
 	}
 	return nil
