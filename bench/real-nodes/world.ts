@@ -82,6 +82,7 @@ export async function startRealNodesWorld(
     directory,
     logger,
     tenantFilter: (name) => name === tenant,
+    workers: Number(process.env.BENCH_SYNCER_WORKERS ?? 4),
   });
   cleanup.push("syncer stop", () => syncer.stop());
   await syncer.start();
