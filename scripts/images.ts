@@ -16,6 +16,7 @@ import { kubeBinaries } from "@/server/cluster/kwokctl";
 import {
   listRegistryImages,
   pushImageArchive,
+  registryAuthorization,
   runningRegistryPort,
 } from "@/server/cluster/real-node/registry";
 import { createLogger } from "@/server/logger";
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
     const port = runningRegistryPort(stateDir, binDir);
     if (port === undefined)
       fail("Ring0's image registry is not running: it runs with the real nodes (`./ring0 start`)");
-    for (const name of await listRegistryImages(port)) out(name);
+    for (const name of await listRegistryImages(port, registryAuthorization(stateDir))) out(name);
     return;
   }
 

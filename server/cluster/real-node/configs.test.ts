@@ -46,20 +46,27 @@ describe("a real node's configuration", () => {
   });
 
   it("registry: loopback only, storage on disk, no debug listener; every host pulls from it and nowhere else", () => {
-    const config = registryConfig({ port: 5123, storage: "/state/registry/storage", secret: "a".repeat(64) });
+    const config = registryConfig({
+      port: 5123,
+      storage: "/state/registry/storage",
+      secret: "a".repeat(64),
+      htpasswd: "/state/registry/htpasswd",
+    });
     expect(config).toContain("addr: 127.0.0.1:5123");
     expect(config).toContain('rootdirectory: "/state/registry/storage"');
     expect(config).not.toMatch(/debug|proxy|remoteurl/);
     expect(config).toMatch(/delete:\n {4}enabled: false/);
-    const dockerHub = registryHostsToml(5123, "docker.io");
+    expect(config).toContain('path: "/state/registry/htpasswd"');
+    const dockerHub = registryHostsToml(5123, "docker.io", "Basic cmluZzA6eA==");
     expect(dockerHub).toContain('server = "http://127.0.0.1:5123/v2/docker.io"');
     expect(dockerHub).toContain("override_path = true");
     expect(dockerHub).toContain('capabilities = ["pull", "resolve"]');
     // No [host] entries: the server above is the only place containerd asks (no fallback upstream).
     expect(dockerHub).not.toContain("[host");
-    expect(registryHostsToml(5123, "localhost:5000")).toContain("/v2/localhost-5000");
-    expect(registryHostsToml(5123, "_default")).toContain("/v2/ring0-unlisted-host");
-    expect(() => registryHostsToml(5123, 'evil"\nserver')).toThrow(/bad registry host/);
+    expect(dockerHub).toContain('[header]\n  Authorization = "Basic cmluZzA6eA=="');
+    expect(registryHostsToml(5123, "localhost:5000", "Basic x")).toContain("/v2/localhost-5000");
+    expect(registryHostsToml(5123, "_default", "Basic x")).toContain("/v2/ring0-unlisted-host");
+    expect(() => registryHostsToml(5123, 'evil"\nserver', "Basic x")).toThrow(/bad registry host/);
     expect(containerdHostDir("localhost:5000")).toBe("localhost_5000_");
     expect(containerdHostDir("quay.io")).toBe("quay.io");
   });

@@ -224,7 +224,12 @@ export function kubeProxyConfig(files: KubeProxyFiles): string {
 }
 
 /** The registry's config (distribution v3): loopback only, files on this host's disk, no debug listener. */
-export function registryConfig(options: { port: number; storage: string; secret: string }): string {
+export function registryConfig(options: {
+  port: number;
+  storage: string;
+  secret: string;
+  htpasswd: string;
+}): string {
   return [
     "# Written by Ring0 (server/cluster/real-node/registry.ts); edits are overwritten.",
     "version: 0.1",
@@ -241,6 +246,11 @@ export function registryConfig(options: { port: number; storage: string; secret:
     "    enabled: false",
     "  redirect:",
     "    disable: true",
+    // Every request authenticates: nothing else on this host reads or changes the nodes' images.
+    "auth:",
+    "  htpasswd:",
+    "    realm: ring0",
+    `    path: ${JSON.stringify(options.htpasswd)}`,
     "http:",
     `  addr: 127.0.0.1:${options.port}`,
     // Signs upload state; fixed per host so an upload survives a registry restart.
@@ -274,9 +284,10 @@ export const REGISTRY_HOST_PATTERN =
  * containerd's hosts.toml for one registry host (or "_default", every host without its own): the
  * only server is Ring0's registry, at the host's own repository prefix (override_path: the URL is
  * the API root). With no [host] entries and this server, containerd never falls back to the
- * internet; pull and resolve only (nothing is pushed from a node).
+ * internet; pull and resolve only (nothing is pushed from a node), with Ring0's credentials as a
+ * header (the file is root-only, like the directory it is in).
  */
-export function registryHostsToml(port: number, host: string): string {
+export function registryHostsToml(port: number, host: string, authorization: string): string {
   const prefix = host === "_default" ? "ring0-unlisted-host" : registryRepositoryHost(host);
   if (host !== "_default" && !REGISTRY_HOST_PATTERN.test(host)) throw new Error(`bad registry host ${host}`);
   return [
@@ -284,6 +295,8 @@ export function registryHostsToml(port: number, host: string): string {
     `server = ${toml(`http://127.0.0.1:${port}/v2/${prefix}`)}`,
     "override_path = true",
     'capabilities = ["pull", "resolve"]',
+    "[header]",
+    `  Authorization = ${toml(authorization)}`,
     "",
   ].join("\n");
 }

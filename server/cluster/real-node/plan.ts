@@ -114,6 +114,10 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
 export interface RegistryPlan {
   dir: string;
   config: string;
+  /** "ring0:<password>", root-only: what every request to the registry authenticates with. */
+  credentials: string;
+  /** The registry's bcrypt of it. */
+  htpasswd: string;
   storage: string;
   hostsDir: string;
   record: string;
@@ -125,6 +129,8 @@ export function registryPlan(stateDir: string): RegistryPlan {
   return {
     dir,
     config: path.join(dir, "config.yml"),
+    credentials: path.join(dir, "credentials"),
+    htpasswd: path.join(dir, "htpasswd"),
     storage: path.join(dir, "storage"),
     hostsDir: path.join(dir, "hosts.d"),
     record: path.join(dir, "registry.json"),

@@ -267,6 +267,19 @@ describe.skipIf(problems.length > 0)(
       // And the registry itself is out of a pod's reach (it listens on the host's loopback only).
       const port = runningRegistryPort(stateDir, path.dirname(kubectlPath));
       expect(port).toBeGreaterThan(0);
+      // On the host, nothing without Ring0's root-only credentials reads or writes it.
+      const catalog = `http://127.0.0.1:${port}/v2/_catalog`;
+      expect((await fetch(catalog)).status).toBe(401);
+      const wrong = `Basic ${Buffer.from("ring0:not-the-password").toString("base64")}`;
+      expect((await fetch(catalog, { headers: { authorization: wrong } })).status).toBe(401);
+      const upload = await fetch(`http://127.0.0.1:${port}/v2/docker.io/library/nginx/blobs/uploads/`, {
+        method: "POST",
+      });
+      expect(upload.status).toBe(401);
+      for (const file of [registryPlan(stateDir).credentials, registryPlan(stateDir).htpasswd])
+        expect(fs.statSync(file).mode & 0o077).toBe(0);
+      const hostsToml = path.join(registryPlan(stateDir).hostsDir, "docker.io", "hosts.toml");
+      expect(fs.statSync(hostsToml).mode & 0o077).toBe(0);
       const probe = await inPod(`nc -w 2 ${plan.nodeIp} ${port} </dev/null && echo REACHED`);
       expect(probe.out).not.toContain("REACHED");
     });
@@ -465,6 +478,33 @@ describe.skipIf(problems.length > 0)(
           return result.stdout.includes("hello from t") ? result : undefined;
         }, 30_000);
         expect(logs.code).toBe(0);
+      });
+
+      it("kubectl logs -f follows what the container prints next", async () => {
+        const follow = spawn(kubectlPath, ["--kubeconfig", kubeconfigs[acme] as string, "logs", "-f", "t"], {
+          env: { ...process.env, HOME: home },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        follow.stdout.on("data", (chunk: Buffer) => {
+          output += chunk.toString();
+        });
+        try {
+          await eventually(async () => (output.includes("hello from t") ? true : undefined), 30_000);
+          // A line written to the container's own stdout (PID 1's) after the stream opened.
+          const wrote = await tenantKubectl(acme, [
+            "exec",
+            "t",
+            "--",
+            "sh",
+            "-c",
+            `echo followed-${suffix} > /proc/1/fd/1`,
+          ]);
+          expect(wrote.code, wrote.stderr).toBe(0);
+          await eventually(async () => (output.includes(`followed-${suffix}`) ? true : undefined), 30_000);
+        } finally {
+          follow.kill("SIGTERM");
+        }
       });
 
       it("kubectl cp copies into the container and back", async () => {

@@ -7,8 +7,10 @@
  * image with `./ring0 images push <archive>`. Pods cannot reach it (the host's wall drops pod
  * traffic to the host); only containerd on this host and the operator's push do.
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import type { Logger } from "@/server/logger";
 import { ensureDaemon, runningDaemon, stopDaemon } from "../daemon";
@@ -21,10 +23,57 @@ import {
   registryHostsToml,
   registryRepositoryHost,
 } from "./configs";
-import { daemonEnv, httpOk, writeIfChanged } from "./node";
+import { daemonEnv, writeIfChanged } from "./node";
 import { MIRRORED_REGISTRY_HOSTS, type RegistryPlan, registryPlan } from "./plan";
 
-function registryDaemon(plan: RegistryPlan, binDir: string, port: number) {
+/** The registry's credentials ("ring0:<password>"), made once per host, root-only. */
+function credentials(plan: RegistryPlan): string {
+  try {
+    const text = fs.readFileSync(plan.credentials, "utf8").trim();
+    if (/^ring0:[0-9a-f]{64}$/.test(text)) return text;
+  } catch {
+    // made below
+  }
+  const text = `ring0:${randomBytes(32).toString("hex")}`;
+  fs.writeFileSync(plan.credentials, `${text}\n`, { mode: 0o600 });
+  fs.rmSync(plan.htpasswd, { force: true });
+  return text;
+}
+
+/** The Authorization header value of Ring0's requests to its registry. */
+export function registryAuthorization(stateDir: string): string {
+  const plan = registryPlan(stateDir);
+  return `Basic ${Buffer.from(fs.readFileSync(plan.credentials, "utf8").trim()).toString("base64")}`;
+}
+
+/** The registry's htpasswd for the credentials (bcrypt by ring0-registry itself), when missing. */
+function ensureHtpasswd(plan: RegistryPlan, binDir: string, pair: string): void {
+  if (fs.existsSync(plan.htpasswd)) return;
+  const line = execFileSync(path.join(binDir, "ring0-registry"), ["htpasswd"], {
+    input: `${pair}\n`,
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" } as unknown as NodeJS.ProcessEnv,
+    timeout: 30_000,
+  }).toString();
+  if (!line.startsWith("ring0:$2")) throw new Error("ring0-registry htpasswd gave no bcrypt entry");
+  fs.writeFileSync(plan.htpasswd, line, { mode: 0o600 });
+}
+
+/** True once the registry answers its API root to Ring0's credentials. */
+function registryServes(port: number, authorization: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get(
+      { host: "127.0.0.1", port, path: "/v2/", headers: { authorization }, timeout: 2_000 },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode === 200);
+      },
+    );
+    request.on("timeout", () => request.destroy());
+    request.on("error", () => resolve(false));
+  });
+}
+
+function registryDaemon(plan: RegistryPlan, binDir: string, port: number, authorization: string) {
   return {
     name: "the image registry serving",
     binary: path.join(binDir, "ring0-registry"),
@@ -34,10 +83,10 @@ function registryDaemon(plan: RegistryPlan, binDir: string, port: number) {
     cwd: plan.dir,
     recordFile: plan.record,
     record: { port },
-    inputs: [plan.config],
+    inputs: [plan.config, plan.htpasswd],
     logFile: path.join(plan.logs, "registry.log"),
     marker: plan.config,
-    ready: () => httpOk(`http://127.0.0.1:${port}/v2/`),
+    ready: () => registryServes(port, authorization),
   };
 }
 
@@ -71,13 +120,17 @@ function hostsWithConfig(plan: RegistryPlan): string[] {
   }
 }
 
-/** Writes containerd's hosts.toml for `host` (idempotent). */
-export function writeRegistryHost(plan: RegistryPlan, port: number, host: string): void {
+/** Writes containerd's hosts.toml for `host` (idempotent; root-only: it holds the credentials). */
+export function writeRegistryHost(
+  plan: RegistryPlan,
+  port: number,
+  host: string,
+  authorization: string,
+): void {
   if (host !== "_default" && !REGISTRY_HOST_PATTERN.test(host)) throw new Error(`bad registry host ${host}`);
-  writeIfChanged(
-    path.join(plan.hostsDir, containerdHostDir(host), "hosts.toml"),
-    registryHostsToml(port, host),
-  );
+  const file = path.join(plan.hostsDir, containerdHostDir(host), "hosts.toml");
+  writeIfChanged(file, registryHostsToml(port, host, authorization), 0o600);
+  fs.chmodSync(file, 0o600);
 }
 
 /** Host names back from containerd's directory names ("localhost_5000_" → "localhost:5000"). */
@@ -93,14 +146,20 @@ export async function ensureRegistry(stateDir: string, binDir: string): Promise<
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const port = configuredPort(plan) ?? ((await freeLoopbackPorts(1))[0] as number);
   const secret = configuredSecret(plan) ?? randomBytes(32).toString("hex");
-  writeIfChanged(plan.config, registryConfig({ port, storage: plan.storage, secret }), 0o600);
-  await ensureDaemon({ ...registryDaemon(plan, binDir, port), readyTimeoutMs: 30_000 });
+  ensureHtpasswd(plan, binDir, credentials(plan));
+  const authorization = registryAuthorization(stateDir);
+  writeIfChanged(
+    plan.config,
+    registryConfig({ port, storage: plan.storage, secret, htpasswd: plan.htpasswd }),
+    0o600,
+  );
+  await ensureDaemon({ ...registryDaemon(plan, binDir, port, authorization), readyTimeoutMs: 30_000 });
   const hosts = new Set<string>([
     ...MIRRORED_REGISTRY_HOSTS,
     "_default",
     ...hostsWithConfig(plan).map(hostOfDir),
   ]);
-  for (const host of hosts) writeRegistryHost(plan, port, host);
+  for (const host of hosts) writeRegistryHost(plan, port, host, authorization);
   return port;
 }
 
@@ -157,7 +216,7 @@ export async function pushImageArchive(
       "Ring0's image registry is not running: it runs with the real nodes (`npm run cluster:up`, or `./ring0 start`)",
     );
   if (!fs.existsSync(archive)) throw new Error(`${archive} does not exist`);
-  const args = ["push", "--registry", `127.0.0.1:${port}`];
+  const args = ["push", "--registry", `127.0.0.1:${port}`, "--auth-file", registryPlan(stateDir).credentials];
   if (options.name) args.push("--name", options.name);
   if (options.replace) args.push("--replace");
   if (options.ownImages) args.push("--allow-reserved");
@@ -181,16 +240,19 @@ export async function pushImageArchive(
     const host = name.slice(0, name.indexOf("/"));
     if (registryRepositoryHost(host) !== repository.slice(0, repository.indexOf("/")))
       throw new Error(`ring0-image pushed ${name} to an unexpected repository ${repository}`);
-    writeRegistryHost(plan, port, host);
+    writeRegistryHost(plan, port, host, registryAuthorization(stateDir));
     options.logger?.info("pushed image", { image: name });
   }
   return pushed;
 }
 
 /** Every image the registry has, as names pods use (docker.io/library/nginx:latest). */
-export async function listRegistryImages(port: number): Promise<string[]> {
+export async function listRegistryImages(port: number, authorization: string): Promise<string[]> {
   const get = async (url: string) => {
-    const response = await fetch(`http://127.0.0.1:${port}${url}`, { signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(`http://127.0.0.1:${port}${url}`, {
+      headers: { authorization },
+      signal: AbortSignal.timeout(10_000),
+    });
     if (!response.ok) throw new Error(`the registry answered ${response.status} to ${url}`);
     const next = /<(\/v2\/[^>]+)>;\s*rel="next"/.exec(response.headers.get("link") ?? "")?.[1];
     return { body: (await response.json()) as Record<string, unknown>, next };

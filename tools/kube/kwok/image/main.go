@@ -10,7 +10,7 @@
 //	ring0-image pause-run      the pause image's entrypoint: waits for SIGTERM/SIGINT, reaps children
 //	ring0-image httpd --out FILE [--name localhost/ring0/httpd:1]
 //	ring0-image httpd-run [--listen ADDR]   the HTTP server image's entrypoint (:8080, or $PORT)
-//	ring0-image push --registry 127.0.0.1:PORT [--name REF] ARCHIVE
+//	ring0-image push --registry 127.0.0.1:PORT [--auth-file F] [--name REF] [--replace] ARCHIVE
 //	                           copies an OCI layout or `docker save` archive into Ring0's registry
 //	                           (see push.go); prints "pushed NAME REPOSITORY UPLOADED PRESENT BYTES"
 //
@@ -42,7 +42,7 @@ func usage() {
   ring0-image pause-run
   ring0-image httpd --out FILE [--name `+httpdName+`]
   ring0-image httpd-run [--listen ADDR]
-  ring0-image push --registry 127.0.0.1:PORT [--name REF] ARCHIVE`)
+  ring0-image push --registry 127.0.0.1:PORT [--auth-file F] [--name REF] [--replace] ARCHIVE`)
 }
 
 func main() {

@@ -403,6 +403,8 @@ func (a *archive) loadDocker() error {
 type registryClient struct {
 	base   string // http://127.0.0.1:PORT
 	client *http.Client
+	// user and password of Ring0's registry (basic auth), from --auth-file.
+	user, password string
 }
 
 func (c *registryClient) do(method, target string, body io.Reader, size int64, contentType string) (*http.Response, error) {
@@ -415,6 +417,9 @@ func (c *registryClient) do(method, target string, body io.Reader, size int64, c
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.password)
 	}
 	return c.client.Do(req)
 }
@@ -598,6 +603,9 @@ func (c *registryClient) existingDigest(repo, tag string) (string, error) {
 		return "", err
 	}
 	req.Header.Set("Accept", strings.Join([]string{mediaTypeManifest, mediaTypeIndex, mediaTypeDockerManifest, mediaTypeDockerManifestList}, ", "))
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.password)
+	}
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return "", err
@@ -625,6 +633,7 @@ func pushCommand(args []string) error {
 	name := fs.String("name", "", "push the archive's one image under this name instead of its own")
 	replace := fs.Bool("replace", false, "replace a tag the registry has with another image")
 	allowReserved := fs.Bool("allow-reserved", false, "allow names under "+reservedPrefix+" (Ring0's own images)")
+	authFile := fs.String("auth-file", "", `a file holding "user:password" for the registry`)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return err
@@ -645,6 +654,17 @@ func pushCommand(args []string) error {
 		return fmt.Errorf("--name: the archive has %d images; push it without --name (each keeps its own)", len(a.images))
 	}
 	c := &registryClient{base: "http://" + *registry, client: &http.Client{Timeout: 30 * time.Minute}}
+	if *authFile != "" {
+		b, err := readSmall(*authFile)
+		if err != nil {
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+		user, password, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
+		if !ok || user == "" || password == "" {
+			return fmt.Errorf("--auth-file %s: want \"user:password\"", *authFile)
+		}
+		c.user, c.password = user, password
+	}
 
 	// Every name is checked before anything is pushed: a refusal leaves the registry as it was.
 	var plan []plannedPush
