@@ -19,6 +19,7 @@ import {
   renderKwokctlConfig,
 } from "@/server/cluster/kwokctl-config";
 import { LOCAL_COMPONENTS } from "./components";
+import { egressPaths, egressSelectorConfig } from "./egress";
 import { writeKubeletClient } from "./kubelet-client";
 import { readText, type TenantPaths, writeAtomically } from "./paths";
 import { type LocalControlPlanePorts, type LocalControlPlaneRecord, PORT_OPTIONS } from "./record";
@@ -86,6 +87,14 @@ export function writeKwokctlConfig(
   );
 }
 
+/** The apiserver's egress selector (./egress.ts): its `controlplane` egress through Ring0's wall. */
+function writeEgressSelector(paths: TenantPaths): Record<string, string> {
+  const { socket, config } = egressPaths(paths.dir);
+  const text = egressSelectorConfig(socket);
+  if (readText(config) !== text) writeAtomically(config, text);
+  return { "egress-selector-config-file": config };
+}
+
 /**
  * Every flag a tenant's control plane runs with: kubelet requests through the vn-agents and the
  * walls of server/cluster/hardening.ts (etcd on TLS with client certificates on the recorded ports,
@@ -99,6 +108,7 @@ export async function wantedFlags(
 ): Promise<ComponentFlags> {
   return mergeComponentFlags(
     { "kube-apiserver": await writeKubeletClient(vnAgentStateDir, tenant, paths) },
+    { "kube-apiserver": writeEgressSelector(paths) },
     etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
     onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
   );

@@ -28,6 +28,7 @@ import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "
 import { resolveVersion } from "../versions";
 import { hasKwokctl, localBinaries } from "./binaries";
 import { componentStates } from "./components";
+import { type EgressProxy, egressPaths, startEgressProxy } from "./egress";
 import { retarget, wantedFlags } from "./kwokctl-config";
 import {
   createControlPlane,
@@ -68,6 +69,13 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
   const queues = new Map<string, Promise<unknown>>();
   /** Tenants with an `ensure` under way (observe says Starting rather than Failed for their gaps). */
   const ensuring = new Set<string>();
+  /** Each tenant's egress wall (./egress.ts), served by this process for its control plane. */
+  const egress = new Map<string, EgressProxy>();
+  const ensureEgress = async (tenant: string, log: Logger) => {
+    if (egress.has(tenant)) return;
+    const { socket } = egressPaths(pathsOf(tenant).dir);
+    egress.set(tenant, await startEgressProxy({ tenant, socket, logger: log }));
+  };
 
   const serialise = <T>(tenant: string, task: () => Promise<T>): Promise<T> => {
     const previous = queues.get(tenant) ?? Promise.resolve();
@@ -93,6 +101,8 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     const paths = pathsOf(tenant);
     const binDir = await machine.binaries.binDirFor(version);
     let record = readRecord(paths);
+    // Before its API server can call anything, the wall it calls through.
+    await ensureEgress(tenant, log);
 
     if (fs.existsSync(paths.dir) && (!record || !fs.existsSync(paths.clusterConfig))) {
       log.warn("removing a half-created control plane before creating it again", { dir: paths.dir });
@@ -208,6 +218,9 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         if (!fs.existsSync(paths.dir)) return;
         const log = baseLog.child({ tenant });
         await removeControlPlane(machine, tenant, paths, log);
+        await egress.get(tenant)?.close();
+        egress.delete(tenant);
+        fs.rmSync(egressPaths(paths.dir).socket, { force: true });
         log.info("control plane destroyed", { dir: paths.dir });
       });
     },
