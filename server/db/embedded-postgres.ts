@@ -237,9 +237,10 @@ async function clearStalePostmasterPid(dataDir: string, log: Logger): Promise<vo
   }
   const pid = Number.parseInt(content.split("\n")[0] ?? "", 10);
   if (Number.isInteger(pid) && pid > 0) {
-    // A postmaster a Ring0 that just stopped asked to shut down may take a moment to exit (it runs
-    // as the postgres user, outliving its launcher briefly): wait for it before calling it in use.
-    for (let waited = 0; waited < 15_000 && isPostgresProcess(pid); waited += 100) {
+    // A postmaster a Ring0 that just stopped asked to shut down may take a while to exit (it runs
+    // as the postgres user, outliving its launcher, and checkpoints first: on a loaded 2-core host
+    // that took over 15 s once): wait for it before calling it in use.
+    for (let waited = 0; waited < 60_000 && isPostgresProcess(pid); waited += 100) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     if (isPostgresProcess(pid)) {
