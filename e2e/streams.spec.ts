@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Locator, Page } from "@playwright/test";
+import type { Page } from "@playwright/test";
 import NodeWebSocket from "ws";
 import { simulatedPodLogFile } from "@/server/cluster/simulated-pods";
 import { superNamespace } from "@/server/syncer/naming";
@@ -16,6 +16,7 @@ import { expect, test } from "./fixtures";
 import { kubectlThroughPortal } from "./kubectl";
 import { AppShell } from "./pages/app-shell";
 import { e2eOrigin, e2eStateDir } from "./ports";
+import { terminalText, typeLine } from "./terminal";
 
 /** Synced down, scheduled on a kwok node, status synced back up. */
 const syncing = { timeout: 90_000 };
@@ -24,18 +25,6 @@ const streaming = { timeout: 30_000 };
 
 /** A container's log line as kwok serves it (CRI format). */
 const criLine = (text: string) => `${new Date().toISOString()} stdout F ${text}\n`;
-
-/** What xterm shows, row by row (its DOM renderer draws spaces as no-break spaces). */
-async function terminalText(terminal: Locator): Promise<string> {
-  const rows = await terminal.locator(".xterm-rows > div").allTextContents();
-  return rows.map((row) => row.replace(/\u00a0/g, " ")).join("\n");
-}
-
-/** Types a line into the focused terminal, as a person would. */
-async function typeLine(page: Page, line: string) {
-  await page.keyboard.type(line);
-  await page.keyboard.press("Enter");
-}
 
 /** Opens a WebSocket from the page's own origin and reports its frames and close code. */
 function socketFromPage(page: Page, streamPath: string) {

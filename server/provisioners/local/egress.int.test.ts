@@ -1,7 +1,7 @@
 /**
  * The egress wall of a local tenant control plane, attacked as a tenant admin would: a CRD whose
- * conversion webhook URL points at this host — a live service, a closed port, a link-local address
- * — is refused with one message whatever is there, and the live service never sees a connection.
+ * conversion webhook URL points at this host — a live service, a closed port, another loopback
+ * address — is refused with one message whatever is there, and the live service never sees a connection.
  * Ring0's own webhook server stays reachable through the wall.
  */
 import fs from "node:fs";
@@ -129,7 +129,7 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
       const attempts = [
         { group: "live.example.com", address: `127.0.0.1:${live.port}` },
         { group: "closed.example.com", address: `127.0.0.1:${closed}` },
-        { group: "metadata.example.com", address: "169.254.169.254:443" },
+        { group: "other.example.com", address: "127.0.0.2:443" },
       ];
       const messages = [];
       for (const attempt of attempts) {
