@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { processSlot } from "@/server/core/process-slots";
+import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
 import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
 
@@ -156,6 +157,11 @@ const schema = z
         error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',
       })
       .default("local"),
+    RING0_TENANT_EGRESS_ALLOW: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
     RING0_ISOLATION_POLICY: z
       .string()
       .trim()
@@ -206,6 +212,17 @@ const schema = z
     RING0_GATEWAY_TLS_KEY: optionalFile,
   })
   .superRefine((env, ctx) => {
+    if (env.RING0_TENANT_EGRESS_ALLOW) {
+      try {
+        parseEgressAllowances(env.RING0_TENANT_EGRESS_ALLOW);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["RING0_TENANT_EGRESS_ALLOW"],
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
     if (env.RING0_ISOLATION_POLICY) {
       try {
         parseIsolationPolicy(env.RING0_ISOLATION_POLICY);

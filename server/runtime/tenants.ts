@@ -15,6 +15,9 @@ import { isAlreadyExists } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
+import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
+import { throttleRefusals } from "@/server/provisioners/local/egress-audit";
+import { createEgressPolicy } from "@/server/provisioners/local/egress-policy";
 import type { Provisioner } from "@/server/provisioners/types";
 import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import { startQuotaSampler } from "@/server/quotas/sampler";
@@ -176,7 +179,32 @@ export async function startTenants(
     return { provisioners: {}, stop: async () => {} };
   }
   const provisioners: Partial<Record<ProvisionerName, Provisioner>> = {
-    local: createLocalProvisioner({ stateDir: config.stateDir, logger: log }),
+    local: createLocalProvisioner({
+      stateDir: config.stateDir,
+      logger: log,
+      egress: {
+        policy: createEgressPolicy({
+          superCluster: () => superCluster,
+          allow: config.RING0_TENANT_EGRESS_ALLOW
+            ? parseEgressAllowances(config.RING0_TENANT_EGRESS_ALLOW)
+            : [],
+        }),
+        onRefused: throttleRefusals((refusal, repeats) =>
+          recordAudit({
+            actorId: null,
+            actorName: "Ring0",
+            actorTenant: null,
+            tenant: refusal.tenant,
+            action: "egress.refused",
+            targetKind: "address",
+            target: `${refusal.target.host}:${refusal.target.port}`,
+            result: "denied",
+            requestId: null,
+            detail: { egress: refusal.selection, reason: refusal.why, unrecordedRepeats: repeats },
+          }),
+        ),
+      },
+    }),
     kubernetes: createKubernetesProvisioner({ superCluster, logger: log }),
   };
   const tenants = informerTenantSource(superCluster);

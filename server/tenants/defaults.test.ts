@@ -30,7 +30,7 @@ describe("tenant defaults", () => {
     expect(byName("ClusterRoleBinding", "ring0:tenant-viewers")).toMatchObject({ roleRef: { name: "view" } });
   });
 
-  it("never grants '*' verbs (bind/escalate) nor write access to reserved groups", () => {
+  it("never grants '*' verbs (bind/escalate) nor write access to groups that configure the shared world", () => {
     const role = byName("ClusterRole", tenantAdminClusterRole) as unknown as {
       rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     };
@@ -40,7 +40,13 @@ describe("tenant defaults", () => {
       expect(rule.verbs).not.toContain("escalate");
       expect(rule.verbs).not.toContain("impersonate");
       if (rule.verbs.includes("create")) {
-        expect(rule.apiGroups).not.toContain("admissionregistration.k8s.io");
+        for (const group of [
+          "certificates.k8s.io",
+          "flowcontrol.apiserver.k8s.io",
+          "storage.k8s.io",
+          "node.k8s.io",
+        ])
+          expect(rule.apiGroups).not.toContain(group);
         expect(rule.apiGroups).not.toContain("*");
         if (rule.apiGroups.includes("")) expect(rule.resources).not.toContain("nodes");
       }
@@ -49,6 +55,30 @@ describe("tenant defaults", () => {
     const custom = role.rules.find((rule) => rule.apiGroups.includes("example.com"));
     expect(custom?.apiGroups).toEqual(["example.com"]);
     expect(reservedGroups).toContain("admissionregistration.k8s.io");
+    // Webhooks and APIServices, as a cluster admin has them: their calls pass the egress wall.
+    // Admission policies only to read: no policy could guard Ring0's own from a tenant admin.
+    const writable = (group: string) =>
+      role.rules
+        .filter((rule) => rule.apiGroups.includes(group) && rule.verbs.includes("delete"))
+        .flatMap((rule) => rule.resources);
+    expect(writable("admissionregistration.k8s.io").sort()).toEqual([
+      "mutatingwebhookconfigurations",
+      "validatingwebhookconfigurations",
+    ]);
+    expect(writable("apiregistration.k8s.io")).toEqual(["apiservices"]);
+  });
+
+  it("keeps tenant APIServices to the tenant's own groups, backed by a Service", () => {
+    const policy = byName("ValidatingAdmissionPolicy", "ring0-tenant-apiservices") as unknown as {
+      spec: { matchConditions: { expression: string }[]; validations: { expression: string }[] };
+    };
+    expect(policy.spec.matchConditions[0]?.expression).toContain("system:masters");
+    const expression = policy.spec.validations[0]?.expression ?? "";
+    for (const part of ["oldObject", "object.spec.service", ".k8s.io", ".kubernetes.io", "ring0.dev"])
+      expect(expression).toContain(part);
+    expect(byName("ValidatingAdmissionPolicyBinding", "ring0-tenant-apiservices")).toMatchObject({
+      spec: { policyName: "ring0-tenant-apiservices", validationActions: ["Deny"] },
+    });
   });
 
   it("labels every Ring0 object protected, and the policy denies any change to them by non-Ring0 users", () => {

@@ -8,11 +8,19 @@
  *   admins → `ring0:tenant-admin`, members → `edit`, viewers → `view`. A role change in Ring0
  *   therefore applies on the user's next request, without touching these objects;
  * - `ring0:tenant-admin` grants everything a tenant runs its apps with, and never what would let it
- *   break out of its tenancy: no admission configuration (it could disable the policy below), no
- *   API services, no writes to nodes, persistent volumes, storage/priority/runtime classes,
- *   certificate signing or API priority and fairness. Verbs are always named (never "*", which
- *   would include RBAC's bind and escalate), so RBAC's escalation check stops admins from binding
- *   or creating roles beyond their own rights;
+ *   break out of its tenancy: no writes to nodes, persistent volumes, storage/priority/runtime
+ *   classes, certificate signing or API priority and fairness. Verbs are always named (never "*",
+ *   which would include RBAC's bind and escalate), so RBAC's escalation check stops admins from
+ *   binding or creating roles beyond their own rights;
+ * - webhooks and aggregated APIs, as a cluster admin has them (issue 23): validating and mutating
+ *   webhook configurations and APIServices. What they call is dialled only through the control
+ *   plane's egress wall (server/provisioners/local/egress.ts), which lets through nothing but the
+ *   tenant's own pods. The policy below still guards Ring0's own webhook configuration (admission
+ *   policies apply to webhook configurations, while webhooks never do). Admission policies and
+ *   their bindings stay read-only: the API server exempts them from every API-based policy, so no
+ *   policy could keep a tenant admin from deleting Ring0's. A second policy keeps APIServices to
+ *   the tenant's own groups, backed by a Service: no group the control plane or Ring0 serves
+ *   (core, apps, batch, …, `*.k8s.io`, `*.kubernetes.io`, `ring0.dev`) can be taken over or removed;
  * - a ValidatingAdmissionPolicy that refuses any change to an object labelled
  *   `ring0.dev/protected` (and refuses the label on anything else) unless Ring0 itself (the
  *   control plane's system:masters identity) makes it. Tenant admins can read these objects but
@@ -28,6 +36,7 @@ import { kubeUserName, roleGroup } from "./kube-identity";
 export const protectedLabel = "ring0.dev/protected";
 export const tenantAdminClusterRole = "ring0:tenant-admin";
 const policyName = "ring0-protect-managed";
+const apiServicePolicyName = "ring0-tenant-apiservices";
 
 /** Labels of the objects Ring0 owns in a tenant control plane (the protection policy guards them). */
 export const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
@@ -77,11 +86,26 @@ export const tenantAdminGroups = [
   "rbac.authorization.k8s.io",
 ];
 
-/** Groups no tenant may write: they configure the control plane itself or the shared data plane. */
+/** Groups Kubernetes serves that are not under k8s.io (the core group is ""). */
+const builtInGroups = [
+  "",
+  "apps",
+  "batch",
+  "autoscaling",
+  "policy",
+  "extensions",
+  "k8s.io",
+  "kubernetes.io",
+  "ring0.dev",
+];
+
+/** Groups that extend the control plane, which tenant admins configure as cluster admins do. */
+export const tenantExtensionGroups = ["admissionregistration.k8s.io", "apiregistration.k8s.io"];
+
+/** Groups no tenant CRD may take: they configure the control plane itself or the shared data plane. */
 export const reservedGroups = [
   "",
-  "admissionregistration.k8s.io",
-  "apiregistration.k8s.io",
+  ...tenantExtensionGroups,
   "certificates.k8s.io",
   "flowcontrol.apiserver.k8s.io",
   "internal.apiserver.k8s.io",
@@ -147,6 +171,16 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
       },
       // Named verbs, never "*": that would include RBAC's bind and escalate (and so cluster-admin).
       { apiGroups: tenantAdminGroups, resources: ["*"], verbs: allVerbs },
+      // Webhooks and APIServices, as a cluster admin has them: their calls pass the egress wall.
+      {
+        apiGroups: ["admissionregistration.k8s.io"],
+        resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+        verbs: allVerbs,
+      },
+      { apiGroups: ["apiregistration.k8s.io"], resources: ["apiservices"], verbs: allVerbs },
+      // Admission policies only to read: an API server's own policies never apply to policies, so
+      // none could keep a tenant's hands off Ring0's (the one below among them).
+      { apiGroups: ["admissionregistration.k8s.io"], resources: ["*"], verbs: readVerbs },
       ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: allVerbs }] : []),
       {
         apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],
@@ -196,7 +230,51 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     metadata: { name: policyName, labels: managedLabels },
     spec: { policyName, validationActions: ["Deny"] },
   };
-  return [...namespaces, adminRole, admins, members, viewers, policy, binding];
+  const tenantsOwn = (variable: string) =>
+    `(${variable} == null || (has(${variable}.spec.service) && has(${variable}.spec.group) && !(${variable}.spec.group in ${JSON.stringify(builtInGroups).replaceAll('"', "'")}) && !${variable}.spec.group.endsWith('.k8s.io') && !${variable}.spec.group.endsWith('.kubernetes.io') && !${variable}.spec.group.endsWith('.ring0.dev')))`;
+  const apiServicePolicy: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: apiServicePolicyName, labels: managedLabels },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ["apiregistration.k8s.io"],
+            apiVersions: ["*"],
+            resources: ["apiservices"],
+            operations: ["CREATE", "UPDATE", "DELETE"],
+          },
+        ],
+      },
+      matchConditions: [{ name: "not-ring0", expression: "!('system:masters' in request.userInfo.groups)" }],
+      validations: [
+        {
+          expression: `${tenantsOwn("oldObject")} && ${tenantsOwn("object")}`,
+          messageExpression: `'APIService "' + request.name + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+  const apiServiceBinding: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: apiServicePolicyName, labels: managedLabels },
+    spec: { policyName: apiServicePolicyName, validationActions: ["Deny"] },
+  };
+  return [
+    ...namespaces,
+    adminRole,
+    admins,
+    members,
+    viewers,
+    policy,
+    binding,
+    apiServicePolicy,
+    apiServiceBinding,
+  ];
 }
 
 /** Groups of the CustomResourceDefinitions in the tenant's control plane. */

@@ -1,8 +1,10 @@
 /**
- * The egress wall of a local tenant control plane, attacked as a tenant admin would: a CRD whose
- * conversion webhook URL points at this host — a live service, a closed port, another loopback
- * address — is refused with one message whatever is there, and the live service never sees a connection.
- * Ring0's own webhook server stays reachable through the wall.
+ * The egress wall of a local tenant control plane, attacked as a tenant admin would (impersonated
+ * with the admins' group, under Ring0's tenant defaults): CRD conversion webhooks, admission
+ * webhooks and an APIService that point at this host — a live service, a closed port, another
+ * loopback address, the control plane's own API server — are refused with one message whatever is
+ * there, and the live service never sees a connection. Ring0's own webhook server stays reachable
+ * through the wall, and Ring0's own objects among the admission configuration stay Ring0's.
  */
 import fs from "node:fs";
 import net from "node:net";
@@ -16,6 +18,8 @@ import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
+import { applyTenantDefaults, protectedLabel } from "@/server/tenants/defaults";
+import { roleGroup } from "@/server/tenants/kube-identity";
 import { kubeconfigFromAccess, type Provisioner } from "../types";
 import { createLocalProvisioner } from ".";
 import { egressPaths } from "./egress";
@@ -71,24 +75,84 @@ function crd(group: string, url: string) {
   };
 }
 
+/** A tenant admin of this tenant, as the kube gateway makes one (its user and the admins' group). */
+const asAdmin = { "Impersonate-User": `${tenant}:mallory`, "Impersonate-Group": roleGroup(tenant, "admin") };
+
 /** What the tenant sees when its object is read at the version its webhook must convert to. */
 async function conversionError(group: string, url: string): Promise<string> {
   await kubeRequest(conn, {
     method: "POST",
     path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
     body: crd(group, url),
+    headers: asAdmin,
   });
+  // Ring0's tenant reconciler grants the admins rights in the group of a new CRD.
+  await applyTenantDefaults(conn, { tenant, admins: [] });
   await eventually(async () => {
     const created = await kubeRequestText(conn, {
       method: "POST",
       path: `/apis/${group}/v1/namespaces/default/widgets`,
       body: { apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w" } },
+      headers: asAdmin,
     });
     return created.status === 201 || created.status === 409 ? true : undefined;
   }, 30_000);
-  const read = await kubeRequestText(conn, { path: `/apis/${group}/v2/namespaces/default/widgets/w` });
+  const read = await kubeRequestText(conn, {
+    path: `/apis/${group}/v2/namespaces/default/widgets/w`,
+    headers: asAdmin,
+  });
   expect(read.status).not.toBe(200);
   return (JSON.parse(read.text) as { message: string }).message;
+}
+
+/** What the tenant sees when a ConfigMap is created under its validating webhook at `url`. */
+async function admissionError(name: string, url: string): Promise<string> {
+  await kubeRequest(conn, {
+    method: "POST",
+    path: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    headers: asAdmin,
+    body: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name },
+      webhooks: [
+        {
+          name: `${name}.example.com`,
+          clientConfig: { url },
+          rules: [
+            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
+          ],
+          objectSelector: { matchLabels: { webhook: name } },
+          failurePolicy: "Fail",
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+          timeoutSeconds: 5,
+        },
+      ],
+    },
+  });
+  try {
+    // The configuration takes effect a moment after it is created.
+    return await eventually(async () => {
+      const created = await kubeRequestText(conn, {
+        method: "POST",
+        path: "/api/v1/namespaces/default/configmaps",
+        headers: asAdmin,
+        body: {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { generateName: "c-", labels: { webhook: name } },
+        },
+      });
+      return created.status === 201 ? undefined : (JSON.parse(created.text) as { message: string }).message;
+    }, 30_000);
+  } finally {
+    await kubeRequest(conn, {
+      method: "DELETE",
+      path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}`,
+      headers: asAdmin,
+    });
+  }
 }
 
 /** The message with what differs by attempt taken out (group, address). */
@@ -109,6 +173,10 @@ beforeAll(async () => {
   const access = await provisioner.access(tenant);
   if (!access) throw new Error("no access");
   conn = connectCluster("egress-test", { inline: kubeconfigFromAccess(access, tenant) });
+  await eventually(
+    async () => ((await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined),
+    90_000,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -126,10 +194,12 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
     const live = await listener();
     try {
       const closed = await closedPort();
+      const ownApiServer = new URL(conn.server).host;
       const attempts = [
         { group: "live.example.com", address: `127.0.0.1:${live.port}` },
         { group: "closed.example.com", address: `127.0.0.1:${closed}` },
         { group: "other.example.com", address: "127.0.0.2:443" },
+        { group: "apiserver.example.com", address: ownApiServer },
       ];
       const messages = [];
       for (const attempt of attempts) {
@@ -145,11 +215,161 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
     }
   });
 
+  it("refuses admission webhook URLs the same way, and the live service sees nothing", async () => {
+    const live = await listener();
+    try {
+      const closed = await closedPort();
+      const messages = [
+        neutral(
+          await admissionError("live", `https://127.0.0.1:${live.port}/admit`),
+          "live",
+          `127.0.0.1:${live.port}`,
+        ),
+        neutral(
+          await admissionError("closed", `https://127.0.0.1:${closed}/admit`),
+          "closed",
+          `127.0.0.1:${closed}`,
+        ),
+      ];
+      expect(messages[0]).toMatch(/failed calling webhook .*proxy error .*while dialing <address>, code 403/);
+      expect(messages[1]).toBe(messages[0]);
+      expect(live.connections()).toBe(0);
+    } finally {
+      live.close();
+    }
+  });
+
+  it("refuses an APIService whose endpoint is not one of the tenant's pods, dialling nothing", async () => {
+    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "evil", namespace: "default" } };
+    await kubeRequest(conn, {
+      method: "POST",
+      path: "/api/v1/namespaces/default/services",
+      headers: asAdmin,
+      body: { ...service, spec: { ports: [{ port: 443, targetPort: 443 }] } },
+    });
+    await kubeRequest(conn, {
+      method: "POST",
+      path: "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+      headers: asAdmin,
+      body: {
+        apiVersion: "discovery.k8s.io/v1",
+        kind: "EndpointSlice",
+        metadata: { name: "evil-1", namespace: "default", labels: { "kubernetes.io/service-name": "evil" } },
+        addressType: "IPv4",
+        // An address no pod of this tenant has (the wall refuses it without dialling).
+        endpoints: [{ addresses: ["10.244.255.254"], conditions: { ready: true } }],
+        ports: [{ port: 443, protocol: "TCP" }],
+      },
+    });
+    await kubeRequest(conn, {
+      method: "POST",
+      path: "/apis/apiregistration.k8s.io/v1/apiservices",
+      headers: asAdmin,
+      body: {
+        apiVersion: "apiregistration.k8s.io/v1",
+        kind: "APIService",
+        metadata: { name: "v1.evil.example.com" },
+        spec: {
+          group: "evil.example.com",
+          version: "v1",
+          service: { namespace: "default", name: "evil", port: 443 },
+          insecureSkipTLSVerify: true,
+          groupPriorityMinimum: 1000,
+          versionPriority: 15,
+        },
+      },
+    });
+    const message = await eventually(async () => {
+      const got = await kubeRequest<{
+        status?: { conditions?: { type: string; status: string; message?: string }[] };
+      }>(conn, { path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.evil.example.com" });
+      const available = got.status?.conditions?.find((condition) => condition.type === "Available");
+      return available?.message?.includes("code 403") ? available.message : undefined;
+    }, 60_000);
+    expect(message).toMatch(/proxy error .*while dialing 10\.244\.255\.254:443, code 403/);
+    const read = await kubeRequestText(conn, { path: "/apis/evil.example.com/v1", headers: asAdmin });
+    expect(read.status).toBe(503);
+  });
+
+  it("lets tenant admins register APIServices only for groups of their own", async () => {
+    const create = (group: string, service: boolean) =>
+      kubeRequestText(conn, {
+        method: "POST",
+        path: "/apis/apiregistration.k8s.io/v1/apiservices",
+        headers: asAdmin,
+        body: {
+          apiVersion: "apiregistration.k8s.io/v1",
+          kind: "APIService",
+          metadata: { name: `v9.${group}` },
+          spec: {
+            group,
+            version: "v9",
+            ...(service ? { service: { namespace: "default", name: "evil", port: 443 } } : {}),
+            insecureSkipTLSVerify: service,
+            groupPriorityMinimum: 1000,
+            versionPriority: 15,
+          },
+        },
+      });
+    for (const group of ["apps", "metrics.k8s.io", "networking.k8s.io", "ring0.dev"]) {
+      const refused = await create(group, true);
+      expect(refused.status, group).toBe(403);
+      expect(refused.text).toContain("groups of its own");
+    }
+    expect((await create("mine.example.com", false)).status).toBe(403);
+    // The built-in ones cannot be repointed or removed either.
+    const repoint = await kubeRequestText(conn, {
+      method: "PATCH",
+      path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+      headers: asAdmin,
+      contentType: "application/merge-patch+json",
+      body: { spec: { service: { namespace: "default", name: "evil", port: 443 } } },
+    });
+    expect(repoint.status).toBe(403);
+    const remove = await kubeRequestText(conn, {
+      method: "DELETE",
+      path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+      headers: asAdmin,
+    });
+    expect(remove.status).toBe(403);
+  });
+
+  it("keeps Ring0's own admission configuration out of tenant admins' reach", async () => {
+    for (const path of [
+      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/ring0-protect-managed",
+      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/ring0-protect-managed",
+      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/ring0-tenant-apiservices",
+    ]) {
+      const removed = await kubeRequestText(conn, { method: "DELETE", path, headers: asAdmin });
+      expect(removed.status, path).toBe(403);
+    }
+    // A webhook configuration of Ring0's (as the quota webhook's is) is guarded by the policy.
+    const ring0s = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+    await kubeRequest(conn, {
+      method: "POST",
+      path: ring0s,
+      body: {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: "ring0-test", labels: { [protectedLabel]: "true" } },
+        webhooks: [],
+      },
+    });
+    const removed = await kubeRequestText(conn, {
+      method: "DELETE",
+      path: `${ring0s}/ring0-test`,
+      headers: asAdmin,
+    });
+    expect(removed.status).toBe(403);
+    expect(removed.text).toContain("managed by Ring0");
+  });
+
   it("lets Ring0's own webhook server through, and only it", async () => {
     const ring0 = await listener();
     try {
       setWebhookEndpoint({ baseUrl: `https://127.0.0.1:${ring0.port}`, caBundle: "" });
-      const { socket } = egressPaths(path.join(stateDir, "tenants", tenant));
+      const { sockets } = egressPaths(path.join(stateDir, "tenants", tenant));
+      const socket = sockets.controlplane;
       const answer = (target: string) =>
         new Promise<string>((resolve, reject) => {
           const client = net.connect(socket, () =>
@@ -168,7 +388,7 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
       expect(await answer(`127.0.0.1:${ring0.port + 1}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer(`localhost:${ring0.port}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer("not a target")).toMatch(/^HTTP\/1\.1 400 /);
-      expect(fs.statSync(socket).mode & 0o077).toBe(0);
+      for (const file of Object.values(sockets)) expect(fs.statSync(file).mode & 0o077).toBe(0);
     } finally {
       setWebhookEndpoint(null);
       ring0.close();

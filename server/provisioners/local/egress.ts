@@ -1,51 +1,64 @@
 /**
- * The egress wall of local tenant control planes, first part (issue 23): a tenant's kube-apiserver
- * sends its `controlplane` egress — every webhook configured by `url` (CRD conversion webhooks,
- * admission webhooks), and the token/authorization/audit webhooks it has none of — through an HTTP
- * CONNECT proxy on a Unix socket of its own (`--egress-selector-config-file`), which Ring0 runs.
- * The proxy knows the tenant by the socket, never dials a name, and lets through only what the
- * policy allows: for now Ring0's own webhook server (the quota webhook). Everything else — Ring0's
- * host ports, other tenants, the super cluster, link-local and metadata addresses, a closed port —
- * gets the same answer, 403, without a connection being made: the tenant learns nothing about
- * what is behind an address. Service-based webhooks, aggregated APIs, pods/services proxy and the
- * kubelet client use the `cluster` egress, which this part does not route yet.
+ * The egress wall of local tenant control planes (issue 23): a tenant's kube-apiserver sends every
+ * connection it makes on the tenant's behalf through HTTP CONNECT proxies on Unix sockets of its
+ * own (`--egress-selector-config-file`), which Ring0 runs: one for the `controlplane` egress (webhooks
+ * configured by URL) and one for the `cluster` egress (the kubelet client, pods/proxy, services/proxy,
+ * webhooks and aggregated APIs configured by Service). The proxy knows the tenant by the socket,
+ * never resolves a name, and asks the policy (./egress-policy.ts) about each target. Everything the
+ * policy refuses — Ring0's host ports, other tenants, the super cluster, link-local and metadata
+ * addresses, a closed port — gets the same answer, 403, without a connection being made: the
+ * tenant learns nothing about what is behind an address. Each refusal is reported (`onRefused`:
+ * Ring0 audits it).
  */
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { getWebhookEndpoint } from "@/server/admission/registration";
 import type { Logger } from "@/server/logger";
+import {
+  createEgressPolicy,
+  type EgressPolicy,
+  type EgressSelection,
+  type EgressTarget,
+} from "./egress-policy";
 
 /**
- * Where a tenant's apiserver finds its egress proxy (`<stateDir>/egress/<tenant>.sock`, outside the
- * tenant's dir, which a re-create removes), and the file in its dir that tells it so.
+ * Where a tenant's apiserver finds its egress proxies (`<stateDir>/egress/<tenant>.sock` and
+ * `<tenant>.cluster.sock`, outside the tenant's dir, which a re-create removes), and the file in its
+ * dir that tells it so.
  */
-export function egressPaths(dir: string): { socket: string; config: string } {
+export function egressPaths(dir: string): { sockets: Record<EgressSelection, string>; config: string } {
   const tenantsDir = path.dirname(dir);
-  return {
-    socket: path.join(path.dirname(tenantsDir), "egress", `${path.basename(dir)}.sock`),
-    config: path.join(dir, "egress-selector.yaml"),
+  const egressDir = path.join(path.dirname(tenantsDir), "egress");
+  const tenant = path.basename(dir);
+  const sockets = {
+    controlplane: path.join(egressDir, `${tenant}.sock`),
+    cluster: path.join(egressDir, `${tenant}.cluster.sock`),
   };
+  return { sockets, config: path.join(dir, "egress-selector.yaml") };
 }
 
-/** kube-apiserver's EgressSelectorConfiguration: the `controlplane` egress through the proxy. */
-export function egressSelectorConfig(socket: string): string {
-  return [
+/** kube-apiserver's EgressSelectorConfiguration: both egresses through their proxies. */
+export function egressSelectorConfig(sockets: Record<EgressSelection, string>): string {
+  const lines = [
     "apiVersion: apiserver.k8s.io/v1beta1",
     "kind: EgressSelectorConfiguration",
     "egressSelections:",
-    "  - name: controlplane",
-    "    connection:",
-    "      proxyProtocol: HTTPConnect",
-    "      transport:",
-    "        uds:",
-    `          udsName: ${JSON.stringify(socket)}`,
-    "",
-  ].join("\n");
+  ];
+  for (const selection of ["controlplane", "cluster"] as const) {
+    lines.push(
+      `  - name: ${selection}`,
+      "    connection:",
+      "      proxyProtocol: HTTPConnect",
+      "      transport:",
+      "        uds:",
+      `          udsName: ${JSON.stringify(sockets[selection])}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 /** The target of a CONNECT request line ("CONNECT 10.0.0.1:443 HTTP/1.1"), or undefined. */
-export function connectTarget(requestLine: string): { host: string; port: number } | undefined {
+export function connectTarget(requestLine: string): EgressTarget | undefined {
   const match = /^CONNECT (\S+) HTTP\/1\.[01]$/.exec(requestLine);
   if (!match?.[1]) return undefined;
   let url: URL;
@@ -60,34 +73,61 @@ export function connectTarget(requestLine: string): { host: string; port: number
   return { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port };
 }
 
-/** What a tenant's control plane may dial: exactly Ring0's own webhook server, by address. */
-export function allowedEgress(target: { host: string; port: number }): boolean {
-  const endpoint = getWebhookEndpoint();
-  if (!endpoint) return false;
-  const allowed = new URL(endpoint.baseUrl);
-  const host = allowed.hostname.replace(/^\[(.*)\]$/, "$1");
-  return target.host === host && target.port === Number(allowed.port || 443);
+/** A refused connection, as the operator's audit sees it. */
+export interface EgressRefusal {
+  tenant: string;
+  selection: EgressSelection;
+  target: EgressTarget;
+  why: string;
 }
 
 const REFUSED = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 const BAD_REQUEST = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+const BAD_GATEWAY = "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 const MAX_HEADER_BYTES = 8 * 1024;
+/** sun_path is 108 bytes on Linux, one of them the terminating NUL. */
+const MAX_SOCKET_PATH = 107;
 
 export interface EgressProxy {
   close(): Promise<void>;
 }
 
-/** Serves one tenant's egress on its socket (a stale socket file is replaced). */
-export async function startEgressProxy(options: {
+export interface EgressProxyOptions {
   tenant: string;
-  socket: string;
+  /** The socket of each egress (egressPaths(dir).sockets); a stale socket file is replaced. */
+  sockets: Record<EgressSelection, string>;
   logger: Logger;
-  allows?: (target: { host: string; port: number }) => boolean;
-}): Promise<EgressProxy> {
-  const allows = options.allows ?? allowedEgress;
+  /** Default: Ring0's policy with the process-wide super cluster and no operator allowances. */
+  policy?: EgressPolicy;
+  onRefused?: (refusal: EgressRefusal) => void;
+}
+
+/** Serves one tenant's egress on its sockets, until closed. */
+export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+  const policy = options.policy ?? createEgressPolicy();
   const log = options.logger.child({ component: "egress", tenant: options.tenant });
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
+
+  const tunnel = (client: net.Socket, dial: EgressTarget, rest: Buffer) => {
+    const upstream = net.connect(dial.port, dial.host);
+    sockets.add(upstream);
+    upstream.on("close", () => sockets.delete(upstream));
+    upstream.once("connect", () => {
+      client.setTimeout(0);
+      client.write("HTTP/1.1 200 Connection established\r\n\r\n");
+      if (rest.length > 0) upstream.write(rest);
+      client.pipe(upstream);
+      upstream.pipe(client);
+      client.resume();
+    });
+    upstream.on("error", () => {
+      // Only allowed destinations get here: the tenant's own pods, Ring0's webhook, a vn-agent.
+      if (!client.destroyed) client.end(BAD_GATEWAY);
+    });
+    client.on("close", () => upstream.destroy());
+  };
+
+  const serve = (selection: EgressSelection) => (client: net.Socket) => {
     sockets.add(client);
     client.on("close", () => sockets.delete(client));
     client.on("error", () => client.destroy());
@@ -109,48 +149,56 @@ export async function startEgressProxy(options: {
         client.end(BAD_REQUEST);
         return;
       }
-      if (!allows(target)) {
-        // One answer for every refused address, and no connection made: nothing is learnt.
-        log.warn("egress refused", { target: `${target.host}:${target.port}` });
-        client.end(REFUSED);
-        return;
-      }
-      const upstream = net.connect(target.port, target.host);
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
-      upstream.once("connect", () => {
-        client.setTimeout(0);
-        client.write("HTTP/1.1 200 Connection established\r\n\r\n");
-        if (rest.length > 0) upstream.write(rest);
-        client.pipe(upstream);
-        upstream.pipe(client);
-        client.resume();
-      });
-      upstream.on("error", () => {
-        if (!client.destroyed)
-          client.end("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-      });
-      client.on("close", () => upstream.destroy());
+      policy(options.tenant, selection, target)
+        .catch((error: unknown) => ({ allowed: false as const, why: `the policy failed: ${String(error)}` }))
+        .then((decision) => {
+          if (client.destroyed) return;
+          if (decision.allowed) {
+            tunnel(client, decision.dial, rest);
+            return;
+          }
+          // One answer for every refused address, and no connection made: nothing is learnt.
+          log.warn("egress refused", {
+            selection,
+            target: `${target.host}:${target.port}`,
+            why: decision.why,
+          });
+          options.onRefused?.({ tenant: options.tenant, selection, target, why: decision.why });
+          client.end(REFUSED);
+        });
     };
     client.on("data", onData);
-  });
-  fs.mkdirSync(path.dirname(options.socket), { recursive: true, mode: 0o700 });
-  fs.rmSync(options.socket, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.socket, () => {
-      server.off("error", reject);
-      resolve();
+  };
+
+  const servers: net.Server[] = [];
+  for (const selection of ["controlplane", "cluster"] as const) {
+    const socket = options.sockets[selection];
+    if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
+      throw new Error(
+        `the egress socket ${socket} is longer than a Unix socket path may be (${MAX_SOCKET_PATH} bytes): use a shorter state dir (RING0_STATE_DIR)`,
+      );
+    }
+    const server = net.createServer(serve(selection));
+    fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
+    fs.rmSync(socket, { force: true });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(socket, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
-  fs.chmodSync(options.socket, 0o600);
-  // It serves only while something else keeps the process alive (it never holds a script open).
-  server.unref();
+    fs.chmodSync(socket, 0o600);
+    // It serves only while something else keeps the process alive (it never holds a script open).
+    server.unref();
+    servers.push(server);
+  }
   return {
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await Promise.all(
+        servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
+    },
   };
 }

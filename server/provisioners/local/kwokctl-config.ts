@@ -87,12 +87,16 @@ export function writeKwokctlConfig(
   );
 }
 
-/** The apiserver's egress selector (./egress.ts): its `controlplane` egress through Ring0's wall. */
+/**
+ * The apiserver's egress selector (./egress.ts): its `controlplane` and `cluster` egress through
+ * Ring0's wall. Service-based webhooks and aggregated APIs are dialled at an endpoint of the
+ * Service (a pod IP the wall can check against the super cluster's pods), not at its cluster IP.
+ */
 function writeEgressSelector(paths: TenantPaths): Record<string, string> {
-  const { socket, config } = egressPaths(paths.dir);
-  const text = egressSelectorConfig(socket);
+  const { sockets, config } = egressPaths(paths.dir);
+  const text = egressSelectorConfig(sockets);
   if (readText(config) !== text) writeAtomically(config, text);
-  return { "egress-selector-config-file": config };
+  return { "egress-selector-config-file": config, "enable-aggregator-routing": "true" };
 }
 
 /**

@@ -28,7 +28,8 @@ import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "
 import { resolveVersion } from "../versions";
 import { hasKwokctl, localBinaries } from "./binaries";
 import { componentStates } from "./components";
-import { type EgressProxy, egressPaths, startEgressProxy } from "./egress";
+import { type EgressProxy, type EgressRefusal, egressPaths, startEgressProxy } from "./egress";
+import type { EgressPolicy } from "./egress-policy";
 import { retarget, wantedFlags } from "./kwokctl-config";
 import {
   createControlPlane,
@@ -54,6 +55,11 @@ export interface LocalProvisionerOptions {
    * come from — Ring0's, where the vn-agents run. Default: `stateDir`; false: no kubelet flags.
    */
   vnAgentStateDir?: string | false;
+  /**
+   * The egress wall's policy and who hears of its refusals (./egress.ts). Default: Ring0's policy
+   * with the process-wide super cluster, no operator allowances; refusals only logged.
+   */
+  egress?: { policy?: EgressPolicy; onRefused?: (refusal: EgressRefusal) => void };
 }
 
 export function createLocalProvisioner(options: LocalProvisionerOptions): Provisioner {
@@ -73,8 +79,17 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
   const egress = new Map<string, EgressProxy>();
   const ensureEgress = async (tenant: string, log: Logger) => {
     if (egress.has(tenant)) return;
-    const { socket } = egressPaths(pathsOf(tenant).dir);
-    egress.set(tenant, await startEgressProxy({ tenant, socket, logger: log }));
+    const { sockets } = egressPaths(pathsOf(tenant).dir);
+    egress.set(
+      tenant,
+      await startEgressProxy({
+        tenant,
+        sockets,
+        logger: log,
+        policy: options.egress?.policy,
+        onRefused: options.egress?.onRefused,
+      }),
+    );
   };
 
   const serialise = <T>(tenant: string, task: () => Promise<T>): Promise<T> => {
@@ -220,7 +235,8 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         await removeControlPlane(machine, tenant, paths, log);
         await egress.get(tenant)?.close();
         egress.delete(tenant);
-        fs.rmSync(egressPaths(paths.dir).socket, { force: true });
+        for (const socket of Object.values(egressPaths(paths.dir).sockets))
+          fs.rmSync(socket, { force: true });
         log.info("control plane destroyed", { dir: paths.dir });
       });
     },
