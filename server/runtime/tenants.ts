@@ -16,7 +16,7 @@ import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
-import { throttleRefusals } from "@/server/provisioners/local/egress-audit";
+import { auditedRefusals } from "@/server/provisioners/local/egress-audit";
 import { createEgressPolicy } from "@/server/provisioners/local/egress-policy";
 import type { Provisioner } from "@/server/provisioners/types";
 import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
@@ -189,20 +189,7 @@ export async function startTenants(
             ? parseEgressAllowances(config.RING0_TENANT_EGRESS_ALLOW)
             : [],
         }),
-        onRefused: throttleRefusals((refusal, repeats) =>
-          recordAudit({
-            actorId: null,
-            actorName: "Ring0",
-            actorTenant: null,
-            tenant: refusal.tenant,
-            action: "egress.refused",
-            targetKind: "address",
-            target: `${refusal.target.host}:${refusal.target.port}`,
-            result: "denied",
-            requestId: null,
-            detail: { egress: refusal.selection, reason: refusal.why, unrecordedRepeats: repeats },
-          }),
-        ),
+        onRefused: auditedRefusals(),
       },
     }),
     kubernetes: createKubernetesProvisioner({ superCluster, logger: log }),

@@ -24,6 +24,7 @@ import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import type { Logger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
+import { auditedRefusals } from "@/server/provisioners/local/egress-audit";
 import type { Provisioner } from "@/server/provisioners/types";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer, type Syncer } from "@/server/syncer/syncer";
@@ -44,6 +45,8 @@ import { testDatabaseUrl } from "./database";
 export interface DataPlaneWorld {
   superCluster: ClusterConnection;
   db: PrismaClient;
+  /** Where that database listens (a Ring0 service a tenant must never reach). */
+  databaseUrl: string;
   /** The super cluster's state dir (kwok's simulated log files live under it). */
   superStateDir: string;
   /** Each tenant's control plane, with its admin credentials. */
@@ -118,7 +121,12 @@ export async function startDataPlaneWorld(options: {
     // Ring0's own super-cluster clients (super pods, node shells) use the process-wide connection.
     setSuperCluster(superCluster);
     cleanups.push(() => setSuperCluster(null));
-    const provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
+    const provisioner = createLocalProvisioner({
+      stateDir,
+      logger,
+      vnAgentStateDir: stateDir,
+      egress: { onRefused: auditedRefusals() },
+    });
     const directory = provisionerDirectory(ours, () => provisioner);
     setControlPlaneDirectory(directory);
     cleanups.push(async () => {
@@ -165,6 +173,7 @@ export async function startDataPlaneWorld(options: {
     return {
       superCluster,
       db,
+      databaseUrl: url,
       superStateDir,
       admin,
       users,

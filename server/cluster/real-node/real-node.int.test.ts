@@ -23,7 +23,9 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import { nodeUsage } from "@/server/nodes/usage";
+import { issueCa, issueLeaf } from "@/server/pki/certificates";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "@/server/streams/node-shell";
+import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { createTokenService } from "@/server/tokens/service";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
@@ -697,6 +699,368 @@ describe.skipIf(problems.length > 0)(
         } finally {
           await tenantKubectl(acme, ["delete", "pod", "busy", "--now"]);
         }
+      });
+
+      describe("the egress wall: webhooks and APIs served by tenant pods", () => {
+        let hookIp = "";
+        let caBundle = "";
+
+        /** `kubectl apply` of `objects` as `tenant`'s admin, through the gateway. */
+        const applyAs = async (tenant: string, objects: object[]) => {
+          const file = path.join(home, `apply-${tenant}-${Math.random().toString(36).slice(2)}.json`);
+          fs.writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+          const applied = await tenantKubectl(tenant, ["apply", "-f", file]);
+          expect(applied.code, applied.stderr).toBe(0);
+        };
+        /** A validating webhook on ConfigMaps labelled `webhook: <name>`, called at `clientConfig`. */
+        const webhookConfig = (name: string, clientConfig: object) => ({
+          apiVersion: "admissionregistration.k8s.io/v1",
+          kind: "ValidatingWebhookConfiguration",
+          metadata: { name },
+          webhooks: [
+            {
+              name: `${name}.example.com`,
+              clientConfig,
+              rules: [
+                { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
+              ],
+              objectSelector: { matchLabels: { webhook: name } },
+              failurePolicy: "Fail",
+              sideEffects: "None",
+              admissionReviewVersions: ["v1"],
+              timeoutSeconds: 5,
+            },
+          ],
+        });
+        /** Creates a ConfigMap under webhook `name` as `tenant`: "created", or the refusal's message. */
+        const configMapUnder = async (tenant: string, name: string, labels: Record<string, string> = {}) => {
+          const file = path.join(home, `cm-${tenant}-${name}.json`);
+          fs.writeFileSync(
+            file,
+            JSON.stringify({
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { generateName: `${name}-`, labels: { webhook: name, ...labels } },
+            }),
+          );
+          const created = await tenantKubectl(tenant, ["create", "-f", file]);
+          return created.code === 0 ? "created" : created.stderr.trim();
+        };
+        /** What acme's webhook pod has served so far, read through acme's own pods/proxy. */
+        const served = async () => {
+          const read = await tenantKubectl(acme, [
+            "get",
+            "--raw",
+            "/api/v1/namespaces/default/pods/https:hook:8443/proxy/requests",
+          ]);
+          expect(read.code, read.stderr).toBe(0);
+          return Number(read.stdout.trim());
+        };
+
+        beforeAll(async () => {
+          const now = new Date();
+          const ca = await issueCa({ name: "CN=acme-webhook-ca", days: 1, now });
+          const leaf = await issueLeaf({
+            issuer: ca,
+            subject: "CN=hook.default.svc",
+            usages: ["serverAuth"],
+            dns: ["hook.default.svc", "hook.default.svc.cluster.local"],
+            days: 1,
+            now,
+          });
+          caBundle = Buffer.from(ca.cert).toString("base64");
+          await applyAs(acme, [
+            {
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name: "hook", labels: { app: "hook" } },
+              spec: {
+                containers: [
+                  {
+                    name: "hook",
+                    image: HTTPD_IMAGE,
+                    env: [
+                      { name: "PORT", value: "8443" },
+                      { name: "TLS_CERT", value: leaf.cert },
+                      { name: "TLS_KEY", value: leaf.key },
+                    ],
+                    ports: [{ containerPort: 8443 }],
+                  },
+                ],
+              },
+            },
+            {
+              apiVersion: "v1",
+              kind: "Service",
+              metadata: { name: "hook" },
+              spec: { selector: { app: "hook" }, ports: [{ port: 443, targetPort: 8443 }] },
+            },
+          ]);
+          const pod = (await runningInTenant("hook")) as { status?: { podIP?: string } };
+          hookIp = pod.status?.podIP ?? "";
+          expect(hookIp).toMatch(/^10\.244\./);
+          // The tenant's endpoints controller lists the pod as ready behind its Service.
+          await eventually(async () => {
+            const slices = await tenantKubectl(acme, [
+              "get",
+              "endpointslices",
+              "-l",
+              "kubernetes.io/service-name=hook",
+              "-o",
+              "json",
+            ]);
+            return slices.stdout.includes(hookIp) ? true : undefined;
+          }, 60_000);
+        }, 180_000);
+
+        it("a CRD conversion webhook served by the tenant's pod converts its objects", async () => {
+          const group = `hooks-${suffix}.example.com`;
+          await applyAs(acme, [
+            {
+              apiVersion: "apiextensions.k8s.io/v1",
+              kind: "CustomResourceDefinition",
+              metadata: { name: `widgets.${group}` },
+              spec: {
+                group,
+                names: { plural: "widgets", singular: "widget", kind: "Widget", listKind: "WidgetList" },
+                scope: "Namespaced",
+                versions: ["v1", "v2"].map((name) => ({
+                  name,
+                  served: true,
+                  storage: name === "v1",
+                  schema: {
+                    openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                  },
+                })),
+                conversion: {
+                  strategy: "Webhook",
+                  webhook: {
+                    conversionReviewVersions: ["v1"],
+                    clientConfig: {
+                      service: { namespace: "default", name: "hook", path: "/convert" },
+                      caBundle,
+                    },
+                  },
+                },
+              },
+            },
+          ]);
+          // Ring0's tenant reconciler grants the admins the new group; here, as it would.
+          await applyTenantDefaults((world as DataPlaneWorld).admin[acme] as ClusterConnection, {
+            tenant: acme,
+            admins: [],
+          });
+          const widget = path.join(home, "widget.json");
+          fs.writeFileSync(
+            widget,
+            JSON.stringify({ apiVersion: `${group}/v1`, kind: "Widget", metadata: { name: "w" } }),
+          );
+          await eventually(
+            async () => ((await tenantKubectl(acme, ["create", "-f", widget])).code === 0 ? true : undefined),
+            30_000,
+          );
+          const read = await tenantKubectl(acme, [
+            "get",
+            "--raw",
+            `/apis/${group}/v2/namespaces/default/widgets/w`,
+          ]);
+          expect(read.code, read.stderr).toBe(0);
+          const converted = JSON.parse(read.stdout) as {
+            apiVersion: string;
+            spec?: { convertedBy?: string };
+          };
+          expect(converted).toMatchObject({ apiVersion: `${group}/v2`, spec: { convertedBy: "hook" } });
+          // Nothing of acme's calls its pod from here on (the next tests count what reaches it).
+          await tenantKubectl(acme, ["delete", "crd", `widgets.${group}`]);
+        });
+
+        it("an admission webhook served by the tenant's pod admits and refuses", async () => {
+          await applyAs(acme, [
+            webhookConfig("hook", {
+              service: { namespace: "default", name: "hook", path: "/admit" },
+              caBundle,
+            }),
+          ]);
+          const refused = await eventually(async () => {
+            const answer = await configMapUnder(acme, "hook", { deny: "true" });
+            return answer.includes("denied by the webhook in pod hook") ? answer : undefined;
+          }, 30_000);
+          expect(refused).toContain("admission webhook");
+          expect(await configMapUnder(acme, "hook")).toBe("created");
+          await tenantKubectl(acme, ["delete", "validatingwebhookconfiguration", "hook"]);
+        });
+
+        it("an APIService backed by the tenant's Service answers through the aggregator", async () => {
+          const group = `agg-${suffix}.example.com`;
+          await applyAs(acme, [
+            {
+              apiVersion: "apiregistration.k8s.io/v1",
+              kind: "APIService",
+              metadata: { name: `v1.${group}` },
+              spec: {
+                group,
+                version: "v1",
+                service: { namespace: "default", name: "hook", port: 443 },
+                caBundle,
+                groupPriorityMinimum: 1000,
+                versionPriority: 15,
+              },
+            },
+          ]);
+          const answer = await eventually(async () => {
+            const read = await tenantKubectl(acme, ["get", "--raw", `/apis/${group}/v1/anything`]);
+            return read.code === 0 ? read.stdout : undefined;
+          }, 60_000);
+          expect(answer).toContain("hello from hook");
+          await tenantKubectl(acme, ["delete", "apiservice", `v1.${group}`]);
+        });
+
+        it("another tenant pointing its webhooks, APIService and pods/proxy at the pod gets one refusal, and the pod sees nothing", async () => {
+          const before = await served();
+          const nowhere = "10.244.255.254";
+          /** globex's webhook through its Service `steal`, whose only endpoint is `address`:8443. */
+          const throughSteal = async (address: string) => {
+            await applyAs(globex, [
+              {
+                apiVersion: "v1",
+                kind: "Service",
+                metadata: { name: "steal" },
+                spec: { ports: [{ port: 443, targetPort: 8443 }] },
+              },
+              {
+                apiVersion: "discovery.k8s.io/v1",
+                kind: "EndpointSlice",
+                metadata: { name: "steal-1", labels: { "kubernetes.io/service-name": "steal" } },
+                addressType: "IPv4",
+                endpoints: [{ addresses: [address], conditions: { ready: true } }],
+                ports: [{ port: 8443, protocol: "TCP" }],
+              },
+              webhookConfig("steal", {
+                service: { namespace: "default", name: "steal", path: "/admit" },
+                caBundle,
+              }),
+            ]);
+            return eventually(async () => {
+              const answer = await configMapUnder(globex, "steal");
+              return answer.includes(`while dialing ${address}:8443`)
+                ? answer.replaceAll(address, "<address>")
+                : undefined;
+            }, 30_000);
+          };
+          const toAcme = await throughSteal(hookIp);
+          const toNowhere = await throughSteal(nowhere);
+          expect(toAcme).toMatch(/proxy error .*while dialing <address>:8443, code 403/);
+          expect(toAcme).toBe(toNowhere);
+
+          // An APIService of globex's own group, its Service's endpoint acme's pod: unavailable, refused.
+          const group = `steal-${suffix}.example.com`;
+          await throughSteal(hookIp);
+          await applyAs(globex, [
+            {
+              apiVersion: "apiregistration.k8s.io/v1",
+              kind: "APIService",
+              metadata: { name: `v1.${group}` },
+              spec: {
+                group,
+                version: "v1",
+                service: { namespace: "default", name: "steal", port: 443 },
+                caBundle,
+                groupPriorityMinimum: 1000,
+                versionPriority: 15,
+              },
+            },
+          ]);
+          const unavailable = await eventually(async () => {
+            const got = await tenantKubectl(globex, ["get", "apiservice", `v1.${group}`, "-o", "json"]);
+            const conditions = (
+              JSON.parse(got.stdout || "{}") as {
+                status?: { conditions?: { type: string; message?: string }[] };
+              }
+            ).status?.conditions;
+            const message = conditions?.find((condition) => condition.type === "Available")?.message ?? "";
+            return message.includes("code 403") ? message : undefined;
+          }, 60_000);
+          expect(unavailable).toContain(`while dialing ${hookIp}:8443`);
+          expect((await tenantKubectl(globex, ["get", "--raw", `/apis/${group}/v1/anything`])).code).not.toBe(
+            0,
+          );
+
+          // pods/proxy to a pod of globex whose status globex rewrote to acme's pod IP.
+          await applyAs(globex, [
+            {
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name: "ghost" },
+              spec: { containers: [{ name: "ghost", image: TOOLBOX_IMAGE, command: ["sleep", "3600"] }] },
+            },
+          ]);
+          const proxied = await eventually(async () => {
+            await tenantKubectl(globex, [
+              "patch",
+              "pod",
+              "ghost",
+              "--subresource=status",
+              "--type=merge",
+              "-p",
+              JSON.stringify({ status: { podIP: hookIp, podIPs: [{ ip: hookIp }] } }),
+            ]);
+            const read = await tenantKubectl(globex, [
+              "get",
+              "--raw",
+              "/api/v1/namespaces/default/pods/https:ghost:8443/proxy/requests",
+            ]);
+            return read.stderr.includes("code 403") ? read : undefined;
+          }, 60_000);
+          expect(proxied.code).not.toBe(0);
+          expect(proxied.stdout).toBe("");
+
+          // Nothing of globex's reached acme's pod.
+          expect(await served()).toBe(before);
+          await tenantKubectl(globex, ["delete", "pod", "ghost", "--now"]);
+        });
+
+        it("as a tenant admin, URL webhooks at Ring0's services, the super cluster and another tenant get that one refusal", async () => {
+          const closed = await new Promise<number>((resolve) => {
+            const probe = net.createServer().listen(0, "127.0.0.1", () => {
+              const { port } = probe.address() as net.AddressInfo;
+              probe.close(() => resolve(port));
+            });
+          });
+          const targets = {
+            gateway: `127.0.0.1:${listener?.port}`,
+            postgres: `127.0.0.1:${new URL((world as DataPlaneWorld).databaseUrl).port}`,
+            superApiServer: new URL(conn.server).host,
+            otherTenantApiServer: new URL(
+              ((world as DataPlaneWorld).admin[globex] as ClusterConnection).server,
+            ).host,
+            registry: `127.0.0.1:${runningRegistryPort(stateDir, path.dirname(kubectlPath))}`,
+            vnAgent: `127.0.0.1:${[...(world as DataPlaneWorld).agents.endpoints().values()][0]?.port}`,
+            closedPort: `127.0.0.1:${closed}`,
+          };
+          const messages = new Set<string>();
+          for (const [name, address] of Object.entries(targets)) {
+            expect(address, name).toMatch(/^127\.0\.0\.1:\d+$/);
+            const hook = `url-${name.toLowerCase()}`;
+            await applyAs(acme, [webhookConfig(hook, { url: `https://${address}/admit`, caBundle })]);
+            const refused = await eventually(async () => {
+              const answer = await configMapUnder(acme, hook);
+              return answer.includes("code 403") ? answer : undefined;
+            }, 30_000);
+            messages.add(refused.replaceAll(hook, "<hook>").replaceAll(address, "<address>"));
+            await tenantKubectl(acme, ["delete", "validatingwebhookconfiguration", hook]);
+          }
+          expect([...messages]).toHaveLength(1);
+          expect([...messages][0]).toMatch(/proxy error .*while dialing <address>, code 403/);
+          // Each refusal is the operator's to see: an audit event in the tenant's name.
+          const audited = await eventually(async () => {
+            const events = await (world as DataPlaneWorld).db.auditEvent.findMany({
+              where: { tenant: acme, action: "egress.refused" },
+            });
+            const seen = new Set(events.map((event) => event.target));
+            return Object.values(targets).every((address) => seen.has(address)) ? events : undefined;
+          }, 15_000);
+          expect(audited[0]).toMatchObject({ actorName: "Ring0", result: "denied", targetKind: "address" });
+        });
       });
 
       it("another tenant reaches none of it", async () => {

@@ -3,6 +3,7 @@
  * first refusal of a destination is recorded, repeats of it within a minute only counted (and told
  * with its next record), and at most `perTenant` records a minute per tenant.
  */
+import { recordAudit } from "@/server/audit/service";
 import type { EgressRefusal } from "./egress";
 
 export interface RefusalThrottleOptions {
@@ -57,4 +58,24 @@ export function throttleRefusals(
     destinations.set(key, { at, repeats: 0 });
     record(refusal, seen?.repeats ?? 0);
   };
+}
+
+/** Ring0's hearing of refusals: each recorded (throttled) as an `egress.refused` audit event. */
+export function auditedRefusals(options: RefusalThrottleOptions = {}): (refusal: EgressRefusal) => void {
+  return throttleRefusals(
+    (refusal, repeats) =>
+      void recordAudit({
+        actorId: null,
+        actorName: "Ring0",
+        actorTenant: null,
+        tenant: refusal.tenant,
+        action: "egress.refused",
+        targetKind: "address",
+        target: `${refusal.target.host}:${refusal.target.port}`,
+        result: "denied",
+        requestId: null,
+        detail: { egress: refusal.selection, reason: refusal.why, unrecordedRepeats: repeats },
+      }),
+    options,
+  );
 }

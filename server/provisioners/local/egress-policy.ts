@@ -31,7 +31,13 @@ export type { EgressAllowance, EgressTarget } from "./egress-allowances";
 
 export type EgressDecision =
   | { allowed: true; dial: EgressTarget; rule: string }
-  | { allowed: false; why: string };
+  | {
+      allowed: false;
+      /** Why, in words that name nothing behind the address (it is audited in the tenant's name). */
+      why: string;
+      /** What went wrong asking, for Ring0's log only. */
+      error?: string;
+    };
 
 /** Decides one CONNECT of `tenant`'s control plane. */
 export type EgressPolicy = (
@@ -153,7 +159,7 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
         return { allowed: true, dial: target, rule: "tenant-pod" };
       }
     } catch (error) {
-      return { allowed: false, why: `the super cluster could not be asked: ${(error as Error).message}` };
+      return { allowed: false, why: "the super cluster could not be asked", error: (error as Error).message };
     }
     return { allowed: false, why: "not one of the tenant's running pods, nor allowed by the operator" };
   };

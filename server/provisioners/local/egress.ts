@@ -16,6 +16,7 @@ import path from "node:path";
 import type { Logger } from "@/server/logger";
 import {
   createEgressPolicy,
+  type EgressDecision,
   type EgressPolicy,
   type EgressSelection,
   type EgressTarget,
@@ -150,7 +151,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         return;
       }
       policy(options.tenant, selection, target)
-        .catch((error: unknown) => ({ allowed: false as const, why: `the policy failed: ${String(error)}` }))
+        .catch(
+          (error: unknown): EgressDecision => ({
+            allowed: false,
+            why: "the policy failed",
+            error: String(error),
+          }),
+        )
         .then((decision) => {
           if (client.destroyed) return;
           if (decision.allowed) {
@@ -162,6 +169,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
             selection,
             target: `${target.host}:${target.port}`,
             why: decision.why,
+            ...(decision.error ? { error: decision.error } : {}),
           });
           options.onRefused?.({ tenant: options.tenant, selection, target, why: decision.why });
           client.end(REFUSED);
