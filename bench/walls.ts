@@ -7,12 +7,18 @@
  *      certificate;
  *   2. the exec sandbox: `kubectl exec <pod> -- true` on a simulated node (a fresh sandbox per
  *      exec: namespaces, a root, cgroups, a seccomp filter) against `kubectl get pod <pod>` through
- *      the same API server with the same kubectl (the request without the sandbox).
+ *      the same API server with the same kubectl (the request without the sandbox);
+ *   3. the egress wall of tenant control planes: a new connection and one HTTP request through a
+ *      tenant's egress proxy (CONNECT on its Unix socket, the policy asked) against the same on a
+ *      direct TCP connection; and the super-cluster lookup the policy makes for a pod IP.
  * Usage: tsx bench/walls.ts [requests=200] [execs=20]. Figures go to bench/results/walls.json.
  */
 import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { setWebhookEndpoint } from "@/server/admission/registration";
 import { kubeBinaries, runKwokctl } from "@/server/cluster/kwokctl";
 import { renderKwokctlConfig } from "@/server/cluster/kwokctl-config";
 import { localSuperCluster } from "@/server/cluster/local";
@@ -21,6 +27,8 @@ import { freePortsFor } from "@/server/cluster/ports";
 import { createObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
 import { controlPlaneCreateArgs, createLocalProvisioner } from "@/server/provisioners/local";
+import { startEgressProxy } from "@/server/provisioners/local/egress";
+import { createEgressPolicy, isTenantPodIp } from "@/server/provisioners/local/egress-policy";
 import { availableVersions } from "@/server/provisioners/versions";
 import { type HttpsIdentity, httpsAgent, httpsRequest, kubectl } from "./lib/clients";
 import { ratio, round, say, sized, summary, writeResults } from "./lib/figures";
@@ -239,6 +247,82 @@ async function main() {
     };
     say(
       `exec in a fresh sandbox: kubectl exec -- true p50 ${sandbox.p50} ms vs kubectl get pod ${request.p50} ms (${ratio(sandbox.p50, request.p50)}×)`,
+    );
+
+    // 3. The egress wall: a new connection and one request through a tenant's egress proxy (CONNECT
+    //    over its Unix socket, the policy asked) against the same request on a direct connection;
+    //    and the policy's question to the super cluster for a pod IP (what each new connection to a
+    //    tenant pod costs).
+    const server = http.createServer((_request, response) => response.end("ok"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanup.push("egress target", () => new Promise<void>((resolve) => server.close(() => resolve())));
+    const target = { host: "127.0.0.1", port: (server.address() as net.AddressInfo).port };
+    const sockets = {
+      controlplane: path.join(root, "egress", "bench.sock"),
+      cluster: path.join(root, "egress", "bench.cluster.sock"),
+    };
+    setWebhookEndpoint({ baseUrl: `https://${target.host}:${target.port}`, caBundle: "" });
+    const proxy = await startEgressProxy({
+      tenant: "bench",
+      sockets,
+      logger,
+      // The policy lets the target through as Ring0's own webhook server.
+      policy: createEgressPolicy({ superCluster: () => null }),
+    });
+    cleanup.push("egress proxy", () => proxy.close());
+    const oneRequest = (socket: net.Socket, head = "") =>
+      new Promise<void>((resolve, reject) => {
+        let text = "";
+        socket.on("data", (chunk: Buffer) => {
+          text += chunk.toString("latin1");
+          if (text.endsWith("ok")) {
+            socket.destroy();
+            resolve();
+          }
+        });
+        socket.on("error", reject);
+        socket.write(`${head}GET / HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n`);
+      });
+    const egress = { wall: [] as number[], direct: [] as number[], podCheck: [] as number[] };
+    for (let index = 0; index < REQUESTS; index++) {
+      const steps = [
+        async () =>
+          egress.direct.push(
+            await timed(async () => {
+              const socket = net.connect(target.port, target.host);
+              await new Promise((resolve) => socket.once("connect", resolve));
+              await oneRequest(socket);
+            }),
+          ),
+        async () =>
+          egress.wall.push(
+            await timed(async () => {
+              const socket = net.connect(sockets.controlplane);
+              await new Promise((resolve) => socket.once("connect", resolve));
+              await oneRequest(
+                socket,
+                `CONNECT ${target.host}:${target.port} HTTP/1.1\r\nHost: bench\r\n\r\n`,
+              );
+            }),
+          ),
+      ];
+      if (index % 2 === 1) steps.reverse();
+      for (const step of steps) await step();
+    }
+    for (let index = 0; index < Math.min(REQUESTS, 50); index++) {
+      egress.podCheck.push(await timed(() => isTenantPodIp(conn, "bench", "10.244.255.254")));
+    }
+    const wall = summary(egress.wall, 2);
+    const direct = summary(egress.direct, 2);
+    results.egressWall = {
+      connectionThroughWall: wall,
+      directConnection: direct,
+      ratioP50: ratio(wall.p50, direct.p50),
+      podCheckOnSuperCluster: summary(egress.podCheck, 2),
+    };
+    say(
+      `egress wall: new connection + request p50 ${wall.p50} ms through the wall vs ${direct.p50} ms direct (${ratio(wall.p50, direct.p50)}×); ` +
+        `the pod check per new connection to a pod p50 ${summary(egress.podCheck, 2).p50} ms`,
     );
     writeResults("walls", results);
   } catch (error) {

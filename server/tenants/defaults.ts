@@ -37,6 +37,10 @@ export const protectedLabel = "ring0.dev/protected";
 export const tenantAdminClusterRole = "ring0:tenant-admin";
 const policyName = "ring0-protect-managed";
 const apiServicePolicyName = "ring0-tenant-apiservices";
+const webhookPolicyName = "ring0-tenant-webhooks";
+/** The matchCondition every tenant webhook carries, and Ring0's identity in a tenant control plane. */
+export const webhookConditionName = "ring0-not-ring0";
+const notRing0Expression = "!('system:masters' in request.userInfo.groups)";
 
 /** Labels of the objects Ring0 owns in a tenant control plane (the protection policy guards them). */
 export const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
@@ -214,7 +218,7 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
           },
         ],
       },
-      matchConditions: [{ name: "not-ring0", expression: "!('system:masters' in request.userInfo.groups)" }],
+      matchConditions: [{ name: "not-ring0", expression: notRing0Expression }],
       validations: [
         {
           expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
@@ -248,7 +252,7 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
           },
         ],
       },
-      matchConditions: [{ name: "not-ring0", expression: "!('system:masters' in request.userInfo.groups)" }],
+      matchConditions: [{ name: "not-ring0", expression: notRing0Expression }],
       validations: [
         {
           expression: `${tenantsOwn("oldObject")} && ${tenantsOwn("object")}`,
@@ -264,6 +268,65 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     metadata: { name: apiServicePolicyName, labels: managedLabels },
     spec: { policyName: apiServicePolicyName, validationActions: ["Deny"] },
   };
+  // Tenant webhooks never see Ring0's own requests (it acts as system:masters): a mutating webhook
+  // could otherwise rewrite what Ring0 applies (its admin role, its protected labels), and a slow
+  // one hold Ring0's shared workers. A mutating policy adds the condition to every webhook a tenant
+  // writes; a validating one refuses any that lacks it (policies run after mutation).
+  const webhookResources = {
+    apiGroups: ["admissionregistration.k8s.io"],
+    apiVersions: ["*"],
+    resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+    operations: ["CREATE", "UPDATE"],
+  };
+  const notRing0 = [{ name: "not-ring0", expression: notRing0Expression }];
+  const webhookMutation: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingAdmissionPolicy",
+    metadata: { name: webhookPolicyName, labels: managedLabels },
+    spec: {
+      failurePolicy: "Fail",
+      reinvocationPolicy: "IfNeeded",
+      matchConstraints: { resourceRules: [webhookResources] },
+      matchConditions: [...notRing0, { name: "has-webhooks", expression: "has(object.webhooks)" }],
+      mutations: [
+        {
+          patchType: "ApplyConfiguration",
+          applyConfiguration: {
+            expression: `Object{webhooks: object.webhooks.map(w, Object.webhooks{name: w.name, matchConditions: [Object.webhooks.matchConditions{name: ${JSON.stringify(webhookConditionName)}, expression: ${JSON.stringify(notRing0Expression)}}]})}`,
+          },
+        },
+      ],
+    },
+  };
+  const webhookMutationBinding: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "MutatingAdmissionPolicyBinding",
+    metadata: { name: webhookPolicyName, labels: managedLabels },
+    spec: { policyName: webhookPolicyName },
+  };
+  const webhookCheck: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: webhookPolicyName, labels: managedLabels },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: { resourceRules: [webhookResources] },
+      matchConditions: notRing0,
+      validations: [
+        {
+          expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && w.matchConditions.exists(c, c.name == ${JSON.stringify(webhookConditionName)} && c.expression == ${JSON.stringify(notRing0Expression)}))`,
+          messageExpression: `'webhook configuration "' + request.name + '": every webhook must keep the matchCondition ${webhookConditionName} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+  const webhookCheckBinding: KubeObject = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: webhookPolicyName, labels: managedLabels },
+    spec: { policyName: webhookPolicyName, validationActions: ["Deny"] },
+  };
   return [
     ...namespaces,
     adminRole,
@@ -274,6 +337,10 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     binding,
     apiServicePolicy,
     apiServiceBinding,
+    webhookMutation,
+    webhookMutationBinding,
+    webhookCheck,
+    webhookCheckBinding,
   ];
 }
 
@@ -321,7 +388,7 @@ export async function applyTenantDefaults(
     return `Waiting for the control plane to aggregate the built-in ${missing.join(" and ")} roles members and viewers are bound to.`;
   }
   if (!(await protectionEnforced(conn, input.tenant, signal))) {
-    return "Waiting for the control plane to enforce the policy protecting Ring0's objects (it takes effect a few seconds after it is created).";
+    return "Waiting for the control plane to enforce the policies protecting Ring0's objects and requests (they take effect a few seconds after they are created).";
   }
   return undefined;
 }
@@ -347,5 +414,30 @@ async function protectionEnforced(
     },
     signal,
   });
-  return probe.status === 403 && probe.text.includes("managed by Ring0");
+  if (probe.status !== 403 || !probe.text.includes("managed by Ring0")) return false;
+  // And tenant webhooks get Ring0's condition: a dry-run webhook configuration comes back with it.
+  const webhook = await kubeRequestText(conn, {
+    method: "POST",
+    path: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    query: { dryRun: "All" },
+    headers: {
+      "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),
+      "Impersonate-Group": roleGroup(tenant, "admin"),
+    },
+    body: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "ring0-protection-probe" },
+      webhooks: [
+        {
+          name: "probe.ring0.dev",
+          clientConfig: { url: "https://127.0.0.1:1/" },
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        },
+      ],
+    },
+    signal,
+  });
+  return webhook.status === 201 && webhook.text.includes(webhookConditionName);
 }

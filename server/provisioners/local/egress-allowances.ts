@@ -46,12 +46,49 @@ export function parseEgressAllowances(text: string): EgressAllowance[] {
     ) {
       throw new Error(`"${entry}": the prefix must be 0–${width}`);
     }
+    const reserved = reservedOverlap(address, prefix, family);
+    if (reserved) {
+      throw new Error(
+        `"${entry}" reaches ${reserved}, which no tenant's control plane may dial: allow the addresses of the service itself`,
+      );
+    }
     const port = match[3] === "*" ? "*" : Number(match[3]);
     if (port !== "*" && (port < 1 || port > 65_535))
       throw new Error(`"${entry}": the port must be 1–65535 or *`);
     allowances.push({ network: address, prefix, port });
   }
   return allowances;
+}
+
+/** Ranges an allowance may not touch: this host's loopback, link-local (metadata) and non-unicast. */
+const reservedRanges: { name: string; network: string; prefix: number; family: 4 | 6 }[] = [
+  { name: "this host (0.0.0.0/8)", network: "0.0.0.0", prefix: 8, family: 4 },
+  { name: "loopback (127.0.0.0/8)", network: "127.0.0.0", prefix: 8, family: 4 },
+  {
+    name: "link-local and metadata addresses (169.254.0.0/16)",
+    network: "169.254.0.0",
+    prefix: 16,
+    family: 4,
+  },
+  { name: "multicast and reserved (224.0.0.0/3)", network: "224.0.0.0", prefix: 3, family: 4 },
+  { name: "loopback or unspecified (::/127)", network: "::", prefix: 127, family: 6 },
+  { name: "IPv4-mapped addresses (::ffff:0:0/96)", network: "::ffff:0:0", prefix: 96, family: 6 },
+  { name: "link-local addresses (fe80::/10)", network: "fe80::", prefix: 10, family: 6 },
+  { name: "multicast (ff00::/8)", network: "ff00::", prefix: 8, family: 6 },
+];
+
+/** The reserved range `network/prefix` overlaps (two CIDRs overlap when one holds the other's base). */
+function reservedOverlap(network: string, prefix: number, family: number): string | undefined {
+  for (const range of reservedRanges) {
+    if (range.family !== family) continue;
+    const type = family === 6 ? "ipv6" : "ipv4";
+    const theirs = new net.BlockList();
+    theirs.addSubnet(range.network, range.prefix, type);
+    const ours = new net.BlockList();
+    ours.addSubnet(network, prefix, type);
+    if (theirs.check(network, type) || ours.check(range.network, type)) return range.name;
+  }
+  return undefined;
 }
 
 /** Whether an operator allowance covers `target` (an IP address; names never match). */

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { setWebhookEndpoint } from "@/server/admission/registration";
 import { setVnAgentEndpoints } from "@/server/syncer/contracts";
+import { connectTarget } from "./egress";
 import { allowedByOperator, parseEgressAllowances } from "./egress-allowances";
 import { throttleRefusals } from "./egress-audit";
-import { createEgressPolicy } from "./egress-policy";
+import { createEgressPolicy, tokenBuckets } from "./egress-policy";
 
 afterEach(() => {
   setWebhookEndpoint(null);
@@ -23,6 +24,21 @@ describe("operator egress allowances", () => {
     expect(() => parseEgressAllowances("10.0.0.1")).toThrow(/ADDRESS\[\/PREFIX\]:PORT/);
   });
 
+  it("never allows this host, link-local or metadata addresses, however the range is written", () => {
+    for (const entry of [
+      "127.0.0.1:5432",
+      "0.0.0.0/0:443",
+      "169.254.169.254:80",
+      "160.0.0.0/4:80",
+      "[::1]:443",
+      "[::ffff:7f00:1]:443",
+      "[fe80::1]:443",
+      "[::/0]:443",
+    ]) {
+      expect(() => parseEgressAllowances(entry), entry).toThrow(/no tenant's control plane may dial/);
+    }
+  });
+
   it("covers an address only in its range and on its port; names never", () => {
     const allow = parseEgressAllowances("10.96.0.0/12:443,10.1.2.3:*");
     expect(allowedByOperator(allow, { host: "10.100.1.1", port: 443 })).toBe(true);
@@ -37,7 +53,7 @@ describe("operator egress allowances", () => {
 describe("the egress policy, without a super cluster to ask", () => {
   const policy = createEgressPolicy({
     superCluster: () => null,
-    allow: parseEgressAllowances("127.0.0.9:7000"),
+    allow: parseEgressAllowances("10.9.9.9:7000"),
   });
 
   it("lets the controlplane egress reach Ring0's webhook server, and the cluster egress not", async () => {
@@ -75,7 +91,7 @@ describe("the egress policy, without a super cluster to ask", () => {
       allowed: false,
       why: "a name, not an address",
     });
-    expect(await policy("acme", "controlplane", { host: "127.0.0.9", port: 7000 })).toMatchObject({
+    expect(await policy("acme", "controlplane", { host: "10.9.9.9", port: 7000 })).toMatchObject({
       allowed: true,
       rule: "operator",
     });
@@ -125,5 +141,43 @@ describe("audited refusals", () => {
     now = 60_000;
     refuse(refusal("acme", 50));
     expect(records.at(-1)).toBe("acme:50");
+  });
+});
+
+describe("CONNECT targets", () => {
+  it("reads host and port, the scheme's default port included, and normalises the host once", () => {
+    expect(connectTarget("CONNECT 10.244.1.7:80 HTTP/1.1")).toEqual({ host: "10.244.1.7", port: 80 });
+    expect(connectTarget("CONNECT 10.244.1.7:443 HTTP/1.1")).toEqual({ host: "10.244.1.7", port: 443 });
+    expect(connectTarget("CONNECT [fd00::7]:8443 HTTP/1.1")).toEqual({ host: "fd00::7", port: 8443 });
+    expect(connectTarget("CONNECT localhost:10250 HTTP/1.0")).toEqual({ host: "localhost", port: 10250 });
+    // Other spellings of an address become the address the policy checks and the proxy dials.
+    expect(connectTarget("CONNECT 0x7f.1:5432 HTTP/1.1")).toEqual({ host: "127.0.0.1", port: 5432 });
+    expect(connectTarget("CONNECT 2130706433:5432 HTTP/1.1")).toEqual({ host: "127.0.0.1", port: 5432 });
+    expect(connectTarget("CONNECT LOCALHOST:1 HTTP/1.1")).toEqual({ host: "localhost", port: 1 });
+  });
+
+  it("refuses what is not host:port", () => {
+    for (const line of [
+      "CONNECT 10.0.0.1 HTTP/1.1",
+      "CONNECT 10.0.0.1:0 HTTP/1.1",
+      "CONNECT 10.0.0.1:65536 HTTP/1.1",
+      "CONNECT user@10.0.0.1:80 HTTP/1.1",
+      "CONNECT 10.0.0.1:80/x HTTP/1.1",
+      "GET / HTTP/1.1",
+      "CONNECT 10.0.0.1:80 HTTP/2",
+    ]) {
+      expect(connectTarget(line), line).toBeUndefined();
+    }
+  });
+});
+
+describe("lookup budgets", () => {
+  it("lets a tenant spend its burst, then its rate, and no other tenant's", () => {
+    let now = 0;
+    const buckets = tokenBuckets(2, 3, () => now);
+    expect([1, 2, 3, 4].map(() => buckets.take("acme"))).toEqual([true, true, true, false]);
+    expect(buckets.take("globex")).toBe(true);
+    now = 500;
+    expect([buckets.take("acme"), buckets.take("acme")]).toEqual([true, false]);
   });
 });

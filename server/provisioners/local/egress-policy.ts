@@ -76,7 +76,7 @@ neverPods.addSubnet("fe80::", 10, "ipv6");
 neverPods.addSubnet("ff00::", 8, "ipv6");
 
 interface PodLike {
-  metadata?: { labels?: Record<string, string> };
+  metadata?: { labels?: Record<string, string>; deletionTimestamp?: string };
   spec?: { nodeName?: string; hostNetwork?: boolean };
   status?: { phase?: string; podIP?: string; podIPs?: { ip?: string }[] };
 }
@@ -105,13 +105,16 @@ export async function isTenantPodIp(conn: ClusterConnection, tenant: string, ip:
     if (!ips.includes(ip)) continue;
     if (pod.metadata?.labels?.[syncLabels.tenant] !== tenant) continue;
     if (pod.spec?.hostNetwork || pod.status?.phase !== "Running" || !pod.spec?.nodeName) continue;
+    // A terminating pod's IP may already be free on its node, and so another pod's next.
+    if (pod.metadata?.deletionTimestamp) continue;
     if (await isRealNode(conn, pod.spec.nodeName)) return true;
   }
   return false;
 }
 
-/** Nodes do not change between simulated and real; remembered per connection and name. */
-const realNodes = new WeakMap<ClusterConnection, Map<string, boolean>>();
+/** Whether a node is simulated or real, remembered a minute per connection and name. */
+const realNodes = new WeakMap<ClusterConnection, Map<string, { real: boolean; at: number }>>();
+const NODE_MEMORY_MS = 60_000;
 
 async function isRealNode(conn: ClusterConnection, name: string): Promise<boolean> {
   let known = realNodes.get(conn);
@@ -120,14 +123,14 @@ async function isRealNode(conn: ClusterConnection, name: string): Promise<boolea
     realNodes.set(conn, known);
   }
   const cached = known.get(name);
-  if (cached !== undefined) return cached;
+  if (cached && Date.now() - cached.at < NODE_MEMORY_MS) return cached.real;
   const node = await kubeRequest<NodeLike>(conn, {
     path: `/api/v1/nodes/${encodeURIComponent(name)}`,
     timeoutMs: 5_000,
   });
   // kwok's simulated nodes run nothing: their pod IPs lead nowhere on this host.
   const real = node.metadata?.annotations?.["kwok.x-k8s.io/node"] !== "fake";
-  known.set(name, real);
+  known.set(name, { real, at: Date.now() });
   return real;
 }
 
@@ -136,12 +139,36 @@ export interface EgressPolicyOptions {
   superCluster?: () => ClusterConnection | null;
   /** The operator's allowances (RING0_TENANT_EGRESS_ALLOW). */
   allow?: readonly EgressAllowance[];
+  /**
+   * Each new connection to a pod costs a question to the super cluster: at most this many a second
+   * per tenant (default 50, bursts of 200), so a tenant's webhooks cannot load the shared API server.
+   */
+  lookupsPerSecond?: number;
+  lookupBurst?: number;
+}
+
+/** A token bucket per key: `take(key)` is false when the key has spent its rate and burst. */
+export function tokenBuckets(perSecond: number, burst: number, now: () => number = Date.now) {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(key: string): boolean {
+      const at = now();
+      const bucket = buckets.get(key) ?? { tokens: burst, at };
+      bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.at) / 1000) * perSecond);
+      bucket.at = at;
+      buckets.set(key, bucket);
+      if (bucket.tokens < 1) return false;
+      bucket.tokens -= 1;
+      return true;
+    },
+  };
 }
 
 /** Ring0's egress policy for tenant control planes (see the header). */
 export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPolicy {
   const superCluster = options.superCluster ?? getSuperCluster;
   const allow = options.allow ?? [];
+  const lookups = tokenBuckets(options.lookupsPerSecond ?? 50, options.lookupBurst ?? 200);
   return async (tenant, selection, target) => {
     if (selection === "controlplane" && isRing0Webhook(target)) {
       return { allowed: true, dial: target, rule: "ring0-webhook" };
@@ -154,6 +181,7 @@ export function createEgressPolicy(options: EgressPolicyOptions = {}): EgressPol
     if (allowedByOperator(allow, target)) return { allowed: true, dial: target, rule: "operator" };
     const conn = superCluster();
     if (!conn) return { allowed: false, why: "no super cluster to tell the tenant's pods" };
+    if (!lookups.take(tenant)) return { allowed: false, why: "too many new connections to pods a second" };
     try {
       if (await isTenantPodIp(conn, tenant, target.host)) {
         return { allowed: true, dial: target, rule: "tenant-pod" };

@@ -106,7 +106,7 @@ async function conversionError(group: string, url: string): Promise<string> {
 }
 
 /** What the tenant sees when a ConfigMap is created under its validating webhook at `url`. */
-async function admissionError(name: string, url: string): Promise<string> {
+async function admissionError(name: string, url: string, meanwhile?: () => Promise<void>): Promise<string> {
   await kubeRequest(conn, {
     method: "POST",
     path: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
@@ -133,7 +133,7 @@ async function admissionError(name: string, url: string): Promise<string> {
   });
   try {
     // The configuration takes effect a moment after it is created.
-    return await eventually(async () => {
+    const refused = await eventually(async () => {
       const created = await kubeRequestText(conn, {
         method: "POST",
         path: "/api/v1/namespaces/default/configmaps",
@@ -146,6 +146,8 @@ async function admissionError(name: string, url: string): Promise<string> {
       });
       return created.status === 201 ? undefined : (JSON.parse(created.text) as { message: string }).message;
     }, 30_000);
+    await meanwhile?.();
+    return refused;
   } finally {
     await kubeRequest(conn, {
       method: "DELETE",
@@ -209,6 +211,38 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
       expect(messages[0]).toMatch(/proxy error .*while dialing <address>, code 403: 403 Forbidden/);
       expect(new Set(messages).size).toBe(1);
       // Nothing reached the live service: the wall refused before dialling.
+      expect(live.connections()).toBe(0);
+    } finally {
+      live.close();
+    }
+  });
+
+  it("keeps tenant webhooks off Ring0's own requests", async () => {
+    const live = await listener();
+    try {
+      const name = "ring0s-requests";
+      const message = await admissionError(name, `https://127.0.0.1:${live.port}/admit`, async () => {
+        // The configuration as stored: Ring0's condition added to the webhook the tenant wrote.
+        const stored = await kubeRequest<{
+          webhooks: { matchConditions?: { name: string; expression: string }[] }[];
+        }>(conn, { path: `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${name}` });
+        expect(stored.webhooks[0]?.matchConditions).toContainEqual({
+          name: "ring0-not-ring0",
+          expression: "!('system:masters' in request.userInfo.groups)",
+        });
+        // Ring0 (system:masters) creates what the tenant admin cannot: the webhook never sees it.
+        const created = await kubeRequestText(conn, {
+          method: "POST",
+          path: "/api/v1/namespaces/default/configmaps",
+          body: {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { generateName: "c-", labels: { webhook: name } },
+          },
+        });
+        expect(created.status).toBe(201);
+      });
+      expect(message).toContain("code 403");
       expect(live.connections()).toBe(0);
     } finally {
       live.close();

@@ -58,19 +58,23 @@ export function egressSelectorConfig(sockets: Record<EgressSelection, string>): 
   return `${lines.join("\n")}\n`;
 }
 
-/** The target of a CONNECT request line ("CONNECT 10.0.0.1:443 HTTP/1.1"), or undefined. */
+/**
+ * The target of a CONNECT request line ("CONNECT 10.0.0.1:443 HTTP/1.1"), or undefined. The host
+ * is normalised once (IPv4 forms such as `0x7f.1` become dotted quads, names lowercase) and that
+ * normal form is what the policy checks and what is dialled.
+ */
 export function connectTarget(requestLine: string): EgressTarget | undefined {
-  const match = /^CONNECT (\S+) HTTP\/1\.[01]$/.exec(requestLine);
-  if (!match?.[1]) return undefined;
+  const match = /^CONNECT (\[[0-9A-Fa-f:.]+\]|[^\s:[\]/@?#]+):(\d{1,5}) HTTP\/1\.[01]$/.exec(requestLine);
+  if (!match?.[1] || !match[2]) return undefined;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65_535) return undefined;
   let url: URL;
   try {
-    url = new URL(`http://${match[1]}`);
+    // Any port but the scheme's default keeps the host as given; the port is the one matched above.
+    url = new URL(`http://${match[1]}:1`);
   } catch {
     return undefined;
   }
-  const port = Number(url.port);
-  if (!Number.isInteger(port) || port < 1 || port > 65_535 || url.pathname !== "/" || url.username)
-    return undefined;
   return { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port };
 }
 
@@ -100,12 +104,16 @@ export interface EgressProxyOptions {
   logger: Logger;
   /** Default: Ring0's policy with the process-wide super cluster and no operator allowances. */
   policy?: EgressPolicy;
+  /** Connections open at once (tunnels and those being decided); beyond, refused. Default 512. */
+  maxConnections?: number;
   onRefused?: (refusal: EgressRefusal) => void;
 }
 
 /** Serves one tenant's egress on its sockets, until closed. */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const policy = options.policy ?? createEgressPolicy();
+  // Both ends of every tunnel count: a tenant's control plane holds at most half this many.
+  const maxConnections = 2 * (options.maxConnections ?? 512);
   const log = options.logger.child({ component: "egress", tenant: options.tenant });
   const sockets = new Set<net.Socket>();
 
@@ -150,7 +158,11 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         client.end(BAD_REQUEST);
         return;
       }
-      policy(options.tenant, selection, target)
+      const decided: Promise<EgressDecision> =
+        sockets.size > maxConnections
+          ? Promise.resolve({ allowed: false, why: `more than ${maxConnections} connections open at once` })
+          : policy(options.tenant, selection, target);
+      decided
         .catch(
           (error: unknown): EgressDecision => ({
             allowed: false,
