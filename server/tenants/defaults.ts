@@ -53,6 +53,8 @@ const coreResources = [
   "namespaces",
   "pods",
   "pods/log",
+  // Through the egress wall, to the tenant's own pods only (server/provisioners/local/egress-policy.ts).
+  "pods/proxy",
   "pods/exec",
   "pods/attach",
   "pods/portforward",
@@ -344,10 +346,19 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
   ];
 }
 
-/** Groups of the CustomResourceDefinitions in the tenant's control plane. */
+/** Groups of the CustomResourceDefinitions and the tenant's own APIServices in its control plane. */
 async function customResourceGroups(conn: ClusterConnection, signal?: AbortSignal): Promise<string[]> {
   const crds = await CustomResourceDefinitionKind.list(conn, { timeoutMs: 15_000, signal });
-  return crds.map((crd) => crd.spec?.group ?? "").filter(Boolean);
+  // And the groups of the tenant's own aggregated APIs (APIServices backed by a Service).
+  const apiServices = await kubeRequest<{ items?: { spec?: { group?: string; service?: unknown } }[] }>(conn, {
+    path: "/apis/apiregistration.k8s.io/v1/apiservices",
+    timeoutMs: 15_000,
+    signal,
+  });
+  return [
+    ...crds.map((crd) => crd.spec?.group ?? ""),
+    ...(apiServices.items ?? []).filter((item) => item.spec?.service).map((item) => item.spec?.group ?? ""),
+  ].filter(Boolean);
 }
 
 /**
