@@ -27,8 +27,11 @@ export function admissionConfigArgs(dir: string): Record<string, string> {
 }
 
 /**
- * The AdmissionConfiguration and its kubeconfig: every webhook Ring0 registers gets the tenant
- * apiserver's client certificate ("*": tenant admins cannot register webhooks of their own).
+ * The AdmissionConfiguration and its kubeconfig: every validating webhook gets the tenant
+ * apiserver's client certificate ("*": Ring0's webhook port is chosen when Ring0 starts, and the
+ * apiserver reads this file once). Tenant admins' own validating webhooks see it too: only the
+ * certificate, which proves nothing without its key, and only on the tenant's own pods, the one
+ * place the egress wall lets their webhooks reach.
  */
 export function admissionConfigFiles(dir: string): Record<string, string> {
   const base = path.join(dir, "vn-agent");
