@@ -23,9 +23,9 @@ import { createKubeGateway, type KubeGateway } from "@/server/gateway";
 import { type GatewayListener, startGatewayListener } from "@/server/gateway/listener";
 import { ensureGatewayTls } from "@/server/gateway/tls";
 import { serverSideApply } from "@/server/k8s/apply";
-import type { ClusterConnection } from "@/server/k8s/cluster";
+import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
-import { kubeRequest } from "@/server/k8s/transport";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { superNamespace } from "@/server/syncer/naming";
 import { createTokenService } from "@/server/tokens/service";
@@ -58,6 +58,7 @@ let workDir = "";
 let kubectl = "";
 let memberKubeconfig = "";
 let ports: { super: ClusterPorts; a: ClusterPorts; b: ClusterPorts };
+let gatewayCa = "";
 
 /** kubectl as tenant A's member, through the gateway; a non-zero exit is returned, not thrown. */
 async function asMember(args: string[], timeoutMs = 60_000): Promise<RunResult> {
@@ -99,6 +100,7 @@ beforeAll(async () => {
     logger,
   });
   const tls = await ensureGatewayTls({ stateDir: workDir });
+  gatewayCa = tls.caPem as string;
   listener = await startGatewayListener({ gateway, tls, port: 0, logger });
 
   // Tenant A's member, signed in as the IAM would sign them in, with a token of their own.
@@ -193,6 +195,99 @@ describe("a tenant member's kubectl exec", () => {
     expect(out).toContain(`probed ${listening.length}`);
     expect(out.split("\n").filter((line) => line.startsWith("open "))).toEqual([]);
   });
+});
+
+describe("a tenant admin's webhooks", () => {
+  it("reach nothing listening on this host: every listener, and a closed port, gets the same refusal", async () => {
+    const admin = connectCluster("abuse-admin", {
+      inline: fs.readFileSync(
+        writeGatewayKubeconfig(path.join(workDir, "admin.kubeconfig"), {
+          gatewayUrl: `https://127.0.0.1:${listener.port}`,
+          caPem: gatewayCa,
+          tenant: tenantA,
+          token: world.tokens[tenantA] as string,
+          user: "admin",
+        }),
+        "utf8",
+      ),
+    });
+    const configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+    const config = (address: string) => ({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "probe" },
+      webhooks: [
+        {
+          name: "probe.example.com",
+          clientConfig: { url: `https://${address}/admit` },
+          rules: [
+            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
+          ],
+          objectSelector: { matchLabels: { webhook: "probe" } },
+          failurePolicy: "Fail",
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+          timeoutSeconds: 5,
+        },
+      ],
+    });
+    const closed = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const targets = [...hostListeners(), closed].map((port) => `127.0.0.1:${port}`);
+    // The etcds, API servers and controller-managers of the super cluster and both tenants, the
+    // vn-agents, PostgreSQL, the gateway, and whatever else listens here.
+    expect(targets.length).toBeGreaterThan(12);
+    expect(targets).toContain(`127.0.0.1:${listener.port}`);
+    expect(targets).toContain(`127.0.0.1:${ports.super.apiserver}`);
+    expect(targets).toContain(`127.0.0.1:${ports.b.apiserver}`);
+    const messages = new Map<string, string[]>();
+    try {
+      for (const address of targets) {
+        const existing = await kubeRequestText(admin, { path: `${configs}/probe` });
+        const body = config(address);
+        const written = await kubeRequestText(admin, {
+          method: existing.status === 200 ? "PUT" : "POST",
+          path: existing.status === 200 ? `${configs}/probe` : configs,
+          body:
+            existing.status === 200
+              ? {
+                  ...body,
+                  metadata: {
+                    ...body.metadata,
+                    resourceVersion: (JSON.parse(existing.text) as { metadata: { resourceVersion: string } })
+                      .metadata.resourceVersion,
+                  },
+                }
+              : body,
+        });
+        expect(written.status, written.text).toBeLessThan(300);
+        const message = await eventually(async () => {
+          const created = await kubeRequestText(admin, {
+            method: "POST",
+            path: "/api/v1/namespaces/default/configmaps",
+            body: {
+              apiVersion: "v1",
+              kind: "ConfigMap",
+              metadata: { generateName: "c-", labels: { webhook: "probe" } },
+            },
+          });
+          const text = (JSON.parse(created.text) as { message?: string }).message ?? "";
+          return text.includes(`while dialing ${address},`) ? text : undefined;
+        }, 30_000);
+        const neutral = message.replaceAll(address, "<address>");
+        messages.set(neutral, [...(messages.get(neutral) ?? []), address]);
+      }
+    } finally {
+      await kubeRequestText(admin, { method: "DELETE", path: `${configs}/probe` });
+    }
+    // One answer for every address: a live etcd, an API server, PostgreSQL, Ring0's gateway, a closed port.
+    expect([...messages.keys()], JSON.stringify([...messages.values()])).toHaveLength(1);
+    expect([...messages.keys()][0]).toMatch(/proxy error .*while dialing <address>, code 403/);
+  }, 300_000);
 });
 
 describe("an unauthenticated process on this host", () => {
