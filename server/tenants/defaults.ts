@@ -350,11 +350,14 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
 async function customResourceGroups(conn: ClusterConnection, signal?: AbortSignal): Promise<string[]> {
   const crds = await CustomResourceDefinitionKind.list(conn, { timeoutMs: 15_000, signal });
   // And the groups of the tenant's own aggregated APIs (APIServices backed by a Service).
-  const apiServices = await kubeRequest<{ items?: { spec?: { group?: string; service?: unknown } }[] }>(conn, {
-    path: "/apis/apiregistration.k8s.io/v1/apiservices",
-    timeoutMs: 15_000,
-    signal,
-  });
+  const apiServices = await kubeRequest<{ items?: { spec?: { group?: string; service?: unknown } }[] }>(
+    conn,
+    {
+      path: "/apis/apiregistration.k8s.io/v1/apiservices",
+      timeoutMs: 15_000,
+      signal,
+    },
+  );
   return [
     ...crds.map((crd) => crd.spec?.group ?? ""),
     ...(apiServices.items ?? []).filter((item) => item.spec?.service).map((item) => item.spec?.group ?? ""),
