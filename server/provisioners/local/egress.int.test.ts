@@ -325,6 +325,70 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
     expect(read.status).toBe(503);
   });
 
+  it("refuses an APIService whose endpoint is a port on this host, and the listener sees nothing", async () => {
+    const live = await listener();
+    try {
+      await kubeRequest(conn, {
+        method: "POST",
+        path: "/api/v1/namespaces/default/services",
+        headers: asAdmin,
+        body: {
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name: "host", namespace: "default" },
+          spec: { ports: [{ port: 443, targetPort: live.port }] },
+        },
+      });
+      // An FQDN slice takes any address text; the API server's endpoint resolver dials it as given.
+      await kubeRequest(conn, {
+        method: "POST",
+        path: "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
+        headers: asAdmin,
+        body: {
+          apiVersion: "discovery.k8s.io/v1",
+          kind: "EndpointSlice",
+          metadata: {
+            name: "host-1",
+            namespace: "default",
+            labels: { "kubernetes.io/service-name": "host" },
+          },
+          addressType: "FQDN",
+          endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
+          ports: [{ port: live.port, protocol: "TCP" }],
+        },
+      });
+      await kubeRequest(conn, {
+        method: "POST",
+        path: "/apis/apiregistration.k8s.io/v1/apiservices",
+        headers: asAdmin,
+        body: {
+          apiVersion: "apiregistration.k8s.io/v1",
+          kind: "APIService",
+          metadata: { name: "v1.host.example.com" },
+          spec: {
+            group: "host.example.com",
+            version: "v1",
+            service: { namespace: "default", name: "host", port: 443 },
+            insecureSkipTLSVerify: true,
+            groupPriorityMinimum: 1000,
+            versionPriority: 15,
+          },
+        },
+      });
+      const message = await eventually(async () => {
+        const got = await kubeRequest<{
+          status?: { conditions?: { type: string; status: string; message?: string }[] };
+        }>(conn, { path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.host.example.com" });
+        const available = got.status?.conditions?.find((condition) => condition.type === "Available");
+        return available?.message?.includes("code 403") ? available.message : undefined;
+      }, 60_000);
+      expect(message).toContain(`while dialing 127.0.0.1:${live.port}, code 403`);
+      expect(live.connections()).toBe(0);
+    } finally {
+      live.close();
+    }
+  });
+
   it("lets tenant admins register APIServices only for groups of their own", async () => {
     const create = (group: string, service: boolean) =>
       kubeRequestText(conn, {
