@@ -486,6 +486,37 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
       expect(await answer(`127.0.0.1:${ring0.port + 1}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer(`localhost:${ring0.port}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer("not a target")).toMatch(/^HTTP\/1\.1 400 /);
+      // Its fan-out is bounded: 32 tunnels at once per tenant, the next refused until one closes.
+      const holding = net.createServer(() => {});
+      await new Promise<void>((resolve) => holding.listen(0, "127.0.0.1", resolve));
+      const holdingPort = (holding.address() as net.AddressInfo).port;
+      setWebhookEndpoint({ baseUrl: `https://127.0.0.1:${holdingPort}`, caBundle: "" });
+      const held = await Promise.all(
+        Array.from(
+          { length: 32 },
+          () =>
+            new Promise<net.Socket>((resolve, reject) => {
+              const client = net.connect(socket, () =>
+                client.write(`CONNECT 127.0.0.1:${holdingPort} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`),
+              );
+              client.once("data", (chunk) =>
+                chunk.toString().startsWith("HTTP/1.1 200")
+                  ? resolve(client)
+                  : reject(new Error(chunk.toString())),
+              );
+              client.on("error", reject);
+            }),
+        ),
+      );
+      expect(await answer(`127.0.0.1:${holdingPort}`)).toMatch(/^HTTP\/1\.1 403 /);
+      held[0]?.destroy();
+      await eventually(
+        async () =>
+          (await answer(`127.0.0.1:${holdingPort}`)).startsWith("HTTP/1.1 200") ? true : undefined,
+        10_000,
+      );
+      for (const client of held) client.destroy();
+      holding.close();
       for (const file of Object.values(sockets)) expect(fs.statSync(file).mode & 0o077).toBe(0);
     } finally {
       setWebhookEndpoint(null);

@@ -106,6 +106,11 @@ export interface EgressProxyOptions {
   policy?: EgressPolicy;
   /** Connections open at once (tunnels and those being decided); beyond, refused. Default 512. */
   maxConnections?: number;
+  /**
+   * Tunnels to Ring0's own webhook server open at once (default 32): it serves every tenant, and a
+   * tenant's webhooks may name it too, so one tenant's fan-out is bounded here.
+   */
+  maxRing0WebhookConnections?: number;
   onRefused?: (refusal: EgressRefusal) => void;
 }
 
@@ -114,6 +119,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const policy = options.policy ?? createEgressPolicy();
   // Both ends of every tunnel count: a tenant's control plane holds at most half this many.
   const maxConnections = 2 * (options.maxConnections ?? 512);
+  const maxRing0Webhook = options.maxRing0WebhookConnections ?? 32;
+  let ring0WebhookTunnels = 0;
   const log = options.logger.child({ component: "egress", tenant: options.tenant });
   const sockets = new Set<net.Socket>();
 
@@ -173,6 +180,19 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         .then((decision) => {
           if (client.destroyed) return;
           if (decision.allowed) {
+            if (decision.rule === "ring0-webhook") {
+              if (ring0WebhookTunnels >= maxRing0Webhook) {
+                const why = `more than ${maxRing0Webhook} connections to Ring0's webhook server at once`;
+                log.warn("egress refused", { selection, target: `${target.host}:${target.port}`, why });
+                options.onRefused?.({ tenant: options.tenant, selection, target, why });
+                client.end(REFUSED);
+                return;
+              }
+              ring0WebhookTunnels += 1;
+              client.once("close", () => {
+                ring0WebhookTunnels -= 1;
+              });
+            }
             tunnel(client, decision.dial, rest);
             return;
           }
