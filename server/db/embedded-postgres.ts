@@ -40,6 +40,27 @@ const SUPERUSER = "postgres";
 const HOST = "127.0.0.1";
 
 /** Start (initialising first when needed) a PostgreSQL server on `dataDir`. */
+function connectionUrl(password: string, port: number, database: string): string {
+  return `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@${HOST}:${port}/${encodeURIComponent(database)}`;
+}
+
+/**
+ * The URL of the embedded PostgreSQL a running Ring0 started on `dataDir` (for a tool beside it,
+ * such as the conformance runner); throws when it was never initialised.
+ */
+export function embeddedPostgresUrl(dataDir: string, port: number, database = "postgres"): string {
+  const passwordFile = path.join(path.dirname(path.resolve(dataDir)), "postgres.password");
+  let password: string;
+  try {
+    password = readFileSync(passwordFile, "utf8").trim();
+  } catch {
+    throw new Error(
+      `no embedded PostgreSQL at ${dataDir} (no ${passwordFile}): start Ring0 first (./ring0 start)`,
+    );
+  }
+  return connectionUrl(password, port, database);
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const dataDir = path.resolve(opts.dataDir);
   const log = opts.logger.child({ component: "embedded-postgres", dataDir, port: opts.port });
@@ -108,8 +129,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     log.info("PostgreSQL stopped");
   };
 
-  const serverUrl = (database: string) =>
-    `postgresql://${SUPERUSER}:${encodeURIComponent(password)}@${HOST}:${opts.port}/${encodeURIComponent(database)}`;
+  const serverUrl = (database: string) => connectionUrl(password, opts.port, database);
 
   if (opts.database) {
     try {

@@ -1,0 +1,262 @@
+/**
+ * The upstream Kubernetes conformance suite, through Ring0 and on a bare baseline (issue 17):
+ *
+ *   npm run conformance -- --tenant acme [--focus REGEX] [--skip REGEX] [--only ring0|baseline]
+ *                          [--procs N] [--kubeconfig FILE]
+ *
+ * Through Ring0: the tenant's control plane through the kube gateway, with a kubeconfig issued as
+ * one of the tenant's admins (a real Ring0 API token and Ring0's CA; `--kubeconfig` takes one from
+ * `ring0 kubeconfig <tenant>` instead). Baseline: the local super cluster itself — a bare kwokctl
+ * control plane of the same version with the same real node, and no Ring0 in the path. The same
+ * selection runs on both, one after the other (the baseline first). Both JUnit reports, and a
+ * summary (passed / failed / skipped per SIG, and what passes on the baseline but fails through
+ * Ring0), are written under bench/results/conformance/; the two summaries are printed side by side.
+ *
+ * The local world must be running (`./ring0 start`), with real nodes. The suite's binaries are
+ * built on first use (scripts/conformance-build.sh, about 10 minutes once, then cached).
+ * Default selection: `\[Conformance\]` without `\[Serial\]|\[Disruptive\]`.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { run } from "@/server/cluster/process";
+import { SIMULATED_TAINT_KEY } from "@/server/cluster/real-node/plan";
+import { createPrismaClient } from "@/server/db/client";
+import { embeddedPostgresUrl } from "@/server/db/embedded-postgres";
+import { env } from "@/server/env";
+import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
+import { createKubeconfigService } from "@/server/kubeconfigs/service";
+import { createUserRepository } from "@/server/users/repository";
+import {
+  compare,
+  parseJUnit,
+  type Summary,
+  sideBySide,
+  summarize,
+  type TestCase,
+} from "./lib/conformance-report";
+
+const USAGE =
+  "usage: npm run conformance -- --tenant NAME [--focus REGEX] [--skip REGEX] [--only ring0|baseline] [--procs N] [--kubeconfig FILE]\n";
+const DEFAULT_FOCUS = "\\[Conformance\\]";
+const DEFAULT_SKIP = "\\[Serial\\]|\\[Disruptive\\]";
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
+  process.exit(code);
+}
+
+interface Options {
+  tenant: string;
+  focus: string;
+  skip: string;
+  only?: "ring0" | "baseline";
+  procs: number;
+  kubeconfig?: string;
+}
+
+export function parseArgs(argv: string[]): Options {
+  const values: Record<string, string> = {};
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index] ?? "";
+    const known = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig"];
+    if (!known.includes(flag)) fail(`unknown argument ${JSON.stringify(flag)}\n${USAGE}`, 2);
+    const value = argv[index + 1];
+    if (value === undefined) fail(`${flag} needs a value\n${USAGE}`, 2);
+    values[flag.slice(2)] = value;
+    index += 1;
+  }
+  const tenant = values.tenant ?? fail(`--tenant is required\n${USAGE}`, 2);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(tenant))
+    fail(`--tenant ${JSON.stringify(tenant)} is not a tenant name`, 2);
+  for (const flag of ["focus", "skip"] as const) {
+    if (values[flag] === undefined) continue;
+    try {
+      new RegExp(values[flag]);
+    } catch (error) {
+      fail(`--${flag} is not a regular expression: ${(error as Error).message}`, 2);
+    }
+  }
+  if (values.only !== undefined && values.only !== "ring0" && values.only !== "baseline") {
+    fail(`--only takes ring0 or baseline, not ${JSON.stringify(values.only)}`, 2);
+  }
+  const procs = Number(values.procs ?? 1);
+  if (!Number.isInteger(procs) || procs < 1 || procs > 8) fail("--procs takes a whole number from 1 to 8", 2);
+  return {
+    tenant,
+    focus: values.focus ?? DEFAULT_FOCUS,
+    skip: values.skip ?? DEFAULT_SKIP,
+    only: values.only as Options["only"],
+    procs,
+    kubeconfig: values.kubeconfig,
+  };
+}
+
+/** A kubeconfig through the gateway as the tenant's first admin in the IAM's accounts file. */
+async function tenantAdminKubeconfig(tenant: string, file: string): Promise<string> {
+  const config = env();
+  const accounts = JSON.parse(fs.readFileSync(config.IAM_ACCOUNTS_FILE, "utf8")) as {
+    accounts: { username: string; tenant: string; name: string; email?: string; roles: string[] }[];
+  };
+  const admin = accounts.accounts.find(
+    (account) => account.tenant === tenant && account.roles.includes("tenant-admin"),
+  );
+  if (!admin) {
+    fail(
+      `no admin of tenant "${tenant}" in ${config.IAM_ACCOUNTS_FILE}: pass --kubeconfig with one from \`ring0 kubeconfig ${tenant}\``,
+    );
+  }
+  const url =
+    config.DATABASE_URL ??
+    embeddedPostgresUrl(path.join(config.stateDir, "postgres"), config.EMBEDDED_POSTGRES_PORT);
+  const db = createPrismaClient(url);
+  try {
+    const identity = {
+      subject: `${tenant}:${admin.username}`,
+      tenant,
+      name: admin.name,
+      role: "tenant-admin" as const,
+      email: admin.email ?? null,
+    };
+    // What a sign-in records; the token is then the admin's own, as the portal would issue it.
+    const user = await createUserRepository(db).recordSignIn(identity, new Date());
+    const tls = await loadGatewayTls(config);
+    const service = createKubeconfigService({
+      db,
+      gateway: { gatewayUrl: config.gatewayUrl, caPem: kubeconfigCa(config, tls) },
+    });
+    const issued = await service.issueKubeconfig({
+      user: { ...identity, id: user.id },
+      tenant,
+      expiresInDays: 1,
+      name: "conformance run",
+    });
+    fs.writeFileSync(file, issued.kubeconfig, { mode: 0o600 });
+    return file;
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+/** Runs the selection against one kubeconfig; resolves with its test cases (from its JUnit report). */
+async function runSuite(
+  name: "ring0" | "baseline",
+  bin: string,
+  kubeconfig: string,
+  options: Options,
+  reportDir: string,
+): Promise<TestCase[]> {
+  fs.rmSync(reportDir, { recursive: true, force: true });
+  fs.mkdirSync(reportDir, { recursive: true });
+  const suiteArgs = [
+    `--kubeconfig=${kubeconfig}`,
+    "--provider=skeleton",
+    "--allowed-not-ready-nodes=1",
+    `--non-blocking-taints=${SIMULATED_TAINT_KEY},node-role.kubernetes.io/control-plane`,
+    `--report-dir=${reportDir}`,
+    `--ginkgo.focus=${options.focus}`,
+    `--ginkgo.skip=${options.skip}`,
+    "--ginkgo.timeout=4h",
+  ];
+  const [command, args] =
+    options.procs > 1
+      ? [
+          path.join(bin, "ginkgo"),
+          [
+            `--procs=${options.procs}`,
+            "--timeout=4h",
+            `--output-dir=${reportDir}`,
+            path.join(bin, "e2e.test"),
+            "--",
+            ...suiteArgs,
+          ],
+        ]
+      : [path.join(bin, "e2e.test"), suiteArgs];
+  const log = fs.openSync(path.join(reportDir, "e2e.log"), "w");
+  const started = Date.now();
+  process.stdout.write(
+    `▶ ${name}: ${options.focus} without ${options.skip} (log: ${path.join(reportDir, "e2e.log")})\n`,
+  );
+  const code = await new Promise<number>((resolve) => {
+    const child = spawn(command, args as string[], { stdio: ["ignore", log, log] });
+    child.on("exit", (exitCode) => resolve(exitCode ?? 1));
+    child.on("error", () => resolve(127));
+  });
+  fs.closeSync(log);
+  const reports = fs.readdirSync(reportDir).filter((file) => /^junit.*\.xml$/.test(file));
+  if (reports.length === 0) {
+    fail(`${name}: the suite wrote no JUnit report (exit ${code}); see ${path.join(reportDir, "e2e.log")}`);
+  }
+  const cases = reports.flatMap((file) => parseJUnit(fs.readFileSync(path.join(reportDir, file), "utf8")));
+  process.stdout.write(
+    `  ${name}: ${cases.length} specs in ${Math.round((Date.now() - started) / 1000)} s (exit ${code})\n`,
+  );
+  return cases;
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const config = env();
+  const results = path.resolve("bench/results/conformance");
+  fs.mkdirSync(results, { recursive: true });
+  const superKubeconfig = path.join(config.stateDir, "super-cluster.kubeconfig");
+  if (!fs.existsSync(superKubeconfig)) {
+    fail(`no local super cluster at ${config.stateDir}: start the local world first (./ring0 start)`);
+  }
+
+  const built = await run("bash", ["scripts/conformance-build.sh"], { timeoutMs: 60 * 60_000 });
+  const bin = built.stdout.trim().split("\n").at(-1) ?? "";
+
+  const work = path.join(config.stateDir, "conformance");
+  fs.mkdirSync(work, { recursive: true, mode: 0o700 });
+  const ring0Kubeconfig =
+    options.kubeconfig ??
+    (await tenantAdminKubeconfig(options.tenant, path.join(work, `${options.tenant}.kubeconfig`)));
+
+  const started = Date.now();
+  const empty: TestCase[] = [];
+  const baseline =
+    options.only === "ring0"
+      ? empty
+      : await runSuite("baseline", bin, superKubeconfig, options, path.join(results, "baseline"));
+  const ring0 =
+    options.only === "baseline"
+      ? empty
+      : await runSuite("ring0", bin, ring0Kubeconfig, options, path.join(results, "ring0"));
+  const summaries: Record<"ring0" | "baseline", Summary> = {
+    ring0: summarize(ring0),
+    baseline: summarize(baseline),
+  };
+  const comparison = compare(ring0, baseline);
+  const summary = {
+    at: new Date().toISOString(),
+    tenant: options.tenant,
+    focus: options.focus,
+    skip: options.skip,
+    procs: options.procs,
+    minutes: Math.round((Date.now() - started) / 6_000) / 10,
+    ring0: summaries.ring0,
+    baseline: summaries.baseline,
+    passedOnBaselineFailedThroughRing0: comparison.regressions.map((testCase) => ({
+      name: testCase.name,
+      failure: testCase.failure,
+    })),
+    failedOnBaselinePassedThroughRing0: comparison.onlyThroughRing0,
+    ranOnOneSideOnly: comparison.unmatched,
+  };
+  fs.writeFileSync(path.join(results, "summary.json"), `${JSON.stringify(summary, null, 2)}\n`);
+  process.stdout.write(`\n${sideBySide(summaries.ring0, summaries.baseline)}\n`);
+  if (comparison.regressions.length > 0) {
+    process.stdout.write(
+      `\npassed on the baseline, failed through Ring0 (${comparison.regressions.length}):\n`,
+    );
+    for (const testCase of comparison.regressions) {
+      process.stdout.write(`  ${testCase.name}\n    ${testCase.failure ?? ""}\n`);
+    }
+  }
+  process.stdout.write(`\nsummary: ${path.join(results, "summary.json")} · ${summary.minutes} min\n`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname)) {
+  main().catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
+}

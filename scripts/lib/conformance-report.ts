@@ -1,0 +1,153 @@
+/**
+ * The upstream conformance suite's JUnit reports, read and compared (pure: unit-tested). Ginkgo v2
+ * writes one `<testcase>` per spec with a `status` attribute (passed, failed, skipped, pending) and
+ * a `<failure>` child with the message when it failed; suite-level nodes (`[SynchronizedBeforeSuite]`,
+ * `[ReportAfterSuite]` …) are not specs and are left out.
+ */
+
+export type CaseStatus = "passed" | "failed" | "skipped";
+
+export interface TestCase {
+  name: string;
+  /** `sig-api-machinery`, … from the spec's name; "other" when it names none. */
+  sig: string;
+  status: CaseStatus;
+  seconds: number;
+  /** The first line of the failure message, when it failed. */
+  failure?: string;
+}
+
+export interface Tally {
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+export interface Summary {
+  total: Tally;
+  bySig: Record<string, Tally>;
+  seconds: number;
+}
+
+const entities: Record<string, string> = { quot: '"', amp: "&", lt: "<", gt: ">", apos: "'" };
+
+function unescapeXml(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
+    if (entity.startsWith("#x")) return String.fromCodePoint(Number.parseInt(entity.slice(2), 16));
+    if (entity.startsWith("#")) return String.fromCodePoint(Number.parseInt(entity.slice(1), 10));
+    return entities[entity.toLowerCase()] ?? whole;
+  });
+}
+
+function attribute(tag: string, name: string): string | undefined {
+  const match = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return match?.[1] === undefined ? undefined : unescapeXml(match[1]);
+}
+
+/** The spec-level test cases of a Ginkgo JUnit report. */
+export function parseJUnit(xml: string): TestCase[] {
+  const cases: TestCase[] = [];
+  const pattern = /<testcase\b([^>]*?)(\/>|>([\s\S]*?)<\/testcase>)/g;
+  for (const match of xml.matchAll(pattern)) {
+    const tag = match[1] ?? "";
+    const body = match[3] ?? "";
+    const name = attribute(tag, "name") ?? "";
+    if (!name || /^\[(Synchronized)?(Before|After)Suite\]|^\[Report(Before|After)Suite\]/.test(name))
+      continue;
+    const declared = attribute(tag, "status");
+    const failed = /<(failure|error)\b/.test(body);
+    const skipped = /<skipped\b/.test(body);
+    const status: CaseStatus =
+      declared === "failed" ||
+      declared === "panicked" ||
+      declared === "timedout" ||
+      declared === "interrupted" ||
+      failed
+        ? "failed"
+        : declared === "skipped" || declared === "pending" || skipped
+          ? "skipped"
+          : "passed";
+    const failureMessage = /<(?:failure|error)\b[^>]*?message="([^"]*)"/.exec(body)?.[1];
+    cases.push({
+      name,
+      sig: /\[(sig-[a-z0-9-]+)\]/.exec(name)?.[1] ?? "other",
+      status,
+      seconds: Number(attribute(tag, "time") ?? 0) || 0,
+      ...(status === "failed" && failureMessage !== undefined
+        ? { failure: unescapeXml(failureMessage).split("\n")[0]?.slice(0, 300) }
+        : {}),
+    });
+  }
+  return cases;
+}
+
+const empty = (): Tally => ({ passed: 0, failed: 0, skipped: 0 });
+
+export function summarize(cases: readonly TestCase[]): Summary {
+  const total = empty();
+  const bySig: Record<string, Tally> = {};
+  let seconds = 0;
+  for (const testCase of cases) {
+    total[testCase.status] += 1;
+    bySig[testCase.sig] ??= empty();
+    (bySig[testCase.sig] as Tally)[testCase.status] += 1;
+    seconds += testCase.seconds;
+  }
+  return { total, bySig, seconds: Math.round(seconds) };
+}
+
+export interface Comparison {
+  /** Passed on the baseline, failed through Ring0: each is fixed or explained (README). */
+  regressions: TestCase[];
+  /** Failed on the baseline, passed through Ring0. */
+  onlyThroughRing0: string[];
+  /** Ran on one side only (a different selection or an interrupted run). */
+  unmatched: string[];
+}
+
+export function compare(ring0: readonly TestCase[], baseline: readonly TestCase[]): Comparison {
+  const base = new Map(baseline.map((testCase) => [testCase.name, testCase]));
+  const ours = new Map(ring0.map((testCase) => [testCase.name, testCase]));
+  const regressions: TestCase[] = [];
+  const onlyThroughRing0: string[] = [];
+  const unmatched: string[] = [];
+  for (const testCase of ring0) {
+    const other = base.get(testCase.name);
+    if (!other) {
+      if (testCase.status !== "skipped") unmatched.push(testCase.name);
+      continue;
+    }
+    if (other.status === "passed" && testCase.status === "failed") regressions.push(testCase);
+    if (other.status === "failed" && testCase.status === "passed") onlyThroughRing0.push(testCase.name);
+  }
+  for (const testCase of baseline) {
+    if (!ours.has(testCase.name) && testCase.status !== "skipped") unmatched.push(testCase.name);
+  }
+  return { regressions, onlyThroughRing0, unmatched: [...new Set(unmatched)].sort() };
+}
+
+/** The two summaries side by side, one line per SIG, ran specs only (skipped are the selection's). */
+export function sideBySide(ring0: Summary, baseline: Summary): string {
+  const sigs = [...new Set([...Object.keys(ring0.bySig), ...Object.keys(baseline.bySig)])].sort();
+  const cell = (tally: Tally | undefined) => (tally ? `${tally.passed} passed, ${tally.failed} failed` : "—");
+  const rows: [string, string, string][] = [
+    ["", "through Ring0", "baseline (bare)"],
+    ...sigs
+      .filter((sig) => {
+        const a = ring0.bySig[sig];
+        const b = baseline.bySig[sig];
+        return (a?.passed ?? 0) + (a?.failed ?? 0) + (b?.passed ?? 0) + (b?.failed ?? 0) > 0;
+      })
+      .map((sig): [string, string, string] => [sig, cell(ring0.bySig[sig]), cell(baseline.bySig[sig])]),
+    ["total", cell(ring0.total), cell(baseline.total)],
+  ];
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
+  return rows
+    .map((row) =>
+      row
+        .map((text, column) => text.padEnd(widths[column] ?? 0))
+        .join("   ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
