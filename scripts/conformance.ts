@@ -20,11 +20,14 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
-import { SIMULATED_TAINT_KEY } from "@/server/cluster/real-node/plan";
-import { createPrismaClient } from "@/server/db/client";
+import { PAUSE_IMAGE, SIMULATED_TAINT_KEY } from "@/server/cluster/real-node/plan";
+import { createPrismaClient, disconnectDb, setDatabaseUrl } from "@/server/db/client";
 import { embeddedPostgresUrl } from "@/server/db/embedded-postgres";
 import { env } from "@/server/env";
 import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
+import { serverSideApply } from "@/server/k8s/apply";
+import { connectCluster } from "@/server/k8s/cluster";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createUserRepository } from "@/server/users/repository";
 import {
@@ -110,6 +113,8 @@ async function tenantAdminKubeconfig(tenant: string, file: string): Promise<stri
     config.DATABASE_URL ??
     embeddedPostgresUrl(path.join(config.stateDir, "postgres"), config.EMBEDDED_POSTGRES_PORT);
   const db = createPrismaClient(url);
+  // The issue is audited as the portal's would be.
+  setDatabaseUrl(url);
   try {
     const identity = {
       subject: `${tenant}:${admin.username}`,
@@ -135,7 +140,55 @@ async function tenantAdminKubeconfig(tenant: string, file: string): Promise<stri
     return file;
   } finally {
     await db.$disconnect();
+    await disconnectDb();
   }
+}
+
+const ANCHOR_NAMESPACE = "ring0-conformance-anchor";
+
+/** A pause pod in the tenant, running on a real node; resolves once the tenant sees a Ready node. */
+async function anchorPod(kubeconfig: string): Promise<{ remove(): Promise<void> }> {
+  const conn = connectCluster("conformance-tenant", { file: kubeconfig });
+  const deadline = Date.now() + 180_000;
+  // The previous run's anchor namespace may still be going away.
+  for (;;) {
+    const found = await kubeRequestText(conn, { path: `/api/v1/namespaces/${ANCHOR_NAMESPACE}` });
+    if (
+      found.status === 404 ||
+      !(JSON.parse(found.text) as { metadata?: { deletionTimestamp?: string } }).metadata?.deletionTimestamp
+    )
+      break;
+    if (Date.now() > deadline)
+      fail(`the namespace ${ANCHOR_NAMESPACE} of a previous run is still terminating`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: ANCHOR_NAMESPACE } });
+  await serverSideApply(conn, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "anchor", namespace: ANCHOR_NAMESPACE },
+    spec: { containers: [{ name: "pause", image: PAUSE_IMAGE }] },
+  });
+  for (;;) {
+    const nodes = await kubeRequest<{
+      items?: { status?: { conditions?: { type: string; status: string }[] } }[];
+    }>(conn, { path: "/api/v1/nodes" });
+    const ready = (nodes.items ?? []).some((node) =>
+      node.status?.conditions?.some((condition) => condition.type === "Ready" && condition.status === "True"),
+    );
+    if (ready) break;
+    if (Date.now() > deadline) {
+      fail(
+        `the tenant sees no Ready node 3 minutes after its anchor pod was created: is a real node up (./ring0 start)?`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return {
+    async remove() {
+      await kubeRequestText(conn, { method: "DELETE", path: `/api/v1/namespaces/${ANCHOR_NAMESPACE}` });
+    },
+  };
 }
 
 /** Runs the selection against one kubeconfig; resolves with its test cases (from its JUnit report). */
@@ -215,6 +268,9 @@ async function main(): Promise<void> {
 
   const started = Date.now();
   const empty: TestCase[] = [];
+  // A tenant sees a node only where its pods run (vNodes), and the suite starts only once it sees
+  // a Ready one: keep one pod of the tenant's running for the length of the run.
+  const anchor = options.only === "baseline" ? undefined : await anchorPod(ring0Kubeconfig);
   const baseline =
     options.only === "ring0"
       ? empty
@@ -223,6 +279,7 @@ async function main(): Promise<void> {
     options.only === "baseline"
       ? empty
       : await runSuite("ring0", bin, ring0Kubeconfig, options, path.join(results, "ring0"));
+  await anchor?.remove();
   const summaries: Record<"ring0" | "baseline", Summary> = {
     ring0: summarize(ring0),
     baseline: summarize(baseline),

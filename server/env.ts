@@ -193,7 +193,7 @@ const schema = z
       .int("expected a whole number")
       .min(1, "expected at least 1")
       .max(10_000, "expected at most 10000")
-      .default(50),
+      .default(250),
     RING0_GATEWAY_AUTH_FAILURES: z.coerce
       .number({ error: "expected a number of failed authentications a minute" })
       .int("expected a whole number")

@@ -11,8 +11,8 @@ const report = (cases: string) => `<?xml version="1.0" encoding="UTF-8"?>
 const ring0 = parseJUnit(
   report(`
   <testcase name="[sig-api-machinery] Watchers should be able to restart watching [Conformance]" classname="Kubernetes e2e suite" status="passed" time="12.25"></testcase>
-  <testcase name="[sig-node] Pods should be submitted and removed [Conformance]" classname="Kubernetes e2e suite" status="failed" time="30">
-    <failure message="Timed out after 30s.&#xA;second line" type="failed">details</failure>
+  <testcase name="[It] [sig-node] Pods should be submitted and removed [Conformance]" classname="Kubernetes e2e suite" status="failed" time="30">
+    <failure message="" type="failed">[FAILED] Timed out after 30s.&#xA;second line</failure>
   </testcase>
   <testcase name="[sig-apps] Deployment &quot;quoted&quot; [Conformance]" classname="Kubernetes e2e suite" status="skipped" time="0"><skipped message="skipped"></skipped></testcase>
   <testcase name="[sig-api-machinery] Only through Ring0 [Conformance]" classname="Kubernetes e2e suite" status="passed" time="1"/>`),
@@ -33,7 +33,7 @@ describe("conformance reports", () => {
       sig: "sig-node",
       status: "failed",
       seconds: 30,
-      failure: "Timed out after 30s.",
+      failure: "[FAILED] Timed out after 30s.",
     });
     expect(ring0[2]).toMatchObject({
       name: '[sig-apps] Deployment "quoted" [Conformance]',

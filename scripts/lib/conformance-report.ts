@@ -51,7 +51,8 @@ export function parseJUnit(xml: string): TestCase[] {
   for (const match of xml.matchAll(pattern)) {
     const tag = match[1] ?? "";
     const body = match[3] ?? "";
-    const name = attribute(tag, "name") ?? "";
+    // Ginkgo prefixes the spec's leaf node type ("[It] "); the spec's name is the rest.
+    const name = (attribute(tag, "name") ?? "").replace(/^\[It\] /, "");
     if (!name || /^\[(Synchronized)?(Before|After)Suite\]|^\[Report(Before|After)Suite\]/.test(name))
       continue;
     const declared = attribute(tag, "status");
@@ -67,14 +68,17 @@ export function parseJUnit(xml: string): TestCase[] {
         : declared === "skipped" || declared === "pending" || skipped
           ? "skipped"
           : "passed";
-    const failureMessage = /<(?:failure|error)\b[^>]*?message="([^"]*)"/.exec(body)?.[1];
+    const failureElement = /<(failure|error)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/.exec(body);
+    const failureMessage = failureElement
+      ? attribute(failureElement[2] ?? "", "message") || unescapeXml(failureElement[3] ?? "")
+      : undefined;
     cases.push({
       name,
       sig: /\[(sig-[a-z0-9-]+)\]/.exec(name)?.[1] ?? "other",
       status,
       seconds: Number(attribute(tag, "time") ?? 0) || 0,
       ...(status === "failed" && failureMessage !== undefined
-        ? { failure: unescapeXml(failureMessage).split("\n")[0]?.slice(0, 300) }
+        ? { failure: failureMessage.trim().split("\n")[0]?.slice(0, 300) }
         : {}),
     });
   }
