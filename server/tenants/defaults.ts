@@ -72,6 +72,8 @@ const coreResources = [
   "replicationcontrollers",
   "replicationcontrollers/scale",
   "resourcequotas",
+  // A namespace quota's status is the tenant's own bookkeeping (Ring0's tenant quota keeps its own).
+  "resourcequotas/status",
   "limitranges",
   "events",
   "podtemplates",
