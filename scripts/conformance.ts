@@ -58,12 +58,13 @@ interface Options {
   kubeconfig?: string;
 }
 
-export function parseArgs(argv: string[]): Options {
+const FLAGS = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig"];
+
+function parseArgs(argv: string[]): Options {
   const values: Record<string, string> = {};
   for (let index = 0; index < argv.length; index++) {
     const flag = argv[index] ?? "";
-    const known = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig"];
-    if (!known.includes(flag)) fail(`unknown argument ${JSON.stringify(flag)}\n${USAGE}`, 2);
+    if (!FLAGS.includes(flag)) fail(`unknown argument ${JSON.stringify(flag)}\n${USAGE}`, 2);
     const value = argv[index + 1];
     if (value === undefined) fail(`${flag} needs a value\n${USAGE}`, 2);
     values[flag.slice(2)] = value;

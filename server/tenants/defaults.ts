@@ -129,6 +129,43 @@ export const reservedGroups = [
   ...tenantAdminGroups,
 ];
 
+const notRing0 = [{ name: "not-ring0", expression: notRing0Expression }];
+
+/**
+ * A ValidatingAdmissionPolicy of Ring0's and its Deny binding: `expression` must hold for every
+ * request by anyone but Ring0 (system:masters) that `resourceRule` matches.
+ */
+function denyingPolicy(
+  name: string,
+  rule: {
+    resourceRule: { apiGroups: string[]; resources: string[]; operations: string[] };
+    expression: string;
+    messageExpression: string;
+  },
+): [KubeObject, KubeObject] {
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name, labels: managedLabels },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: { resourceRules: [{ ...rule.resourceRule, apiVersions: ["*"] }] },
+        matchConditions: notRing0,
+        validations: [
+          { expression: rule.expression, messageExpression: rule.messageExpression, reason: "Forbidden" },
+        ],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name, labels: managedLabels },
+      spec: { policyName: name, validationActions: ["Deny"] },
+    },
+  ];
+}
+
 export interface TenantDefaultsInput {
   tenant: string;
   /** Tenant.spec.admins: IAM user names bound to the admin role in addition to the admins group. */
@@ -206,83 +243,31 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
 
   const absentOrUnlabelled = (variable: string) =>
     `(${variable} == null || !has(${variable}.metadata.labels) || !('${protectedLabel}' in ${variable}.metadata.labels))`;
-  const policy: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: policyName, labels: managedLabels },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ["*"],
-            apiVersions: ["*"],
-            resources: ["*"],
-            operations: ["CREATE", "UPDATE", "DELETE"],
-          },
-        ],
-      },
-      matchConditions: [{ name: "not-ring0", expression: notRing0Expression }],
-      validations: [
-        {
-          expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
-          messageExpression: `'"' + request.name + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
-          reason: "Forbidden",
-        },
-      ],
-    },
-  };
-  const binding: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: policyName, labels: managedLabels },
-    spec: { policyName, validationActions: ["Deny"] },
-  };
+  const protection = denyingPolicy(policyName, {
+    resourceRule: { apiGroups: ["*"], resources: ["*"], operations: ["CREATE", "UPDATE", "DELETE"] },
+    expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
+    messageExpression: `'"' + request.name + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
+  });
   const tenantsOwn = (variable: string) =>
     `(${variable} == null || (has(${variable}.spec.service) && has(${variable}.spec.group) && !(${variable}.spec.group in ${JSON.stringify(builtInGroups).replaceAll('"', "'")}) && !${variable}.spec.group.endsWith('.k8s.io') && !${variable}.spec.group.endsWith('.kubernetes.io') && !${variable}.spec.group.endsWith('.ring0.dev')))`;
-  const apiServicePolicy: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: apiServicePolicyName, labels: managedLabels },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: ["apiregistration.k8s.io"],
-            apiVersions: ["*"],
-            resources: ["apiservices"],
-            operations: ["CREATE", "UPDATE", "DELETE"],
-          },
-        ],
-      },
-      matchConditions: [{ name: "not-ring0", expression: notRing0Expression }],
-      validations: [
-        {
-          expression: `${tenantsOwn("oldObject")} && ${tenantsOwn("object")}`,
-          messageExpression: `'APIService "' + request.name + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
-          reason: "Forbidden",
-        },
-      ],
+  const apiServices = denyingPolicy(apiServicePolicyName, {
+    resourceRule: {
+      apiGroups: ["apiregistration.k8s.io"],
+      resources: ["apiservices"],
+      operations: ["CREATE", "UPDATE", "DELETE"],
     },
-  };
-  const apiServiceBinding: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: apiServicePolicyName, labels: managedLabels },
-    spec: { policyName: apiServicePolicyName, validationActions: ["Deny"] },
-  };
+    expression: `${tenantsOwn("oldObject")} && ${tenantsOwn("object")}`,
+    messageExpression: `'APIService "' + request.name + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
+  });
   // Tenant webhooks never see Ring0's own requests (it acts as system:masters): a mutating webhook
   // could otherwise rewrite what Ring0 applies (its admin role, its protected labels), and a slow
   // one hold Ring0's shared workers. A mutating policy adds the condition to every webhook a tenant
   // writes; a validating one refuses any that lacks it (policies run after mutation).
-  const webhookResources = {
+  const webhookRule = {
     apiGroups: ["admissionregistration.k8s.io"],
-    apiVersions: ["*"],
     resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
     operations: ["CREATE", "UPDATE"],
   };
-  const notRing0 = [{ name: "not-ring0", expression: notRing0Expression }];
   const webhookMutation: KubeObject = {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingAdmissionPolicy",
@@ -290,7 +275,7 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     spec: {
       failurePolicy: "Fail",
       reinvocationPolicy: "IfNeeded",
-      matchConstraints: { resourceRules: [webhookResources] },
+      matchConstraints: { resourceRules: [{ ...webhookRule, apiVersions: ["*"] }] },
       matchConditions: [...notRing0, { name: "has-webhooks", expression: "has(object.webhooks)" }],
       mutations: [
         {
@@ -308,43 +293,22 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     metadata: { name: webhookPolicyName, labels: managedLabels },
     spec: { policyName: webhookPolicyName },
   };
-  const webhookCheck: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicy",
-    metadata: { name: webhookPolicyName, labels: managedLabels },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: { resourceRules: [webhookResources] },
-      matchConditions: notRing0,
-      validations: [
-        {
-          expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && w.matchConditions.exists(c, c.name == ${JSON.stringify(webhookConditionName)} && c.expression == ${JSON.stringify(notRing0Expression)}))`,
-          messageExpression: `'webhook configuration "' + request.name + '": every webhook must keep the matchCondition ${webhookConditionName} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
-          reason: "Forbidden",
-        },
-      ],
-    },
-  };
-  const webhookCheckBinding: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingAdmissionPolicyBinding",
-    metadata: { name: webhookPolicyName, labels: managedLabels },
-    spec: { policyName: webhookPolicyName, validationActions: ["Deny"] },
-  };
+  const webhookCheck = denyingPolicy(webhookPolicyName, {
+    resourceRule: webhookRule,
+    expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && w.matchConditions.exists(c, c.name == ${JSON.stringify(webhookConditionName)} && c.expression == ${JSON.stringify(notRing0Expression)}))`,
+    messageExpression: `'webhook configuration "' + request.name + '": every webhook must keep the matchCondition ${webhookConditionName} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
+  });
   return [
     ...namespaces,
     adminRole,
     admins,
     members,
     viewers,
-    policy,
-    binding,
-    apiServicePolicy,
-    apiServiceBinding,
+    ...protection,
+    ...apiServices,
     webhookMutation,
     webhookMutationBinding,
-    webhookCheck,
-    webhookCheckBinding,
+    ...webhookCheck,
   ];
 }
 

@@ -32,6 +32,7 @@ import { createTokenService } from "@/server/tokens/service";
 import { createUserRepository } from "@/server/users/repository";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { configMapWebhook } from "@/test/integration/extensions";
 import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import {
   type ClusterPorts,
@@ -212,25 +213,7 @@ describe("a tenant admin's webhooks", () => {
       ),
     });
     const configs = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
-    const config = (address: string) => ({
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: "probe" },
-      webhooks: [
-        {
-          name: "probe.example.com",
-          clientConfig: { url: `https://${address}/admit` },
-          rules: [
-            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
-          ],
-          objectSelector: { matchLabels: { webhook: "probe" } },
-          failurePolicy: "Fail",
-          sideEffects: "None",
-          admissionReviewVersions: ["v1"],
-          timeoutSeconds: 5,
-        },
-      ],
-    });
+    const config = (address: string) => configMapWebhook("probe", { url: `https://${address}/admit` });
     const closed = await new Promise<number>((resolve) => {
       const probe = http.createServer().listen(0, "127.0.0.1", () => {
         const { port } = probe.address() as { port: number };

@@ -29,6 +29,7 @@ import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { createTokenService } from "@/server/tokens/service";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
 import { mountsUnder, realNodePrerequisites } from "./host";
@@ -712,26 +713,6 @@ describe.skipIf(problems.length > 0)(
           const applied = await tenantKubectl(tenant, ["apply", "-f", file]);
           expect(applied.code, applied.stderr).toBe(0);
         };
-        /** A validating webhook on ConfigMaps labelled `webhook: <name>`, called at `clientConfig`. */
-        const webhookConfig = (name: string, clientConfig: object) => ({
-          apiVersion: "admissionregistration.k8s.io/v1",
-          kind: "ValidatingWebhookConfiguration",
-          metadata: { name },
-          webhooks: [
-            {
-              name: `${name}.example.com`,
-              clientConfig,
-              rules: [
-                { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
-              ],
-              objectSelector: { matchLabels: { webhook: name } },
-              failurePolicy: "Fail",
-              sideEffects: "None",
-              admissionReviewVersions: ["v1"],
-              timeoutSeconds: 5,
-            },
-          ],
-        });
         /** Creates a ConfigMap under webhook `name` as `tenant`: "created", or the refusal's message. */
         const configMapUnder = async (tenant: string, name: string, labels: Record<string, string> = {}) => {
           const file = path.join(home, `cm-${tenant}-${name}.json`);
@@ -876,7 +857,7 @@ describe.skipIf(problems.length > 0)(
 
         it("an admission webhook served by the tenant's pod admits and refuses", async () => {
           await applyAs(acme, [
-            webhookConfig("hook", {
+            configMapWebhook("hook", {
               service: { namespace: "default", name: "hook", path: "/admit" },
               caBundle,
             }),
@@ -893,19 +874,7 @@ describe.skipIf(problems.length > 0)(
         it("an APIService backed by the tenant's Service answers through the aggregator", async () => {
           const group = `agg-${suffix}.example.com`;
           await applyAs(acme, [
-            {
-              apiVersion: "apiregistration.k8s.io/v1",
-              kind: "APIService",
-              metadata: { name: `v1.${group}` },
-              spec: {
-                group,
-                version: "v1",
-                service: { namespace: "default", name: "hook", port: 443 },
-                caBundle,
-                groupPriorityMinimum: 1000,
-                versionPriority: 15,
-              },
-            },
+            apiService(group, { namespace: "default", name: "hook", port: 443 }, { caBundle }),
           ]);
           // Ring0's tenant reconciler grants the admins the new group; here, as it would.
           await applyTenantDefaults((world as DataPlaneWorld).admin[acme] as ClusterConnection, {
@@ -937,21 +906,8 @@ describe.skipIf(problems.length > 0)(
           /** globex's webhook through its Service `steal`, whose only endpoint is `address`:8443. */
           const throughSteal = async (address: string) => {
             await applyAs(globex, [
-              {
-                apiVersion: "v1",
-                kind: "Service",
-                metadata: { name: "steal" },
-                spec: { ports: [{ port: 443, targetPort: 8443 }] },
-              },
-              {
-                apiVersion: "discovery.k8s.io/v1",
-                kind: "EndpointSlice",
-                metadata: { name: "steal-1", labels: { "kubernetes.io/service-name": "steal" } },
-                addressType: "IPv4",
-                endpoints: [{ addresses: [address], conditions: { ready: true } }],
-                ports: [{ port: 8443, protocol: "TCP" }],
-              },
-              webhookConfig("steal", {
+              ...serviceAt("default", "steal", { address, port: 8443 }),
+              configMapWebhook("steal", {
                 service: { namespace: "default", name: "steal", path: "/admit" },
                 caBundle,
               }),
@@ -972,19 +928,7 @@ describe.skipIf(problems.length > 0)(
           const group = `steal-${suffix}.example.com`;
           await throughSteal(hookIp);
           await applyAs(globex, [
-            {
-              apiVersion: "apiregistration.k8s.io/v1",
-              kind: "APIService",
-              metadata: { name: `v1.${group}` },
-              spec: {
-                group,
-                version: "v1",
-                service: { namespace: "default", name: "steal", port: 443 },
-                caBundle,
-                groupPriorityMinimum: 1000,
-                versionPriority: 15,
-              },
-            },
+            apiService(group, { namespace: "default", name: "steal", port: 443 }, { caBundle }),
           ]);
           const unavailable = await eventually(async () => {
             const got = await tenantKubectl(globex, ["get", "apiservice", `v1.${group}`, "-o", "json"]);
@@ -1007,7 +951,18 @@ describe.skipIf(problems.length > 0)(
               apiVersion: "v1",
               kind: "Pod",
               metadata: { name: "ghost" },
-              spec: { containers: [{ name: "ghost", image: TOOLBOX_IMAGE, command: ["sleep", "3600"] }] },
+              // Privileged: the syncer never runs it below, so no status from below overwrites the one
+              // globex writes (a running pod's status is rewritten from below, racing the patch).
+              spec: {
+                containers: [
+                  {
+                    name: "ghost",
+                    image: TOOLBOX_IMAGE,
+                    command: ["sleep", "3600"],
+                    securityContext: { privileged: true },
+                  },
+                ],
+              },
             },
           ]);
           const asGlobex = connectCluster("globex-through-gateway", { file: kubeconfigs[globex] as string });
@@ -1057,7 +1012,7 @@ describe.skipIf(problems.length > 0)(
           for (const [name, address] of Object.entries(targets)) {
             expect(address, name).toMatch(/^127\.0\.0\.1:\d+$/);
             const hook = `url-${name.toLowerCase()}`;
-            await applyAs(acme, [webhookConfig(hook, { url: `https://${address}/admit`, caBundle })]);
+            await applyAs(acme, [configMapWebhook(hook, { url: `https://${address}/admit`, caBundle })]);
             const refused = await eventually(async () => {
               const answer = await configMapUnder(acme, hook);
               return answer.includes("code 403") ? answer : undefined;

@@ -19,7 +19,7 @@ export interface EgressAllowance {
 
 /**
  * Operator allowances from `RING0_TENANT_EGRESS_ALLOW`: comma-separated `ADDRESS[/PREFIX]:PORT`
- * (PORT may be `*`; IPv6 in brackets: `[fd00::/64]:443`). Throws naming what to fix.
+ * (PORT may be `*`; IPv6 in brackets: `[ADDRESS/PREFIX]:PORT`). Throws naming what to fix.
  */
 export function parseEgressAllowances(text: string): EgressAllowance[] {
   const allowances: EgressAllowance[] = [];
@@ -29,7 +29,7 @@ export function parseEgressAllowances(text: string): EgressAllowance[] {
     const match = /^(?:\[([^\]]+)\]|([^:]+)):(\*|\d{1,5})$/.exec(entry);
     if (!match) {
       throw new Error(
-        `"${entry}" is not ADDRESS[/PREFIX]:PORT (e.g. 10.96.0.0/12:443, 10.1.2.3:*, [fd00::/64]:443)`,
+        `"${entry}" is not ADDRESS[/PREFIX]:PORT (e.g. 10.0.0.0/28:443 or 10.244.3.9:*; IPv6 in brackets: [ADDRESS/PREFIX]:PORT)`,
       );
     }
     const [address = "", prefixText] = (match[1] ?? match[2] ?? "").split("/");

@@ -20,6 +20,7 @@ import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { applyTenantDefaults, protectedLabel } from "@/server/tenants/defaults";
 import { roleGroup } from "@/server/tenants/kube-identity";
+import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
 import { kubeconfigFromAccess, type Provisioner } from "../types";
 import { createLocalProvisioner } from ".";
 import { egressPaths } from "./egress";
@@ -111,25 +112,7 @@ async function admissionError(name: string, url: string, meanwhile?: () => Promi
     method: "POST",
     path: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
     headers: asAdmin,
-    body: {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name },
-      webhooks: [
-        {
-          name: `${name}.example.com`,
-          clientConfig: { url },
-          rules: [
-            { apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["configmaps"] },
-          ],
-          objectSelector: { matchLabels: { webhook: name } },
-          failurePolicy: "Fail",
-          sideEffects: "None",
-          admissionReviewVersions: ["v1"],
-          timeoutSeconds: 5,
-        },
-      ],
-    },
+    body: configMapWebhook(name, { url }),
   });
   try {
     // The configuration takes effect a moment after it is created.
@@ -160,6 +143,38 @@ async function admissionError(name: string, url: string, meanwhile?: () => Promi
 /** The message with what differs by attempt taken out (group, address). */
 const neutral = (message: string, group: string, address: string) =>
   message.replaceAll(group, "<group>").replaceAll(address, "<address>");
+
+/** Creates each object as the tenant admin (namespaced ones in their namespace). */
+async function createAsAdmin(
+  ...objects: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }[]
+) {
+  const plural: Record<string, string> = {
+    Service: "services",
+    EndpointSlice: "endpointslices",
+    APIService: "apiservices",
+  };
+  for (const object of objects) {
+    const base = object.apiVersion === "v1" ? "/api/v1" : `/apis/${object.apiVersion}`;
+    const scope = object.metadata.namespace ? `/namespaces/${object.metadata.namespace}` : "";
+    await kubeRequest(conn, {
+      method: "POST",
+      path: `${base}${scope}/${plural[object.kind]}`,
+      headers: asAdmin,
+      body: object,
+    });
+  }
+}
+
+/** The APIService's Available message once it says the wall refused its endpoint. */
+function unavailableBecause(name: string): Promise<string> {
+  return eventually(async () => {
+    const got = await kubeRequest<{ status?: { conditions?: { type: string; message?: string }[] } }>(conn, {
+      path: `/apis/apiregistration.k8s.io/v1/apiservices/${name}`,
+    });
+    const available = got.status?.conditions?.find((condition) => condition.type === "Available");
+    return available?.message?.includes("code 403") ? available.message : undefined;
+  }, 60_000);
+}
 
 beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-egress-"));
@@ -274,52 +289,12 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
   });
 
   it("refuses an APIService whose endpoint is not one of the tenant's pods, dialling nothing", async () => {
-    const service = { apiVersion: "v1", kind: "Service", metadata: { name: "evil", namespace: "default" } };
-    await kubeRequest(conn, {
-      method: "POST",
-      path: "/api/v1/namespaces/default/services",
-      headers: asAdmin,
-      body: { ...service, spec: { ports: [{ port: 443, targetPort: 443 }] } },
-    });
-    await kubeRequest(conn, {
-      method: "POST",
-      path: "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
-      headers: asAdmin,
-      body: {
-        apiVersion: "discovery.k8s.io/v1",
-        kind: "EndpointSlice",
-        metadata: { name: "evil-1", namespace: "default", labels: { "kubernetes.io/service-name": "evil" } },
-        addressType: "IPv4",
-        // An address no pod of this tenant has (the wall refuses it without dialling).
-        endpoints: [{ addresses: ["10.244.255.254"], conditions: { ready: true } }],
-        ports: [{ port: 443, protocol: "TCP" }],
-      },
-    });
-    await kubeRequest(conn, {
-      method: "POST",
-      path: "/apis/apiregistration.k8s.io/v1/apiservices",
-      headers: asAdmin,
-      body: {
-        apiVersion: "apiregistration.k8s.io/v1",
-        kind: "APIService",
-        metadata: { name: "v1.evil.example.com" },
-        spec: {
-          group: "evil.example.com",
-          version: "v1",
-          service: { namespace: "default", name: "evil", port: 443 },
-          insecureSkipTLSVerify: true,
-          groupPriorityMinimum: 1000,
-          versionPriority: 15,
-        },
-      },
-    });
-    const message = await eventually(async () => {
-      const got = await kubeRequest<{
-        status?: { conditions?: { type: string; status: string; message?: string }[] };
-      }>(conn, { path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.evil.example.com" });
-      const available = got.status?.conditions?.find((condition) => condition.type === "Available");
-      return available?.message?.includes("code 403") ? available.message : undefined;
-    }, 60_000);
+    // An address no pod of this tenant has (the wall refuses it without dialling).
+    await createAsAdmin(
+      ...serviceAt("default", "evil", { address: "10.244.255.254", port: 443 }),
+      apiService("evil.example.com", { namespace: "default", name: "evil", port: 443 }),
+    );
+    const message = await unavailableBecause("v1.evil.example.com");
     expect(message).toMatch(/proxy error .*while dialing 10\.244\.255\.254:443, code 403/);
     const read = await kubeRequestText(conn, { path: "/apis/evil.example.com/v1", headers: asAdmin });
     expect(read.status).toBe(503);
@@ -328,60 +303,12 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
   it("refuses an APIService whose endpoint is a port on this host, and the listener sees nothing", async () => {
     const live = await listener();
     try {
-      await kubeRequest(conn, {
-        method: "POST",
-        path: "/api/v1/namespaces/default/services",
-        headers: asAdmin,
-        body: {
-          apiVersion: "v1",
-          kind: "Service",
-          metadata: { name: "host", namespace: "default" },
-          spec: { ports: [{ port: 443, targetPort: live.port }] },
-        },
-      });
       // An FQDN slice takes any address text; the API server's endpoint resolver dials it as given.
-      await kubeRequest(conn, {
-        method: "POST",
-        path: "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices",
-        headers: asAdmin,
-        body: {
-          apiVersion: "discovery.k8s.io/v1",
-          kind: "EndpointSlice",
-          metadata: {
-            name: "host-1",
-            namespace: "default",
-            labels: { "kubernetes.io/service-name": "host" },
-          },
-          addressType: "FQDN",
-          endpoints: [{ addresses: ["127.0.0.1"], conditions: { ready: true } }],
-          ports: [{ port: live.port, protocol: "TCP" }],
-        },
-      });
-      await kubeRequest(conn, {
-        method: "POST",
-        path: "/apis/apiregistration.k8s.io/v1/apiservices",
-        headers: asAdmin,
-        body: {
-          apiVersion: "apiregistration.k8s.io/v1",
-          kind: "APIService",
-          metadata: { name: "v1.host.example.com" },
-          spec: {
-            group: "host.example.com",
-            version: "v1",
-            service: { namespace: "default", name: "host", port: 443 },
-            insecureSkipTLSVerify: true,
-            groupPriorityMinimum: 1000,
-            versionPriority: 15,
-          },
-        },
-      });
-      const message = await eventually(async () => {
-        const got = await kubeRequest<{
-          status?: { conditions?: { type: string; status: string; message?: string }[] };
-        }>(conn, { path: "/apis/apiregistration.k8s.io/v1/apiservices/v1.host.example.com" });
-        const available = got.status?.conditions?.find((condition) => condition.type === "Available");
-        return available?.message?.includes("code 403") ? available.message : undefined;
-      }, 60_000);
+      await createAsAdmin(
+        ...serviceAt("default", "host", { address: "127.0.0.1", port: live.port, addressType: "FQDN" }),
+        apiService("host.example.com", { namespace: "default", name: "host", port: 443 }),
+      );
+      const message = await unavailableBecause("v1.host.example.com");
       expect(message).toContain(`while dialing 127.0.0.1:${live.port}, code 403`);
       expect(live.connections()).toBe(0);
     } finally {
@@ -395,19 +322,9 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
         method: "POST",
         path: "/apis/apiregistration.k8s.io/v1/apiservices",
         headers: asAdmin,
-        body: {
-          apiVersion: "apiregistration.k8s.io/v1",
-          kind: "APIService",
-          metadata: { name: `v9.${group}` },
-          spec: {
-            group,
-            version: "v9",
-            ...(service ? { service: { namespace: "default", name: "evil", port: 443 } } : {}),
-            insecureSkipTLSVerify: service,
-            groupPriorityMinimum: 1000,
-            versionPriority: 15,
-          },
-        },
+        body: apiService(group, service ? { namespace: "default", name: "evil", port: 443 } : undefined, {
+          version: "v9",
+        }),
       });
     for (const group of ["apps", "metrics.k8s.io", "networking.k8s.io", "ring0.dev"]) {
       const refused = await create(group, true);

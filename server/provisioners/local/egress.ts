@@ -179,32 +179,35 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         )
         .then((decision) => {
           if (client.destroyed) return;
-          if (decision.allowed) {
-            if (decision.rule === "ring0-webhook") {
-              if (ring0WebhookTunnels >= maxRing0Webhook) {
-                const why = `more than ${maxRing0Webhook} connections to Ring0's webhook server at once`;
-                log.warn("egress refused", { selection, target: `${target.host}:${target.port}`, why });
-                options.onRefused?.({ tenant: options.tenant, selection, target, why });
-                client.end(REFUSED);
-                return;
-              }
-              ring0WebhookTunnels += 1;
-              client.once("close", () => {
-                ring0WebhookTunnels -= 1;
-              });
-            }
-            tunnel(client, decision.dial, rest);
+          if (
+            decision.allowed &&
+            decision.rule === "ring0-webhook" &&
+            ring0WebhookTunnels >= maxRing0Webhook
+          ) {
+            decision = {
+              allowed: false,
+              why: `more than ${maxRing0Webhook} connections to Ring0's webhook server at once`,
+            };
+          }
+          if (!decision.allowed) {
+            // One answer for every refused address, and no connection made: nothing is learnt.
+            log.warn("egress refused", {
+              selection,
+              target: `${target.host}:${target.port}`,
+              why: decision.why,
+              ...(decision.error ? { error: decision.error } : {}),
+            });
+            options.onRefused?.({ tenant: options.tenant, selection, target, why: decision.why });
+            client.end(REFUSED);
             return;
           }
-          // One answer for every refused address, and no connection made: nothing is learnt.
-          log.warn("egress refused", {
-            selection,
-            target: `${target.host}:${target.port}`,
-            why: decision.why,
-            ...(decision.error ? { error: decision.error } : {}),
-          });
-          options.onRefused?.({ tenant: options.tenant, selection, target, why: decision.why });
-          client.end(REFUSED);
+          if (decision.rule === "ring0-webhook") {
+            ring0WebhookTunnels += 1;
+            client.once("close", () => {
+              ring0WebhookTunnels -= 1;
+            });
+          }
+          tunnel(client, decision.dial, rest);
         });
     };
     client.on("data", onData);
