@@ -12,38 +12,29 @@
  *   classes, certificate signing or API priority and fairness. Verbs are always named (never "*",
  *   which would include RBAC's bind and escalate), so RBAC's escalation check stops admins from
  *   binding or creating roles beyond their own rights;
- * - webhooks and aggregated APIs, as a cluster admin has them (issue 23): validating and mutating
- *   webhook configurations and APIServices. What they call is dialled only through the control
- *   plane's egress wall (server/provisioners/local/egress.ts), which lets through nothing but the
- *   tenant's own pods. The policy below still guards Ring0's own webhook configuration (admission
- *   policies apply to webhook configurations, while webhooks never do). Admission policies and
- *   their bindings stay read-only: the API server exempts them from every API-based policy, so no
- *   policy could keep a tenant admin from deleting Ring0's. A second policy keeps APIServices to
- *   the tenant's own groups, backed by a Service: no group the control plane or Ring0 serves
- *   (core, apps, batch, …, `*.k8s.io`, `*.kubernetes.io`, `ring0.dev`) can be taken over or removed;
- * - a ValidatingAdmissionPolicy that refuses any change to an object labelled
- *   `ring0.dev/protected` (and refuses the label on anything else) unless Ring0 itself (the
- *   control plane's system:masters identity) makes it. Tenant admins can read these objects but
- *   not edit, delete or impersonate them.
+ * - webhooks, admission policies and aggregated APIs, as a cluster admin has them (issues 17, 23):
+ *   what webhooks and APIServices call is dialled only through the control plane's egress wall
+ *   (server/provisioners/local/egress.ts), which lets through nothing but the tenant's own pods.
+ *   Ring0's own admission policies are not API objects at all: the API server loads them from files
+ *   (server/provisioners/admission-policies.ts). They keep Ring0's objects (labelled
+ *   `ring0.dev/protected`) out of tenant hands, APIServices to the tenant's own groups, and every
+ *   tenant webhook and policy off Ring0's own requests.
  */
-import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { CustomResourceDefinitionKind } from "@/server/k8s/kinds/cluster-kinds";
 import { ClusterRoleBindingKind, ClusterRoleKind } from "@/server/k8s/kinds/rbac";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
+import {
+  legacyApiPolicies,
+  managedLabels,
+  notRing0ConditionName,
+  protectedLabel,
+} from "@/server/provisioners/admission-policies";
 import { kubeUserName, roleGroup } from "./kube-identity";
 
-export const protectedLabel = "ring0.dev/protected";
 export const tenantAdminClusterRole = "ring0:tenant-admin";
-const policyName = "ring0-protect-managed";
-const apiServicePolicyName = "ring0-tenant-apiservices";
-const webhookPolicyName = "ring0-tenant-webhooks";
-/** The matchCondition every tenant webhook carries, and Ring0's identity in a tenant control plane. */
-export const webhookConditionName = "ring0-not-ring0";
-const notRing0Expression = "!('system:masters' in request.userInfo.groups)";
-
-/** Labels of the objects Ring0 owns in a tenant control plane (the protection policy guards them). */
-export const managedLabels = { "app.kubernetes.io/managed-by": "ring0", [protectedLabel]: "true" };
+export { managedLabels, protectedLabel };
 
 const allVerbs = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 const readVerbs = ["get", "list", "watch"];
@@ -94,19 +85,6 @@ export const tenantAdminGroups = [
   "rbac.authorization.k8s.io",
 ];
 
-/** Groups Kubernetes serves that are not under k8s.io (the core group is ""). */
-const builtInGroups = [
-  "",
-  "apps",
-  "batch",
-  "autoscaling",
-  "policy",
-  "extensions",
-  "k8s.io",
-  "kubernetes.io",
-  "ring0.dev",
-];
-
 /** Groups that extend the control plane, which tenant admins configure as cluster admins do. */
 export const tenantExtensionGroups = ["admissionregistration.k8s.io", "apiregistration.k8s.io"];
 
@@ -128,43 +106,6 @@ export const reservedGroups = [
   "ring0.dev",
   ...tenantAdminGroups,
 ];
-
-const notRing0 = [{ name: "not-ring0", expression: notRing0Expression }];
-
-/**
- * A ValidatingAdmissionPolicy of Ring0's and its Deny binding: `expression` must hold for every
- * request by anyone but Ring0 (system:masters) that `resourceRule` matches.
- */
-function denyingPolicy(
-  name: string,
-  rule: {
-    resourceRule: { apiGroups: string[]; resources: string[]; operations: string[] };
-    expression: string;
-    messageExpression: string;
-  },
-): [KubeObject, KubeObject] {
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name, labels: managedLabels },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: { resourceRules: [{ ...rule.resourceRule, apiVersions: ["*"] }] },
-        matchConditions: notRing0,
-        validations: [
-          { expression: rule.expression, messageExpression: rule.messageExpression, reason: "Forbidden" },
-        ],
-      },
-    },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name, labels: managedLabels },
-      spec: { policyName: name, validationActions: ["Deny"] },
-    },
-  ];
-}
 
 export interface TenantDefaultsInput {
   tenant: string;
@@ -216,16 +157,9 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
       },
       // Named verbs, never "*": that would include RBAC's bind and escalate (and so cluster-admin).
       { apiGroups: tenantAdminGroups, resources: ["*"], verbs: allVerbs },
-      // Webhooks and APIServices, as a cluster admin has them: their calls pass the egress wall.
-      {
-        apiGroups: ["admissionregistration.k8s.io"],
-        resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
-        verbs: allVerbs,
-      },
-      { apiGroups: ["apiregistration.k8s.io"], resources: ["apiservices"], verbs: allVerbs },
-      // Admission policies only to read: an API server's own policies never apply to policies, so
-      // none could keep a tenant's hands off Ring0's (the one below among them).
-      { apiGroups: ["admissionregistration.k8s.io"], resources: ["*"], verbs: readVerbs },
+      // Webhooks, admission policies and APIServices, as a cluster admin has them: their calls
+      // pass the egress wall, and Ring0's policies from files keep them off Ring0's own requests.
+      { apiGroups: tenantExtensionGroups, resources: ["*"], verbs: allVerbs },
       ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: allVerbs }] : []),
       {
         apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],
@@ -241,75 +175,7 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
   const members = clusterRoleBinding("ring0:tenant-members", "edit", [group(roleGroup(tenant, "member"))]);
   const viewers = clusterRoleBinding("ring0:tenant-viewers", "view", [group(roleGroup(tenant, "viewer"))]);
 
-  const absentOrUnlabelled = (variable: string) =>
-    `(${variable} == null || !has(${variable}.metadata.labels) || !('${protectedLabel}' in ${variable}.metadata.labels))`;
-  const protection = denyingPolicy(policyName, {
-    resourceRule: { apiGroups: ["*"], resources: ["*"], operations: ["CREATE", "UPDATE", "DELETE"] },
-    expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
-    messageExpression: `'"' + request.name + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
-  });
-  const tenantsOwn = (variable: string) =>
-    `(${variable} == null || (has(${variable}.spec.service) && has(${variable}.spec.group) && !(${variable}.spec.group in ${JSON.stringify(builtInGroups).replaceAll('"', "'")}) && !${variable}.spec.group.endsWith('.k8s.io') && !${variable}.spec.group.endsWith('.kubernetes.io') && !${variable}.spec.group.endsWith('.ring0.dev')))`;
-  const apiServices = denyingPolicy(apiServicePolicyName, {
-    resourceRule: {
-      apiGroups: ["apiregistration.k8s.io"],
-      resources: ["apiservices"],
-      operations: ["CREATE", "UPDATE", "DELETE"],
-    },
-    expression: `${tenantsOwn("oldObject")} && ${tenantsOwn("object")}`,
-    messageExpression: `'APIService "' + request.name + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
-  });
-  // Tenant webhooks never see Ring0's own requests (it acts as system:masters): a mutating webhook
-  // could otherwise rewrite what Ring0 applies (its admin role, its protected labels), and a slow
-  // one hold Ring0's shared workers. A mutating policy adds the condition to every webhook a tenant
-  // writes; a validating one refuses any that lacks it (policies run after mutation).
-  const webhookRule = {
-    apiGroups: ["admissionregistration.k8s.io"],
-    resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
-    operations: ["CREATE", "UPDATE"],
-  };
-  const webhookMutation: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "MutatingAdmissionPolicy",
-    metadata: { name: webhookPolicyName, labels: managedLabels },
-    spec: {
-      failurePolicy: "Fail",
-      reinvocationPolicy: "IfNeeded",
-      matchConstraints: { resourceRules: [{ ...webhookRule, apiVersions: ["*"] }] },
-      matchConditions: [...notRing0, { name: "has-webhooks", expression: "has(object.webhooks)" }],
-      mutations: [
-        {
-          patchType: "ApplyConfiguration",
-          applyConfiguration: {
-            expression: `Object{webhooks: object.webhooks.map(w, Object.webhooks{name: w.name, matchConditions: [Object.webhooks.matchConditions{name: ${JSON.stringify(webhookConditionName)}, expression: ${JSON.stringify(notRing0Expression)}}]})}`,
-          },
-        },
-      ],
-    },
-  };
-  const webhookMutationBinding: KubeObject = {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "MutatingAdmissionPolicyBinding",
-    metadata: { name: webhookPolicyName, labels: managedLabels },
-    spec: { policyName: webhookPolicyName },
-  };
-  const webhookCheck = denyingPolicy(webhookPolicyName, {
-    resourceRule: webhookRule,
-    expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && w.matchConditions.exists(c, c.name == ${JSON.stringify(webhookConditionName)} && c.expression == ${JSON.stringify(notRing0Expression)}))`,
-    messageExpression: `'webhook configuration "' + request.name + '": every webhook must keep the matchCondition ${webhookConditionName} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
-  });
-  return [
-    ...namespaces,
-    adminRole,
-    admins,
-    members,
-    viewers,
-    ...protection,
-    ...apiServices,
-    webhookMutation,
-    webhookMutationBinding,
-    ...webhookCheck,
-  ];
+  return [...namespaces, adminRole, admins, members, viewers];
 }
 
 /** Groups of the CustomResourceDefinitions and the tenant's own APIServices in its control plane. */
@@ -363,6 +229,7 @@ export async function applyTenantDefaults(
     signal?.throwIfAborted();
     await serverSideApply(conn, manifest, { force: true });
   }
+  await removeLegacyPolicies(conn, signal);
   const missing = await unaggregatedRoles(conn, signal);
   if (missing.length > 0) {
     return `Waiting for the control plane to aggregate the built-in ${missing.join(" and ")} roles members and viewers are bound to.`;
@@ -374,50 +241,85 @@ export async function applyTenantDefaults(
 }
 
 /**
- * Whether the protection policy is in force yet: a ValidatingAdmissionPolicy takes effect only once
- * the API server's policy informers have it, a moment after it is created, and until then a tenant
- * admin could delete Ring0's bindings. Probe with a dry-run delete of the admins' binding as a tenant
- * admin: refused by the policy means in force. Dry runs pass through admission, and change nothing.
+ * Control planes made before Ring0's policies moved into files still hold them as API objects
+ * (labelled as Ring0's, so tenant admins cannot remove them): delete them, the files hold the same
+ * rules. One list per reconcile finds whether any is left.
+ */
+async function removeLegacyPolicies(conn: ClusterConnection, signal?: AbortSignal): Promise<void> {
+  const left = await kubeRequest<{ items?: unknown[] }>(conn, {
+    path: "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies",
+    query: { labelSelector: `${protectedLabel}=true`, limit: "1" },
+    timeoutMs: 15_000,
+    signal,
+  });
+  if ((left.items ?? []).length === 0) return;
+  for (const { kind, names } of legacyApiPolicies) {
+    for (const name of names) {
+      await deleteObject(conn, { apiVersion: "admissionregistration.k8s.io/v1", kind, metadata: { name } });
+    }
+  }
+}
+
+const probeAsTenantAdmin = (tenant: string) => ({
+  "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),
+  "Impersonate-Group": roleGroup(tenant, "admin"),
+});
+
+/**
+ * Whether Ring0's policies are in force, asked as a tenant admin with dry runs (they pass through
+ * admission and change nothing): deleting the admins' binding is refused as Ring0's, and a webhook
+ * configuration and an admission policy come back carrying Ring0's condition. The API server loads
+ * the policies from files as it starts; a control plane started without them never reports Ready.
  */
 async function protectionEnforced(
   conn: ClusterConnection,
   tenant: string,
   signal?: AbortSignal,
 ): Promise<boolean> {
+  const headers = probeAsTenantAdmin(tenant);
   const probe = await kubeRequestText(conn, {
     method: "DELETE",
     path: ClusterRoleBindingKind.path({ name: "ring0:tenant-admins" }),
     query: { dryRun: "All" },
-    headers: {
-      "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),
-      "Impersonate-Group": roleGroup(tenant, "admin"),
-    },
+    headers,
     signal,
   });
   if (probe.status !== 403 || !probe.text.includes("managed by Ring0")) return false;
-  // And tenant webhooks get Ring0's condition: a dry-run webhook configuration comes back with it.
-  const webhook = await kubeRequestText(conn, {
-    method: "POST",
-    path: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-    query: { dryRun: "All" },
-    headers: {
-      "Impersonate-User": kubeUserName(tenant, "ring0:protection-probe"),
-      "Impersonate-Group": roleGroup(tenant, "admin"),
-    },
-    body: {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: "ring0-protection-probe" },
-      webhooks: [
-        {
-          name: "probe.ring0.dev",
-          clientConfig: { url: "https://127.0.0.1:1/" },
-          sideEffects: "None",
-          admissionReviewVersions: ["v1"],
-        },
-      ],
-    },
-    signal,
+  const created = (resource: string, body: object) =>
+    kubeRequestText(conn, {
+      method: "POST",
+      path: `/apis/admissionregistration.k8s.io/v1/${resource}`,
+      query: { dryRun: "All" },
+      headers,
+      body,
+      signal,
+    });
+  const webhook = await created("validatingwebhookconfigurations", {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: "ring0-protection-probe" },
+    webhooks: [
+      {
+        name: "probe.ring0.dev",
+        clientConfig: { url: "https://127.0.0.1:1/" },
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+      },
+    ],
   });
-  return webhook.status === 201 && webhook.text.includes(webhookConditionName);
+  if (webhook.status !== 201 || !webhook.text.includes(notRing0ConditionName)) return false;
+  const policy = await created("validatingadmissionpolicies", {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: "ring0-protection-probe" },
+    spec: {
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"], operations: ["CREATE"] },
+        ],
+      },
+      validations: [{ expression: "true" }],
+    },
+  });
+  return policy.status === 201 && policy.text.includes(notRing0ConditionName);
 }

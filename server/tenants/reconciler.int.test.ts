@@ -187,14 +187,6 @@ describe("tenant controller with the local provisioner", () => {
     // Cluster-scoped things that configure the control plane or the shared nodes are out of reach.
     const node = { metadata: { name: "fake-node" } };
     expect((await admin("POST", "/api/v1/nodes", node)).status).toBe(403);
-    expect(
-      (
-        await admin(
-          "DELETE",
-          "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/ring0-protect-managed",
-        )
-      ).status,
-    ).toBe(403);
 
     // Ring0's RBAC objects: readable, not editable, not deletable, and the label cannot be forged.
     const binding = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ring0:tenant-admins";
@@ -234,6 +226,125 @@ describe("tenant controller with the local provisioner", () => {
         throw error;
       }
     }, 30_000);
+  }, 90_000);
+
+  it("lets tenant admins write admission policies of their own, which never reach Ring0's requests", async () => {
+    const conn = await tenantConnection(name);
+    const access = await provisioner.access(name);
+    if (!access) throw new Error("no access");
+    const admin = asUser(access, name, "tenant-admin");
+    const policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+    const mutating = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies";
+
+    // Ring0's policies come from files: no API object to delete, and their names cannot be taken.
+    const listed = (await admin("GET", policies)).text;
+    expect(listed).not.toContain("ring0-protect-managed");
+    expect((await admin("DELETE", `${policies}/ring0-protect-managed.static.k8s.io`)).status).toBe(404);
+    const squatting = await admin("POST", policies, {
+      metadata: { name: "ring0-protect-managed.static.k8s.io" },
+      spec: { validations: [{ expression: "true" }] },
+    });
+    expect(squatting.status).toBe(422);
+
+    // A policy of the tenant's own: Ring0's condition is added, and stays when the admin removes it.
+    const blue =
+      "!has(object.metadata.labels) || !('color' in object.metadata.labels) || object.metadata.labels.color != 'blue'";
+    const created = await admin("POST", policies, {
+      metadata: { name: "no-blue" },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"], operations: ["CREATE"] },
+          ],
+        },
+        validations: [{ expression: blue, message: "no blue config maps here" }],
+      },
+    });
+    expect(created.status).toBe(201);
+    expect(created.text).toContain("ring0-not-ring0");
+    const stripped = await admin("PATCH", `${policies}/no-blue`, { spec: { matchConditions: [] } });
+    expect(stripped.status).toBe(200);
+    expect(stripped.text).toContain("ring0-not-ring0");
+    const binding = await admin("POST", `${policies.replace("policies", "policybindings")}`, {
+      metadata: { name: "no-blue" },
+      spec: { policyName: "no-blue", validationActions: ["Deny"] },
+    });
+    expect(binding.status).toBe(201);
+    const blueMap = (mapName: string) => ({ metadata: { name: mapName, labels: { color: "blue" } } });
+    const refused = await eventually(async () => {
+      const attempt = await admin(
+        "POST",
+        "/api/v1/namespaces/default/configmaps?dryRun=All",
+        blueMap("mine"),
+      );
+      return attempt.status === 422 ? attempt.text : undefined;
+    }, 30_000);
+    expect(refused).toContain("no blue config maps here");
+    // Ring0 (the control plane's system:masters identity) is not subject to it.
+    await createObject(conn, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "ring0s", namespace: "default", labels: { color: "blue" } },
+    });
+
+    // A mutating policy of the tenant's: it changes the admin's writes, never Ring0's.
+    const tamper = await admin("POST", mutating, {
+      metadata: { name: "tamper" },
+      spec: {
+        failurePolicy: "Fail",
+        reinvocationPolicy: "Never",
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [""],
+              apiVersions: ["v1"],
+              resources: ["configmaps"],
+              operations: ["CREATE", "UPDATE"],
+            },
+          ],
+        },
+        mutations: [
+          {
+            patchType: "ApplyConfiguration",
+            applyConfiguration: {
+              expression: 'Object{metadata: Object.metadata{labels: {"tampered": "yes"}}}',
+            },
+          },
+        ],
+      },
+    });
+    expect(tamper.status).toBe(201);
+    expect(tamper.text).toContain("ring0-not-ring0");
+    expect(
+      (
+        await admin("POST", mutating.replace("policies", "policybindings"), {
+          metadata: { name: "tamper" },
+          spec: { policyName: "tamper" },
+        })
+      ).status,
+    ).toBe(201);
+    await eventually(async () => {
+      const attempt = await admin("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", {
+        metadata: { name: "admins" },
+      });
+      return attempt.status === 201 && attempt.text.includes('"tampered":"yes"') ? true : undefined;
+    }, 30_000);
+    const ring0s = await serverSideApply(conn, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "ring0-applied", namespace: "default" },
+      data: { k: "v" },
+    });
+    expect(
+      (ring0s as { metadata: { labels?: Record<string, string> } }).metadata.labels?.tampered,
+    ).toBeUndefined();
+
+    // The admin removes their own policies as a cluster admin would.
+    for (const path of [`${policies}/no-blue`, `${mutating}/tamper`]) {
+      expect((await admin("DELETE", path)).status).toBe(200);
+      expect((await admin("DELETE", path.replace("policies/", "policybindings/"))).status).toBe(200);
+    }
   }, 90_000);
 
   it("suspends (stopped, data kept) and resumes", async () => {

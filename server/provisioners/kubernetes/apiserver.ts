@@ -4,6 +4,12 @@
  */
 import { authenticationConfiguration } from "@/server/cluster/hardening";
 import type { KubeObject } from "@/server/k8s/apply";
+import {
+  manifestList,
+  STATIC_ADMISSION_FEATURE_GATE,
+  staticAdmissionPolicies,
+  staticPolicyPlugins,
+} from "../admission-policies";
 import { pkiFiles } from "../pki";
 import {
   APISERVER_NAME,
@@ -29,6 +35,35 @@ import {
 /** The API server's AuthenticationConfiguration: anonymous requests only on its health endpoints. */
 export const AUTHENTICATION_CONFIG_MAP = "apiserver-authentication";
 const AUTHENTICATION_CONFIG_DIR = "/etc/kubernetes/authentication";
+/** Ring0's admission policies, from files (../admission-policies.ts), and the configuration that loads them. */
+export const ADMISSION_CONFIG_MAP = "apiserver-admission";
+const ADMISSION_CONFIG_DIR = "/etc/kubernetes/admission";
+
+/** The ConfigMap's files: the AdmissionConfiguration and one List per policy kind (a dir each, by key path). */
+function admissionConfigMapData(): { data: Record<string, string>; items: { key: string; path: string }[] } {
+  const policies = staticAdmissionPolicies();
+  const dirs = {
+    validating: `${ADMISSION_CONFIG_DIR}/validating`,
+    mutating: `${ADMISSION_CONFIG_DIR}/mutating`,
+  };
+  const config = {
+    apiVersion: "apiserver.config.k8s.io/v1",
+    kind: "AdmissionConfiguration",
+    plugins: staticPolicyPlugins(dirs),
+  };
+  return {
+    data: {
+      "config.json": `${JSON.stringify(config, null, 2)}\n`,
+      "validating.json": manifestList(policies.validating),
+      "mutating.json": manifestList(policies.mutating),
+    },
+    items: [
+      { key: "config.json", path: "config.json" },
+      { key: "validating.json", path: "validating/ring0.json" },
+      { key: "mutating.json", path: "mutating/ring0.json" },
+    ],
+  };
+}
 
 export function apiserverManifests(options: ControlPlaneManifestOptions): KubeObject[] {
   const namespace = controlPlaneNamespace(options.tenant);
@@ -58,6 +93,8 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       `--service-account-signing-key-file=${pki(pkiFiles.serviceAccountKey)}`,
       `--service-cluster-ip-range=${TENANT_SERVICE_CIDR}`,
       `--authentication-config=${AUTHENTICATION_CONFIG_DIR}/authentication-config.yaml`,
+      `--admission-control-config-file=${ADMISSION_CONFIG_DIR}/config.json`,
+      `--feature-gates=${STATIC_ADMISSION_FEATURE_GATE}=true`,
       "--profiling=false",
     ],
     ports: [{ name: "https", containerPort: APISERVER_PORT }],
@@ -68,10 +105,13 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
     volumeMounts: [
       { name: "pki", mountPath: PKI_DIR, readOnly: true },
       { name: "authentication", mountPath: AUTHENTICATION_CONFIG_DIR, readOnly: true },
+      { name: "admission", mountPath: ADMISSION_CONFIG_DIR, readOnly: true },
     ],
   };
+  const admission = admissionConfigMapData();
   const volumes = [
     { name: "authentication", configMap: { name: AUTHENTICATION_CONFIG_MAP } },
+    { name: "admission", configMap: { name: ADMISSION_CONFIG_MAP, items: admission.items } },
     pkiVolume([
       pkiFiles.caCert,
       pkiFiles.apiserverCert,
@@ -89,6 +129,12 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       kind: "ConfigMap",
       metadata: { name: AUTHENTICATION_CONFIG_MAP, namespace, labels: labels(tenant, APISERVER_NAME) },
       data: { "authentication-config.yaml": authenticationConfiguration() },
+    },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: ADMISSION_CONFIG_MAP, namespace, labels: labels(tenant, APISERVER_NAME) },
+      data: admission.data,
     },
     {
       apiVersion: "v1",

@@ -350,14 +350,37 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
   });
 
   it("keeps Ring0's own admission configuration out of tenant admins' reach", async () => {
+    // Ring0's policies come from files the API server reads: there is no API object to remove.
+    const policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
     for (const path of [
-      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/ring0-protect-managed",
-      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/ring0-protect-managed",
-      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/ring0-tenant-apiservices",
+      `${policies}/ring0-protect-managed.static.k8s.io`,
+      "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/ring0-protect-managed.static.k8s.io",
+      "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies/ring0-tenant-webhooks.static.k8s.io",
     ]) {
       const removed = await kubeRequestText(conn, { method: "DELETE", path, headers: asAdmin });
-      expect(removed.status, path).toBe(403);
+      expect(removed.status, path).toBe(404);
     }
+    // And a tenant policy cannot pass itself off as Ring0's (the label is Ring0's alone).
+    const posing = await kubeRequestText(conn, {
+      method: "POST",
+      path: policies,
+      headers: asAdmin,
+      body: {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingAdmissionPolicy",
+        metadata: { name: "posing", labels: { [protectedLabel]: "true" } },
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              { apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"], operations: ["CREATE"] },
+            ],
+          },
+          validations: [{ expression: "true" }],
+        },
+      },
+    });
+    expect(posing.status).toBe(403);
+    expect(posing.text).toContain("managed by Ring0");
     // A webhook configuration of Ring0's (as the quota webhook's is) is guarded by the policy.
     const ring0s = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
     await kubeRequest(conn, {

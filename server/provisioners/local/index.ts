@@ -4,7 +4,7 @@
  */
 export { sortVersionsNewestFirst } from "./binaries";
 export { LOCAL_COMPONENTS, type LocalComponent } from "./components";
-export { admissionConfigArgs, admissionConfigFiles, vnAgentKubeletArgs } from "./kubelet-client";
+export { vnAgentKubeletArgs } from "./kubelet-client";
 export { controlPlaneCreateArgs, replaceBinDir, replacePorts } from "./kwokctl-config";
 export { checkTenantName, localClusterName } from "./paths";
 export { createLocalProvisioner, type LocalProvisionerOptions } from "./provisioner";

@@ -18,52 +18,33 @@ export function vnAgentKubeletArgs(dir: string): Record<string, string> {
   };
 }
 
-/**
- * The kube-apiserver flag that makes it present its kubelet client certificate to Ring0's
- * admission webhooks too (the quota webhook verifies it and takes the tenant from it).
- */
-export function admissionConfigArgs(dir: string): Record<string, string> {
-  return { "admission-control-config-file": path.join(dir, "vn-agent", "admission-config.yaml") };
+/** The kubeconfig that makes the apiserver present its kubelet client certificate to every webhook. */
+export function webhookKubeconfigPath(dir: string): string {
+  return path.join(dir, "vn-agent", "webhook.kubeconfig");
 }
 
 /**
- * The AdmissionConfiguration and its kubeconfig: every validating webhook gets the tenant
- * apiserver's client certificate ("*": Ring0's webhook port is chosen when Ring0 starts, and the
- * apiserver reads this file once). Tenant admins' own validating webhooks see it too: only the
- * certificate, which proves nothing without its key, and only on the tenant's own pods, the one
- * place the egress wall lets their webhooks reach.
+ * That kubeconfig: every validating webhook gets the tenant apiserver's client certificate ("*":
+ * Ring0's webhook port is chosen when Ring0 starts). The quota webhook verifies it and takes the
+ * tenant from it (./admission.ts loads it).
  */
-export function admissionConfigFiles(dir: string): Record<string, string> {
+export function webhookKubeconfig(dir: string): string {
   const base = path.join(dir, "vn-agent");
-  const kubeconfig = path.join(base, "webhook.kubeconfig");
-  return {
-    [path.join(base, "admission-config.yaml")]: [
-      "apiVersion: apiserver.config.k8s.io/v1",
-      "kind: AdmissionConfiguration",
-      "plugins:",
-      "  - name: ValidatingAdmissionWebhook",
-      "    configuration:",
-      "      apiVersion: apiserver.config.k8s.io/v1",
-      "      kind: WebhookAdmissionConfiguration",
-      `      kubeConfigFile: ${JSON.stringify(kubeconfig)}`,
-      "",
-    ].join("\n"),
-    [kubeconfig]: [
-      "apiVersion: v1",
-      "kind: Config",
-      "users:",
-      '  - name: "*"',
-      "    user:",
-      `      client-certificate: ${JSON.stringify(path.join(base, "kubelet-client.crt"))}`,
-      `      client-key: ${JSON.stringify(path.join(base, "kubelet-client.key"))}`,
-      "",
-    ].join("\n"),
-  };
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "users:",
+    '  - name: "*"',
+    "    user:",
+    `      client-certificate: ${JSON.stringify(path.join(base, "kubelet-client.crt"))}`,
+    `      client-key: ${JSON.stringify(path.join(base, "kubelet-client.key"))}`,
+    "",
+  ].join("\n");
 }
 
 /**
  * The apiserver's kubelet client certificate and the vn-agent serving CA, written into the tenant's
- * dir; re-issued when missing, expiring or from another CA, and the admission configuration that
+ * dir; re-issued when missing, expiring or from another CA, and the webhook kubeconfig that
  * presents the same certificate to Ring0's webhooks. Returns the kube-apiserver flags that use them
  * (none without vn-agents: `vnAgentStateDir` undefined).
  */
@@ -89,8 +70,8 @@ export async function writeKubeletClient(
     writeAtomically(cert, issued.cert);
   }
   if (readText(ca) !== pki.servingCa.cert) writeAtomically(ca, pki.servingCa.cert);
-  for (const [file, text] of Object.entries(admissionConfigFiles(paths.dir))) {
-    if (readText(file) !== text) writeAtomically(file, text);
-  }
-  return { ...args, ...admissionConfigArgs(paths.dir) };
+  const kubeconfig = webhookKubeconfigPath(paths.dir);
+  const text = webhookKubeconfig(paths.dir);
+  if (readText(kubeconfig) !== text) writeAtomically(kubeconfig, text);
+  return args;
 }

@@ -18,9 +18,10 @@ import {
   mergeComponentFlags,
   renderKwokctlConfig,
 } from "@/server/cluster/kwokctl-config";
+import { writeAdmission } from "./admission";
 import { LOCAL_COMPONENTS } from "./components";
 import { egressPaths, egressSelectorConfig } from "./egress";
-import { writeKubeletClient } from "./kubelet-client";
+import { webhookKubeconfigPath, writeKubeletClient } from "./kubelet-client";
 import { readText, type TenantPaths, writeAtomically } from "./paths";
 import { type LocalControlPlanePorts, type LocalControlPlaneRecord, PORT_OPTIONS } from "./record";
 
@@ -100,8 +101,9 @@ function writeEgressSelector(paths: TenantPaths): Record<string, string> {
 }
 
 /**
- * Every flag a tenant's control plane runs with: kubelet requests through the vn-agents and the
- * walls of server/cluster/hardening.ts (etcd on TLS with client certificates on the recorded ports,
+ * Every flag a tenant's control plane runs with: kubelet requests through the vn-agents, Ring0's
+ * admission policies from files (./admission.ts), the egress wall and the walls of
+ * server/cluster/hardening.ts (etcd on TLS with client certificates on the recorded ports,
  * anonymous requests only on health endpoints, no open controller-manager metrics).
  */
 export async function wantedFlags(
@@ -112,6 +114,12 @@ export async function wantedFlags(
 ): Promise<ComponentFlags> {
   return mergeComponentFlags(
     { "kube-apiserver": await writeKubeletClient(vnAgentStateDir, tenant, paths) },
+    {
+      "kube-apiserver": writeAdmission(
+        paths.dir,
+        vnAgentStateDir ? webhookKubeconfigPath(paths.dir) : undefined,
+      ),
+    },
     { "kube-apiserver": writeEgressSelector(paths) },
     etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
     onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
