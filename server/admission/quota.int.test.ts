@@ -2,7 +2,8 @@
  * Tenant quota admission (issue 7) against the real thing: a tenant control plane from the local
  * provisioner (whose apiserver presents its client certificate to Ring0's webhooks), a Tenant object
  * with spec.quota on the run's super cluster, Ring0's webhook server, and the registration the
- * tenant reconciler applies. Every create here goes through the tenant's kube-apiserver.
+ * tenant reconciler applies. Every create here goes through the tenant's kube-apiserver. And Ring0's
+ * authorization webhook on the same server, which the control plane asks about what RBAC refused.
  */
 import fs from "node:fs";
 import https from "node:https";
@@ -16,7 +17,7 @@ import { createObject, deleteObject, type KubeObject, readObject, serverSideAppl
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
-import { kubeRequest } from "@/server/k8s/transport";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import type { Provisioner } from "@/server/provisioners/types";
@@ -31,6 +32,7 @@ import {
   startTenants,
 } from "@/server/syncer/test-world";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
+import { kubeUserName, roleGroup } from "@/server/tenants/kube-identity";
 import { type TenantResource, tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { testDatabaseUrl } from "@/test/integration/database";
@@ -143,11 +145,7 @@ beforeAll(async () => {
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-quota-it-"));
   provisioner = createLocalProvisioner({ stateDir, logger, vnAgentStateDir: stateDir });
   const current = provisioner;
-  [conn] = (await startTenants(superCluster, current, [tenant])) as [ClusterConnection];
-  await eventually(
-    async () => ((await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined),
-    60_000,
-  );
+  // Ring0's webhook server first, as at run time: the control plane starts with its authorization webhook.
   tenants = informerTenantSource(superCluster);
   admission = await startAdmission({
     stateDir,
@@ -156,6 +154,12 @@ beforeAll(async () => {
     logger,
     namespaceDefaultShare: async (name) => (name === tenant ? defaultShare : undefined),
   });
+  [conn] = (await startTenants(superCluster, current, [tenant])) as [ClusterConnection];
+  // Defaults once, never again in this file: RBAC knows no CRD group of the tenant's below.
+  await eventually(
+    async () => ((await applyTenantDefaults(conn, { tenant, admins: [] })) === undefined ? true : undefined),
+    60_000,
+  );
   for (const namespace of ["team-a", "team-b"]) {
     await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
   }
@@ -387,5 +391,142 @@ describe("tenant quota admission", () => {
     // A tenant apiserver's certificate gets an answer (400: the body is not an AdmissionReview).
     const client = await pki.issueTenantKubeletClient(tenant);
     expect(await post({ cert: client.cert, key: client.key })).toBe("400");
+  });
+});
+
+describe("Ring0's authorization webhook", () => {
+  const as = (user: string, group?: string): Record<string, string> => ({
+    "Impersonate-User": user,
+    ...(group ? { "Impersonate-Group": group } : {}),
+  });
+  const admin = as(kubeUserName(tenant, "mallory"), roleGroup(tenant, "admin"));
+  const member = as(kubeUserName(tenant, "bob"), roleGroup(tenant, "member"));
+
+  it("gives tenant admins a new CRD's group the moment it exists, never members, never reserved groups", async () => {
+    const group = `fresh-${Date.now().toString(36)}.example.com`;
+    const created = await kubeRequestText(conn, {
+      method: "POST",
+      path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      headers: admin,
+      body: {
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: { name: `gadgets.${group}` },
+        spec: {
+          group,
+          scope: "Namespaced",
+          names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          ],
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const gadgets = `/apis/${group}/v1/namespaces/team-a/gadgets`;
+    const gadget = (name: string) => ({ apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name } });
+    // Served a moment after it is created; no reconcile runs here, so only the webhook can allow this.
+    const first = await eventually(async () => {
+      const attempt = await kubeRequestText(conn, {
+        method: "POST",
+        path: gadgets,
+        headers: admin,
+        body: gadget("g1"),
+      });
+      return attempt.status === 404 ? undefined : attempt;
+    }, 30_000);
+    expect(first.status).toBe(201);
+    expect((await kubeRequestText(conn, { path: `${gadgets}/g1`, headers: admin })).status).toBe(200);
+    const byMember = await kubeRequestText(conn, {
+      method: "POST",
+      path: gadgets,
+      headers: member,
+      body: gadget("g2"),
+    });
+    expect(byMember.status).toBe(403);
+    // A reserved group stays RBAC's alone: admins get no priority-and-fairness writes from Ring0.
+    const flowSchema = await kubeRequestText(conn, {
+      method: "POST",
+      path: "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+      headers: admin,
+      body: {
+        apiVersion: "flowcontrol.apiserver.k8s.io/v1",
+        kind: "FlowSchema",
+        metadata: { name: "mine" },
+        spec: { priorityLevelConfiguration: { name: "global-default" } },
+      },
+    });
+    expect(flowSchema.status).toBe(403);
+    // The Tenant's spec.admins are admins by name, without the group.
+    const carol = as(kubeUserName(tenant, "carol"));
+    expect((await kubeRequestText(conn, { path: gadgets, headers: carol })).status).toBe(403);
+    await kubeRequest(superCluster, {
+      method: "PATCH",
+      path: `/apis/${tenantApiVersion}/tenants/${tenant}`,
+      contentType: "application/merge-patch+json",
+      body: { spec: { admins: ["carol"] } },
+    });
+    // The informer sees it, and the API server's 10 s cache of the refusal runs out.
+    await eventually(async () => {
+      const read = await kubeRequestText(conn, { path: gadgets, headers: carol });
+      return read.status === 200 ? true : undefined;
+    }, 30_000);
+  }, 90_000);
+
+  it("answers only tenant API servers, with allowed or no opinion, never a denial", async () => {
+    const pki = await ensureVnAgentPki(stateDir);
+    const client = await pki.issueTenantKubeletClient(tenant);
+    const review = (spec: object) =>
+      new Promise<string>((resolve, reject) => {
+        const request = https.request(
+          {
+            host: "127.0.0.1",
+            port: admission?.port,
+            path: "/authorize",
+            method: "POST",
+            ca: pki.servingCa.cert,
+            cert: client.cert,
+            key: client.key,
+            headers: { "content-type": "application/json" },
+          },
+          (response) => {
+            let text = "";
+            response.setEncoding("utf8");
+            response.on("data", (chunk) => {
+              text += chunk;
+            });
+            response.on("end", () => resolve(`${response.statusCode} ${text}`));
+          },
+        );
+        request.on("error", reject);
+        request.end(
+          JSON.stringify({ apiVersion: "authorization.k8s.io/v1", kind: "SubjectAccessReview", spec }),
+        );
+      });
+    const attributes = { group: "widgets.example.com", resource: "widgets", verb: "create", namespace: "x" };
+    expect(
+      await review({ user: "x", groups: [roleGroup(tenant, "admin")], resourceAttributes: attributes }),
+    ).toContain('"allowed":true');
+    // Another tenant's admins are nobody here.
+    const other = await review({
+      user: "x",
+      groups: [roleGroup("globex", "admin")],
+      resourceAttributes: attributes,
+    });
+    expect(other).toContain('"allowed":false');
+    expect(other).not.toContain("denied");
+    expect(
+      await review({
+        user: "x",
+        groups: [roleGroup(tenant, "admin")],
+        resourceAttributes: { ...attributes, verb: "escalate" },
+      }),
+    ).toContain('"allowed":false');
+    expect((await review({ groups: "not-a-list" })).startsWith("400")).toBe(true);
   });
 });

@@ -14,6 +14,7 @@ import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { openPortBook } from "@/server/vn-agent/ports";
+import { AUTHORIZE_PATH, allowsCustomGroupAccess } from "./authorizer";
 import { createQuotaAdmission, type QuotaAdmission } from "./quota";
 import { refusalRecorder } from "./refusals";
 import { QUOTA_WEBHOOK_PATH, setWebhookEndpoint } from "./registration";
@@ -66,6 +67,16 @@ export async function startAdmission(
     startWebhookServer({
       tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
       handlers: { [QUOTA_WEBHOOK_PATH]: (tenant, request) => admission.review(tenant, request) },
+      authorizers: {
+        [AUTHORIZE_PATH]: async (tenant, spec) => {
+          // Most reviews are settled by the groups alone; a Tenant lookup (cached) only for the rest.
+          if (allowsCustomGroupAccess(tenant, spec, [])) return true;
+          if (!spec.resourceAttributes) return false;
+          const found = await options.tenants.find(tenant);
+          const admins = "error" in found ? [] : (found.resource?.spec.admins ?? []);
+          return allowsCustomGroupAccess(tenant, spec, admins);
+        },
+      },
       logger: log,
       port,
     });

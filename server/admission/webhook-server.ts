@@ -12,6 +12,7 @@ import type { TLSSocket } from "node:tls";
 import type { Logger } from "@/server/logger";
 import { createMtlsServer } from "@/server/pki/mtls-server";
 import { tenantFromCertificate } from "@/server/vn-agent/identity";
+import { type AuthorizationHandler, BadAccessReview, parseAccessReview } from "./authorizer";
 
 /** The parts of an admission.k8s.io/v1 AdmissionRequest Ring0 reads. */
 export interface AdmissionRequest {
@@ -43,6 +44,8 @@ export interface WebhookServerOptions {
   tls: { cert: string; key: string; clientCa: string };
   /** Handlers by URL path, e.g. "/validate/quota". */
   handlers: Record<string, AdmissionHandler>;
+  /** Authorization webhooks (SubjectAccessReviews) by URL path, e.g. "/authorize". */
+  authorizers?: Record<string, AuthorizationHandler>;
   logger: Logger;
   port?: number;
   /** Largest AdmissionReview accepted (the API server's own request limit is 3 MiB; objects are at most 1.5 MiB). */
@@ -113,6 +116,41 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
   const log = options.logger.child({ component: "admission-webhooks" });
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
 
+  // A SubjectAccessReview answered: allowed, or no opinion (never denied, and no opinion on any
+  // failure, so RBAC's answer stands).
+  const authorize = async (
+    tenant: string,
+    authorizer: AuthorizationHandler,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) => {
+    if (req.method !== "POST") return reply(res, 405, "the authorization webhook takes POST");
+    let parsed: ReturnType<typeof parseAccessReview>;
+    try {
+      parsed = parseAccessReview(JSON.parse((await readBody(req, limit)).toString("utf8")));
+    } catch (error) {
+      const message =
+        error instanceof BadAccessReview || error instanceof BadReview
+          ? error.message
+          : "the body is not JSON";
+      log.warn("malformed SubjectAccessReview", { tenant, message });
+      return reply(res, 400, message);
+    }
+    let allowed = false;
+    try {
+      allowed = await authorizer(tenant, parsed.spec);
+    } catch (error) {
+      log.error("authorization handler failed", { tenant, error });
+    }
+    reply(res, 200, {
+      apiVersion: parsed.apiVersion,
+      kind: "SubjectAccessReview",
+      status: allowed
+        ? { allowed: true, reason: "a tenant admin, in a group of the tenant's own" }
+        : { allowed: false },
+    });
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as TLSSocket;
     const identity = socket.authorized
@@ -120,6 +158,9 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
       : { refused: "the client certificate is not verified" };
     if ("refused" in identity) return reply(res, 403, identity.refused);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const authorizers = options.authorizers ?? {};
+    const authorizer = Object.hasOwn(authorizers, path) ? authorizers[path] : undefined;
+    if (authorizer) return authorize(identity.tenant, authorizer, req, res);
     const handler = Object.hasOwn(options.handlers, path) ? options.handlers[path] : undefined;
     if (!handler) return reply(res, 404, `no admission webhook at ${path}`);
     if (req.method !== "POST") return reply(res, 405, "admission webhooks take POST");
@@ -167,7 +208,10 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
 
   const mtls = createMtlsServer(options.tls, log, handle);
   return mtls.listen(options.port).then((port) => {
-    log.info("admission webhooks listening", { port, paths: Object.keys(options.handlers) });
+    log.info("admission webhooks listening", {
+      port,
+      paths: [...Object.keys(options.handlers), ...Object.keys(options.authorizers ?? {})],
+    });
     return { port, handshakes: () => mtls.handshakes(), stop: () => mtls.close() };
   });
 }

@@ -26,6 +26,7 @@ import { CustomResourceDefinitionKind } from "@/server/k8s/kinds/cluster-kinds";
 import { ClusterRoleBindingKind, ClusterRoleKind } from "@/server/k8s/kinds/rbac";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import {
+  builtInGroups,
   legacyApiPolicies,
   managedLabels,
   notRing0ConditionName,
@@ -107,6 +108,22 @@ export const reservedGroups = [
   ...tenantAdminGroups,
 ];
 
+/**
+ * Whether tenant admins have every named verb in an API group as the group of their own CRDs or
+ * APIServices: any group but those the control plane or Ring0 serves or reserves.
+ */
+export function isCustomGroup(group: string): boolean {
+  return (
+    group !== "" &&
+    !reservedGroups.includes(group) &&
+    !builtInGroups.includes(group) &&
+    ![".k8s.io", ".kubernetes.io", ".ring0.dev"].some((suffix) => group.endsWith(suffix))
+  );
+}
+
+/** The verbs tenant admins have on what they manage (named: never "*", bind, escalate or impersonate). */
+export const tenantAdminVerbs: readonly string[] = allVerbs;
+
 export interface TenantDefaultsInput {
   tenant: string;
   /** Tenant.spec.admins: IAM user names bound to the admin role in addition to the admins group. */
@@ -131,9 +148,7 @@ const user = (name: string) => ({ apiGroup: "rbac.authorization.k8s.io", kind: "
 /** The objects, in apply order (pure: unit-tested). */
 export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[] {
   const { tenant } = input;
-  const customGroups = [...new Set(input.customGroups)]
-    .filter((name) => name && !reservedGroups.includes(name) && !name.endsWith(".k8s.io"))
-    .sort();
+  const customGroups = [...new Set(input.customGroups)].filter(isCustomGroup).sort();
   const namespaces = ["default", "kube-system", "kube-public"].map(
     (name): KubeObject => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } }),
   );

@@ -340,6 +340,26 @@ describe("tenant controller with the local provisioner", () => {
       (ring0s as { metadata: { labels?: Record<string, string> } }).metadata.labels?.tampered,
     ).toBeUndefined();
 
+    // A policy Ring0 created through the API before its policies moved into files is removed.
+    await createObject(conn, {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: "ring0-protect-managed", labels: { [protectedLabel]: "true" } },
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [""], apiVersions: ["v1"], resources: ["secrets"], operations: ["CREATE"] },
+          ],
+        },
+        validations: [{ expression: "true" }],
+      },
+    });
+    controller.controller.enqueue(name);
+    await eventually(async () => {
+      const left = await admin("GET", `${policies}/ring0-protect-managed`);
+      return left.status === 404 ? true : undefined;
+    }, 30_000);
+
     // The admin removes their own policies as a cluster admin would.
     for (const path of [`${policies}/no-blue`, `${mutating}/tamper`]) {
       expect((await admin("DELETE", path)).status).toBe(200);

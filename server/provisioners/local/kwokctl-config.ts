@@ -6,6 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { getWebhookEndpoint } from "@/server/admission/registration";
 import {
   anonymousHealthOnlyFlags,
   ensureEtcdPki,
@@ -19,6 +20,7 @@ import {
   renderKwokctlConfig,
 } from "@/server/cluster/kwokctl-config";
 import { writeAdmission } from "./admission";
+import { writeAuthorization } from "./authorization";
 import { LOCAL_COMPONENTS } from "./components";
 import { egressPaths, egressSelectorConfig } from "./egress";
 import { webhookKubeconfigPath, writeKubeletClient } from "./kubelet-client";
@@ -102,7 +104,8 @@ function writeEgressSelector(paths: TenantPaths): Record<string, string> {
 
 /**
  * Every flag a tenant's control plane runs with: kubelet requests through the vn-agents, Ring0's
- * admission policies from files (./admission.ts), the egress wall and the walls of
+ * admission policies from files (./admission.ts), its authorization webhook (./authorization.ts,
+ * once Ring0's webhook server listens), the egress wall and the walls of
  * server/cluster/hardening.ts (etcd on TLS with client certificates on the recorded ports,
  * anonymous requests only on health endpoints, no open controller-manager metrics).
  */
@@ -112,6 +115,7 @@ export async function wantedFlags(
   paths: TenantPaths,
   ports: LocalControlPlanePorts,
 ): Promise<ComponentFlags> {
+  const webhooks = getWebhookEndpoint();
   return mergeComponentFlags(
     { "kube-apiserver": await writeKubeletClient(vnAgentStateDir, tenant, paths) },
     {
@@ -120,6 +124,7 @@ export async function wantedFlags(
         vnAgentStateDir ? webhookKubeconfigPath(paths.dir) : undefined,
       ),
     },
+    { "kube-apiserver": vnAgentStateDir && webhooks ? writeAuthorization(paths.dir, webhooks) : {} },
     { "kube-apiserver": writeEgressSelector(paths) },
     etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
     onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
