@@ -12,6 +12,9 @@
  *   it. Tenant admins read Ring0's objects but cannot edit, delete or impersonate them.
  * - `ring0-tenant-apiservices`: APIServices only for the tenant's own groups, backed by a Service:
  *   no group the control plane or Ring0 serves can be taken over or removed.
+ * - `ring0-tenant-flowcontrol`: API priority and fairness is the tenant's, but the mandatory `exempt`
+ *   FlowSchema and priority level stay as they are and tenant FlowSchemas come after it
+ *   (matchingPrecedence above 1), so Ring0's requests (system:masters) are never throttled.
  * - `ring0-tenant-webhooks` and `ring0-tenant-policies`: every webhook, admission policy and mutating
  *   policy a tenant writes carries the matchCondition `ring0-not-ring0`, which keeps it off Ring0's own
  *   requests. A mutating policy adds it; a validating one refuses any that lacks it (policies run
@@ -179,8 +182,19 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
     expression: `has(object.spec.matchConditions) && ${hasCondition("object.spec.matchConditions")}`,
     messageExpression: `'admission policy "' + request.name + '": it must keep the matchCondition ${condition} Ring0 adds (it keeps tenant policies off the requests Ring0 makes)'`,
   });
+  // API priority and fairness, as a cluster admin has it, but Ring0's requests stay exempt: the
+  // mandatory "exempt" FlowSchema (precedence 1) matches system:masters before any of the tenant's.
+  const flowControl = denyingPolicy("ring0-tenant-flowcontrol", {
+    resourceRule: {
+      apiGroups: ["flowcontrol.apiserver.k8s.io"],
+      resources: ["flowschemas", "prioritylevelconfigurations"],
+      operations: ["CREATE", "UPDATE", "DELETE"],
+    },
+    expression: `request.name != 'exempt' && (request.resource.resource != 'flowschemas' || object == null || (has(object.spec.matchingPrecedence) && object.spec.matchingPrecedence > 1))`,
+    messageExpression: `'"' + request.name + '": the exempt FlowSchema and priority level keep the requests of Ring0 unthrottled, so they stay as they are, and tenant FlowSchemas take a matchingPrecedence above 1 (after exempt)'`,
+  });
   return {
-    validating: [...protection, ...apiServices, ...webhookCheck, ...policyCheck],
+    validating: [...protection, ...apiServices, ...webhookCheck, ...policyCheck, ...flowControl],
     mutating: [...webhookMutation, ...policyMutation],
   };
 }

@@ -40,12 +40,7 @@ describe("tenant defaults", () => {
       expect(rule.verbs).not.toContain("escalate");
       expect(rule.verbs).not.toContain("impersonate");
       if (rule.verbs.includes("create")) {
-        for (const group of [
-          "certificates.k8s.io",
-          "flowcontrol.apiserver.k8s.io",
-          "storage.k8s.io",
-          "node.k8s.io",
-        ])
+        for (const group of ["certificates.k8s.io", "storage.k8s.io", "node.k8s.io"])
           expect(rule.apiGroups).not.toContain(group);
         expect(rule.apiGroups).not.toContain("*");
         if (rule.apiGroups.includes("")) expect(rule.resources).not.toContain("nodes");

@@ -9,7 +9,8 @@
  *   therefore applies on the user's next request, without touching these objects;
  * - `ring0:tenant-admin` grants everything a tenant runs its apps with, and never what would let it
  *   break out of its tenancy: no writes to nodes, persistent volumes, storage/priority/runtime
- *   classes, certificate signing or API priority and fairness. Verbs are always named (never "*",
+ *   classes or certificate signing (API priority and fairness is theirs, with Ring0's requests kept
+ *   exempt by ../provisioners/admission-policies.ts). Verbs are always named (never "*",
  *   which would include RBAC's bind and escalate), so RBAC's escalation check stops admins from
  *   binding or creating roles beyond their own rights;
  * - webhooks, admission policies and aggregated APIs, as a cluster admin has them (issues 17, 23):
@@ -175,6 +176,8 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
       // Webhooks, admission policies and APIServices, as a cluster admin has them: their calls
       // pass the egress wall, and Ring0's policies from files keep them off Ring0's own requests.
       { apiGroups: tenantExtensionGroups, resources: ["*"], verbs: allVerbs },
+      // API priority and fairness: Ring0's requests stay exempt (admission-policies.ts).
+      { apiGroups: ["flowcontrol.apiserver.k8s.io"], resources: ["*"], verbs: allVerbs },
       ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: allVerbs }] : []),
       {
         apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],

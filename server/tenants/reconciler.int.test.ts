@@ -367,6 +367,53 @@ describe("tenant controller with the local provisioner", () => {
     }
   }, 90_000);
 
+  it("lets tenant admins configure API priority and fairness, with Ring0's requests kept exempt", async () => {
+    const conn = await tenantConnection(name);
+    const access = await provisioner.access(name);
+    if (!access) throw new Error("no access");
+    const admin = asUser(access, name, "tenant-admin");
+    const flowSchemas = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas";
+    const levels = "/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations";
+    const level = await admin("POST", levels, {
+      metadata: { name: "trickle" },
+      spec: { type: "Limited", limited: { nominalConcurrencyShares: 1, limitResponse: { type: "Reject" } } },
+    });
+    expect(level.status).toBe(201);
+    // Everything, Ring0's system:masters included, to a level that rejects: never before "exempt"
+    // (Kubernetes keeps precedence 1 to it; Ring0's policy too).
+    const everyone = (precedence: number) => ({
+      metadata: { name: `everyone-${precedence}` },
+      spec: {
+        priorityLevelConfiguration: { name: "trickle" },
+        matchingPrecedence: precedence,
+        rules: [
+          {
+            subjects: [{ kind: "Group", group: { name: "system:masters" } }],
+            resourceRules: [
+              { verbs: ["*"], apiGroups: ["*"], resources: ["*"], clusterScope: true, namespaces: ["*"] },
+            ],
+          },
+        ],
+      },
+    });
+    const first = await admin("POST", flowSchemas, everyone(1));
+    expect(first.status).toBe(422);
+    expect(first.text).toContain("only the schema named 'exempt' may have matchingPrecedence 1");
+    // Nor can "exempt" itself be changed or removed.
+    expect((await admin("DELETE", `${flowSchemas}/exempt`)).status).toBe(403);
+    expect((await admin("PATCH", `${levels}/exempt`, { metadata: { labels: { x: "y" } } })).status).toBe(403);
+    // After exempt, the same FlowSchema is the tenant's to have: Ring0's requests still pass.
+    expect((await admin("POST", flowSchemas, everyone(2))).status).toBe(201);
+    await serverSideApply(conn, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "after-flowschema", namespace: "default" },
+      data: { k: "v" },
+    });
+    expect((await admin("DELETE", `${flowSchemas}/everyone-2`)).status).toBe(200);
+    expect((await admin("DELETE", `${levels}/trickle`)).status).toBe(200);
+  }, 60_000);
+
   it("suspends (stopped, data kept) and resumes", async () => {
     const conn = await tenantConnection(name);
     await serverSideApply(conn, {
