@@ -64,6 +64,13 @@ const coreResources = [
   "persistentvolumeclaims",
   "replicationcontrollers",
   "replicationcontrollers/scale",
+  // Status and finalizers of the tenant's own objects, as a cluster admin writes them (the syncer
+  // brings the super cluster's status up again for what runs there).
+  "replicationcontrollers/status",
+  "services/status",
+  "namespaces/status",
+  "namespaces/finalize",
+  "persistentvolumeclaims/status",
   "resourcequotas",
   // A namespace quota's status is the tenant's own bookkeeping (Ring0's tenant quota keeps its own).
   "resourcequotas/status",
