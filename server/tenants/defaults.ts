@@ -54,6 +54,8 @@ const coreResources = [
   "pods/eviction",
   "pods/ephemeralcontainers",
   "pods/status",
+  // In-place resize (the quota webhook checks resizes as it checks creates).
+  "pods/resize",
   "services",
   "services/proxy",
   "endpoints",
