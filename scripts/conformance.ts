@@ -2,7 +2,7 @@
  * The upstream Kubernetes conformance suite, through Ring0 and on a bare baseline (issue 17):
  *
  *   npm run conformance -- --tenant acme [--focus REGEX] [--skip REGEX] [--only ring0|baseline]
- *                          [--procs N] [--kubeconfig FILE]
+ *                          [--procs N] [--kubeconfig FILE] [--results DIR]
  *
  * Through Ring0: the tenant's control plane through the kube gateway, with a kubeconfig issued as
  * one of the tenant's admins (a real Ring0 API token and Ring0's CA; `--kubeconfig` takes one from
@@ -13,12 +13,15 @@
  * Ring0), are written under bench/results/conformance/; the two summaries are printed side by side.
  *
  * The local world must be running (`./ring0 start`), with real nodes. The suite's binaries are
- * built on first use (scripts/conformance-build.sh, about 10 minutes once, then cached).
+ * built on first use (scripts/conformance-build.sh, about 10 minutes once, then cached), and its
+ * test images (agnhost, busybox, kitten, nautilus, nonewprivs, nginx stand-ins, pause) are built
+ * and pushed into Ring0's registry when it lacks them (scripts/lib/conformance-images.ts).
  * Default selection: `\[Conformance\]` without `\[Serial\]|\[Disruptive\]`.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { run } from "@/server/cluster/process";
 import { PAUSE_IMAGE, SIMULATED_TAINT_KEY } from "@/server/cluster/real-node/plan";
 import { createPrismaClient, disconnectDb, setDatabaseUrl } from "@/server/db/client";
@@ -29,7 +32,9 @@ import { serverSideApply } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createKubeconfigService } from "@/server/kubeconfigs/service";
+import { createLogger } from "@/server/logger";
 import { createUserRepository } from "@/server/users/repository";
+import { ensureConformanceImages } from "./lib/conformance-images";
 import {
   compare,
   parseJUnit,
@@ -40,7 +45,7 @@ import {
 } from "./lib/conformance-report";
 
 const USAGE =
-  "usage: npm run conformance -- --tenant NAME [--focus REGEX] [--skip REGEX] [--only ring0|baseline] [--procs N] [--kubeconfig FILE]\n";
+  "usage: npm run conformance -- --tenant NAME [--focus REGEX] [--skip REGEX] [--only ring0|baseline] [--procs N] [--kubeconfig FILE] [--results DIR]\n";
 const DEFAULT_FOCUS = "\\[Conformance\\]";
 const DEFAULT_SKIP = "\\[Serial\\]|\\[Disruptive\\]";
 
@@ -56,9 +61,11 @@ interface Options {
   only?: "ring0" | "baseline";
   procs: number;
   kubeconfig?: string;
+  /** Where the reports and summary go (default bench/results/conformance). */
+  results: string;
 }
 
-const FLAGS = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig"];
+const FLAGS = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig", "--results"];
 
 function parseArgs(argv: string[]): Options {
   const values: Record<string, string> = {};
@@ -93,6 +100,7 @@ function parseArgs(argv: string[]): Options {
     only: values.only as Options["only"],
     procs,
     kubeconfig: values.kubeconfig,
+    results: path.resolve(values.results ?? "bench/results/conformance"),
   };
 }
 
@@ -251,7 +259,7 @@ async function runSuite(
 async function main(): Promise<void> {
   const options = parseArgs(process.argv.slice(2));
   const config = env();
-  const results = path.resolve("bench/results/conformance");
+  const results = options.results;
   fs.mkdirSync(results, { recursive: true });
   const superKubeconfig = path.join(config.stateDir, "super-cluster.kubeconfig");
   if (!fs.existsSync(superKubeconfig)) {
@@ -260,6 +268,16 @@ async function main(): Promise<void> {
 
   const built = await run("bash", ["scripts/conformance-build.sh"], { timeoutMs: 60 * 60_000 });
   const bin = built.stdout.trim().split("\n").at(-1) ?? "";
+  // The suite's test images, in the registry real nodes pull from (only what it lacks is pushed).
+  const kubeBinDir = await kubeBinaries(createLogger({ service: "conformance" }, "warn"), { build: false });
+  const pushed = await ensureConformanceImages({
+    stateDir: config.stateDir,
+    kubeBinDir,
+    conformanceBinDir: bin,
+    log: (line) => process.stdout.write(`  test images: ${line}\n`),
+  });
+  if (pushed.length > 0)
+    process.stdout.write(`  test images: ${pushed.length} pushed into Ring0's registry\n`);
 
   const work = path.join(config.stateDir, "conformance");
   fs.mkdirSync(work, { recursive: true, mode: 0o700 });

@@ -186,6 +186,24 @@ async function main() {
     add("e2e", { passed: 0, failed: 1, skipped: 0 });
   }
 
+  // The upstream conformance suite's recorded subset through Ring0 (issue 17): the suite is built
+  // first (cached; about 11 minutes cold), then run against a Ring0 instance of its own with a real
+  // node (a few minutes); any recorded spec that no longer passes fails the run.
+  const suite = await check("conformance-build", "bash", ["scripts/conformance-build.sh"]);
+  if (built && suite) {
+    await run("tsx", ["scripts/conformance-ci.ts"]);
+    add(
+      "conformance",
+      readJson<Tally>(path.resolve("bench/results/conformance-ci/tally.json")) ?? {
+        passed: 0,
+        failed: 1,
+        skipped: 0,
+      },
+    );
+  } else {
+    add("conformance", { passed: 0, failed: 1, skipped: 0 });
+  }
+
   // Benchmarks run too (figures to bench/results/*.json); they fail only if they cannot run.
   if (built) {
     await check("bench:startup", "tsx", ["bench/startup.ts", "2"], quickBenchmarks);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { compare, parseJUnit, sideBySide, summarize } from "./conformance-report";
+import {
+  checkRecorded,
+  compare,
+  focusOf,
+  parseJUnit,
+  sideBySide,
+  summarize,
+  type TestCase,
+} from "./conformance-report";
 
 const report = (cases: string) => `<?xml version="1.0" encoding="UTF-8"?>
 <testsuites tests="4"><testsuite name="Kubernetes e2e suite">
@@ -64,5 +72,37 @@ describe("conformance reports", () => {
     expect(text).toMatch(/sig-node\s+0 passed, 1 failed\s+1 passed, 0 failed/);
     expect(text).not.toContain("sig-apps");
     expect(text).toMatch(/total\s+2 passed, 1 failed\s+2 passed, 1 failed/);
+  });
+
+  it("focuses on exactly the recorded specs, names taken literally", () => {
+    const names = ["[sig-node] Pods should get a host IP [NodeConformance] [Conformance]", "a (b) c.d"];
+    const focus = new RegExp(focusOf(names));
+    for (const name of names) expect(focus.test(name)).toBe(true);
+    expect(focus.test("[sig-node] Pods should get a host IP [NodeConformance] [Conformance]x")).toBe(true);
+    expect(focus.test("a b c.d")).toBe(false);
+    expect(focus.test("[sig-node] Pods should get a host IPs")).toBe(false);
+    expect(() => focusOf([])).toThrow(/no spec/);
+  });
+
+  it("holds a run against the recorded list: failed or missing specs are regressions", () => {
+    const spec = (name: string, status: TestCase["status"], failure?: string): TestCase => ({
+      name,
+      sig: "sig-x",
+      status,
+      seconds: 1,
+      ...(failure ? { failure } : {}),
+    });
+    const checked = checkRecorded({ specs: ["a", "b", "c"] }, [
+      spec("a", "passed"),
+      spec("b", "failed", "boom"),
+      spec("d", "passed"),
+      spec("e", "skipped"),
+    ]);
+    expect(checked.tally).toEqual({ passed: 1, failed: 2, skipped: 2 });
+    expect(checked.regressions).toEqual([
+      { name: "b", failure: "boom" },
+      { name: "c", failure: "did not run (renamed or left out of the selection?)" },
+    ]);
+    expect(checked.newlyPassing).toEqual(["d"]);
   });
 });

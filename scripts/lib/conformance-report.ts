@@ -155,3 +155,50 @@ export function sideBySide(ring0: Summary, baseline: Summary): string {
     )
     .join("\n");
 }
+
+/** The specs CI runs and expects to pass through Ring0 (test/conformance/ci.json). */
+export interface RecordedList {
+  /** Where the list comes from and how to refresh it. */
+  note?: string;
+  specs: string[];
+}
+
+const regExpSpecials = /[.*+?^${}()|[\]\\]/g;
+
+/** A Ginkgo focus that selects exactly these specs (each name matched literally). */
+export function focusOf(specs: readonly string[]): string {
+  if (specs.length === 0) throw new Error("the recorded list names no spec");
+  return specs.map((name) => name.replace(regExpSpecials, "\\$&")).join("|");
+}
+
+/**
+ * A run held against the recorded list: every recorded spec must have passed (one that failed or
+ * did not run is a regression); specs outside the list count as skipped, and those that passed are
+ * named so the list can grow.
+ */
+export function checkRecorded(
+  list: RecordedList,
+  cases: readonly TestCase[],
+): { tally: Tally; regressions: { name: string; failure: string }[]; newlyPassing: string[] } {
+  const byName = new Map(cases.map((testCase) => [testCase.name, testCase]));
+  const recorded = new Set(list.specs);
+  const regressions: { name: string; failure: string }[] = [];
+  let passed = 0;
+  for (const name of list.specs) {
+    const found = byName.get(name);
+    if (found?.status === "passed") passed += 1;
+    else
+      regressions.push({
+        name,
+        failure: found
+          ? (found.failure ?? found.status)
+          : "did not run (renamed or left out of the selection?)",
+      });
+  }
+  const others = cases.filter((testCase) => !recorded.has(testCase.name));
+  return {
+    tally: { passed, failed: regressions.length, skipped: others.length },
+    regressions,
+    newlyPassing: others.filter((testCase) => testCase.status === "passed").map((testCase) => testCase.name),
+  };
+}

@@ -39,7 +39,10 @@ replace (
 	k8s.io/streaming => k8s.io/streaming v0.36.4
 )
 
-tool github.com/onsi/ginkgo/v2/ginkgo
+tool (
+	github.com/onsi/ginkgo/v2/ginkgo
+	k8s.io/kubernetes/test/images/agnhost
+)
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -109,6 +112,7 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.3 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.27.7 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/ishidawataru/sctp v0.0.0-20250521072954-ae8eb7fa7995 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect

@@ -4,7 +4,8 @@
 // identical inputs give byte-identical archives (sorted entries, mtime 0, owner 0:0).
 //
 //	ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
-//	                  [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [HOSTPATH:IMAGEPATH[:MODE]]...
+//	                  [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [--dir IMAGEPATH[:MODE]]...
+//	                  [--toolbox /bin/busybox] [HOSTPATH:IMAGEPATH[:MODE]]...
 //	ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name localhost/ring0/toolbox:1]
 //	ring0-image pause --out FILE [--name localhost/ring0/pause:1]
 //	ring0-image pause-run      the pause image's entrypoint: waits for SIGTERM/SIGINT, reaps children
@@ -15,7 +16,10 @@
 //	                           (see push.go); prints "pushed NAME REPOSITORY UPLOADED PRESENT BYTES"
 //
 // --entrypoint and --cmd are repeatable, one argument each (like umoci's --config.entrypoint).
-// MODE is octal (default: the host file's permission bits). Parent directories are created 0755.
+// MODE is octal (default: the host file's permission bits; 0755 for --dir). Parent directories are
+// created 0755. --toolbox puts the toolbox image's files under the image's own (busybox and its
+// applets in /bin, /etc/passwd, /etc/group, /tmp, /root; PATH=/bin unless --env sets PATH): a path
+// the image gives itself (a file, --symlink or --dir) replaces the toolbox's.
 package main
 
 import (
@@ -36,7 +40,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
-                    [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [HOSTPATH:IMAGEPATH[:MODE]]...
+                    [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [--dir IMAGEPATH[:MODE]]...
+                    [--toolbox /bin/busybox] [HOSTPATH:IMAGEPATH[:MODE]]...
   ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name `+toolboxName+`]
   ring0-image pause --out FILE [--name `+pauseName+`]
   ring0-image pause-run
@@ -110,6 +115,22 @@ func parseFileMap(m string) (Entry, error) {
 	return Entry{Path: parts[1], Type: TypeFile, Mode: mode, Data: data}, nil
 }
 
+// parseDir reads IMAGEPATH[:MODE] into a directory entry (default mode 0755).
+func parseDir(d string) (Entry, error) {
+	p, m, hasMode := strings.Cut(d, ":")
+	if p == "" {
+		return Entry{}, fmt.Errorf("--dir %q: want IMAGEPATH[:MODE]", d)
+	}
+	mode := int64(0o755)
+	if hasMode {
+		var err error
+		if mode, err = strconv.ParseInt(m, 8, 32); err != nil || mode < 0 || mode > 0o7777 {
+			return Entry{}, fmt.Errorf("--dir %q: bad octal mode %q", d, m)
+		}
+	}
+	return Entry{Path: p, Type: TypeDir, Mode: mode}, nil
+}
+
 func run(cmd string, args []string) error {
 	fs := flag.NewFlagSet("ring0-image "+cmd, flag.ContinueOnError)
 	out := fs.String("out", "", "archive to write (required)")
@@ -119,11 +140,13 @@ func run(cmd string, args []string) error {
 	case "build":
 		name := fs.String("name", "", "full image name, e.g. localhost/ring0/toolbox:1 (required)")
 		workdir := fs.String("workdir", "", "working directory")
-		var entrypoint, cmdArgs, env, symlinks listFlag
+		toolbox := fs.String("toolbox", "", "static busybox binary: the toolbox image's files under the image's")
+		var entrypoint, cmdArgs, env, symlinks, dirs listFlag
 		fs.Var(&entrypoint, "entrypoint", "entrypoint argument (repeatable)")
 		fs.Var(&cmdArgs, "cmd", "cmd argument (repeatable)")
 		fs.Var(&env, "env", "K=V (repeatable)")
 		fs.Var(&symlinks, "symlink", "IMAGEPATH=TARGET (repeatable)")
+		fs.Var(&dirs, "dir", "IMAGEPATH[:MODE], an empty directory (repeatable)")
 		maps, err := parseInterleaved(fs, args)
 		if err != nil {
 			return err
@@ -143,10 +166,24 @@ func run(cmd string, args []string) error {
 			}
 			spec.Entries = append(spec.Entries, Entry{Path: p, Type: TypeSymlink, Target: target})
 		}
+		for _, d := range dirs {
+			e, err := parseDir(d)
+			if err != nil {
+				return err
+			}
+			spec.Entries = append(spec.Entries, e)
+		}
 		for _, e := range env {
 			if !strings.Contains(e, "=") {
 				return fmt.Errorf("--env %q: want K=V", e)
 			}
+		}
+		if *toolbox != "" {
+			base, err := ToolboxSpec(*toolbox)
+			if err != nil {
+				return err
+			}
+			spec = OnToolbox(base, spec)
 		}
 	case "toolbox":
 		name := fs.String("name", toolboxName, "full image name")

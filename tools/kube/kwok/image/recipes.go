@@ -56,6 +56,39 @@ func ToolboxSpec(busybox string) (Spec, error) {
 	return Spec{Name: toolboxName, Env: []string{"PATH=/bin"}, Cmd: []string{"/bin/sh"}, Entries: entries}, nil
 }
 
+// OnToolbox is image on top of the toolbox: the toolbox's entries, except at paths the image gives
+// itself, then the image's; the image's run config, with the toolbox's PATH when it sets none.
+func OnToolbox(toolbox, image Spec) Spec {
+	own := map[string]bool{}
+	for _, e := range image.Entries {
+		if p, err := cleanPath(e.Path); err == nil {
+			own[p] = true
+		}
+	}
+	out := image
+	out.Entries = nil
+	for _, e := range toolbox.Entries {
+		if p, err := cleanPath(e.Path); err == nil && !own[p] {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	out.Entries = append(out.Entries, image.Entries...)
+	hasPath := false
+	for _, kv := range image.Env {
+		hasPath = hasPath || strings.HasPrefix(kv, "PATH=")
+	}
+	if !hasPath {
+		var path []string
+		for _, kv := range toolbox.Env {
+			if strings.HasPrefix(kv, "PATH=") {
+				path = append(path, kv)
+			}
+		}
+		out.Env = append(path, image.Env...)
+	}
+	return out
+}
+
 // PauseSpec is a pause image: a copy of this program (static) at /pause, entrypoint
 // ["/pause", "pause-run"].
 func PauseSpec(self string) (Spec, error) {
