@@ -123,6 +123,13 @@ function mutatingPolicy(
   ];
 }
 
+/**
+ * The name of the object a request is about. Not `request.name`: a deletecollection is admitted item
+ * by item with the collection's empty name, each item only as `oldObject`.
+ */
+const objectName =
+  "(object != null && has(object.metadata.name) ? object.metadata.name : (oldObject != null && has(oldObject.metadata.name) ? oldObject.metadata.name : ''))";
+
 const absentOrUnlabelled = (variable: string) =>
   `(${variable} == null || !has(${variable}.metadata.labels) || !('${protectedLabel}' in ${variable}.metadata.labels))`;
 
@@ -149,7 +156,7 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
   const protection = denyingPolicy("ring0-protect-managed", {
     resourceRule: { apiGroups: ["*"], resources: ["*"], operations: ["CREATE", "UPDATE", "DELETE"] },
     expression: `${absentOrUnlabelled("oldObject")} && ${absentOrUnlabelled("object")}`,
-    messageExpression: `'"' + request.name + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
+    messageExpression: `'"' + ${objectName} + '" is managed by Ring0 (labelled ${protectedLabel}) and cannot be created, changed or deleted from inside the tenant; ask a Ring0 operator'`,
   });
   const apiServices = denyingPolicy("ring0-tenant-apiservices", {
     resourceRule: {
@@ -158,7 +165,7 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
       operations: ["CREATE", "UPDATE", "DELETE"],
     },
     expression: `${tenantsOwnApiService("oldObject")} && ${tenantsOwnApiService("object")}`,
-    messageExpression: `'APIService "' + request.name + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
+    messageExpression: `'APIService "' + ${objectName} + '": a tenant registers aggregated APIs only for groups of its own, backed by a Service in the tenant; the built-in groups (core, apps, batch, autoscaling, policy, extensions) and those under k8s.io, kubernetes.io and ring0.dev are served by the control plane or Ring0'`,
   });
   const conditionLiteral = (type: string) =>
     `${type}{name: ${cel(condition)}, expression: ${cel(notRing0Expression)}}`;
@@ -170,7 +177,7 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
   const webhookCheck = denyingPolicy("ring0-tenant-webhooks", {
     resourceRule: webhookRule,
     expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && ${hasCondition("w.matchConditions")})`,
-    messageExpression: `'webhook configuration "' + request.name + '": every webhook must keep the matchCondition ${condition} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
+    messageExpression: `'webhook configuration "' + ${objectName} + '": every webhook must keep the matchCondition ${condition} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
   });
   const policyMutation = mutatingPolicy("ring0-tenant-policies", {
     resourceRule: policyRule,
@@ -180,7 +187,7 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
   const policyCheck = denyingPolicy("ring0-tenant-policies", {
     resourceRule: policyRule,
     expression: `has(object.spec.matchConditions) && ${hasCondition("object.spec.matchConditions")}`,
-    messageExpression: `'admission policy "' + request.name + '": it must keep the matchCondition ${condition} Ring0 adds (it keeps tenant policies off the requests Ring0 makes)'`,
+    messageExpression: `'admission policy "' + ${objectName} + '": it must keep the matchCondition ${condition} Ring0 adds (it keeps tenant policies off the requests Ring0 makes)'`,
   });
   // API priority and fairness, as a cluster admin has it, but Ring0's requests stay exempt: the
   // mandatory "exempt" FlowSchema (precedence 1) matches system:masters before any of the tenant's.
@@ -190,8 +197,8 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
       resources: ["flowschemas", "prioritylevelconfigurations"],
       operations: ["CREATE", "UPDATE", "DELETE"],
     },
-    expression: `request.name != 'exempt' && (request.resource.resource != 'flowschemas' || object == null || (has(object.spec.matchingPrecedence) && object.spec.matchingPrecedence > 1))`,
-    messageExpression: `'"' + request.name + '": the exempt FlowSchema and priority level keep the requests of Ring0 unthrottled, so they stay as they are, and tenant FlowSchemas take a matchingPrecedence above 1 (after exempt)'`,
+    expression: `${objectName} != 'exempt' && (request.resource.resource != 'flowschemas' || object == null || (has(object.spec.matchingPrecedence) && object.spec.matchingPrecedence > 1))`,
+    messageExpression: `'"' + ${objectName} + '": the exempt FlowSchema and priority level keep the requests of Ring0 unthrottled, so they stay as they are, and tenant FlowSchemas take a matchingPrecedence above 1 (after exempt)'`,
   });
   return {
     validating: [...protection, ...apiServices, ...webhookCheck, ...policyCheck, ...flowControl],

@@ -399,9 +399,24 @@ describe("tenant controller with the local provisioner", () => {
     const first = await admin("POST", flowSchemas, everyone(1));
     expect(first.status).toBe(422);
     expect(first.text).toContain("only the schema named 'exempt' may have matchingPrecedence 1");
-    // Nor can "exempt" itself be changed or removed.
+    // Nor can "exempt" itself be changed or removed, by name or with a whole collection (admitted
+    // item by item, each without its name in the request).
     expect((await admin("DELETE", `${flowSchemas}/exempt`)).status).toBe(403);
     expect((await admin("PATCH", `${levels}/exempt`, { metadata: { labels: { x: "y" } } })).status).toBe(403);
+    for (const collection of [flowSchemas, levels]) {
+      const sweeping = await admin("DELETE", collection);
+      expect(sweeping.status, collection).toBe(403);
+      expect(sweeping.text).toContain('\\"exempt\\": the exempt FlowSchema');
+      expect((await admin("GET", `${collection}/exempt`)).status).toBe(200);
+    }
+    // And Ring0's own objects stay when a tenant admin sweeps their kind.
+    const sweptBindings = await admin("DELETE", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings");
+    expect(sweptBindings.status).toBe(403);
+    expect(sweptBindings.text).toContain("is managed by Ring0");
+    expect(
+      (await admin("GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ring0:tenant-admins"))
+        .status,
+    ).toBe(200);
     // After exempt, the same FlowSchema is the tenant's to have: Ring0's requests still pass.
     expect((await admin("POST", flowSchemas, everyone(2))).status).toBe(201);
     await serverSideApply(conn, {
