@@ -449,19 +449,19 @@ describe("Ring0's authorization webhook", () => {
       body: gadget("g2"),
     });
     expect(byMember.status).toBe(403);
-    // A reserved group stays RBAC's alone: admins get no priority-and-fairness writes from Ring0.
-    const flowSchema = await kubeRequestText(conn, {
+    // A reserved group stays RBAC's alone: admins get no certificate signing from Ring0.
+    const signing = await kubeRequestText(conn, {
       method: "POST",
-      path: "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas",
+      path: "/apis/certificates.k8s.io/v1/certificatesigningrequests",
       headers: admin,
       body: {
-        apiVersion: "flowcontrol.apiserver.k8s.io/v1",
-        kind: "FlowSchema",
+        apiVersion: "certificates.k8s.io/v1",
+        kind: "CertificateSigningRequest",
         metadata: { name: "mine" },
-        spec: { priorityLevelConfiguration: { name: "global-default" } },
+        spec: { request: "", signerName: "kubernetes.io/kube-apiserver-client", usages: ["client auth"] },
       },
     });
-    expect(flowSchema.status).toBe(403);
+    expect(signing.status).toBe(403);
     // The Tenant's spec.admins are admins by name, without the group.
     const carol = as(kubeUserName(tenant, "carol"));
     expect((await kubeRequestText(conn, { path: gadgets, headers: carol })).status).toBe(403);
