@@ -140,6 +140,13 @@ const condition = `${notRing0ConditionName}`;
 const hasCondition = (conditions: string) =>
   `${conditions}.exists(c, c.name == ${cel(condition)} && c.expression == ${cel(notRing0Expression)})`;
 
+/**
+ * At most this many matchConditions on a tenant webhook or policy, Ring0's included: the API server
+ * evaluates them all within one cost budget (2.5M, 1M an expression) before it looks at any result,
+ * and a budget run out would refuse Ring0's requests too (failurePolicy Fail).
+ */
+const MAX_CONDITIONS = 3;
+
 const webhookRule: ResourceRule = {
   apiGroups: ["admissionregistration.k8s.io"],
   resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
@@ -176,8 +183,8 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
   });
   const webhookCheck = denyingPolicy("ring0-tenant-webhooks", {
     resourceRule: webhookRule,
-    expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && ${hasCondition("w.matchConditions")})`,
-    messageExpression: `'webhook configuration "' + ${objectName} + '": every webhook must keep the matchCondition ${condition} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes)'`,
+    expression: `!has(object.webhooks) || object.webhooks.all(w, has(w.matchConditions) && ${hasCondition("w.matchConditions")} && size(w.matchConditions) <= ${MAX_CONDITIONS})`,
+    messageExpression: `'webhook configuration "' + ${objectName} + '": every webhook must keep the matchCondition ${condition} Ring0 adds (it keeps tenant webhooks off the requests Ring0 makes), with at most ${MAX_CONDITIONS - 1} of its own'`,
   });
   const policyMutation = mutatingPolicy("ring0-tenant-policies", {
     resourceRule: policyRule,
@@ -186,8 +193,8 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
   });
   const policyCheck = denyingPolicy("ring0-tenant-policies", {
     resourceRule: policyRule,
-    expression: `has(object.spec.matchConditions) && ${hasCondition("object.spec.matchConditions")}`,
-    messageExpression: `'admission policy "' + ${objectName} + '": it must keep the matchCondition ${condition} Ring0 adds (it keeps tenant policies off the requests Ring0 makes)'`,
+    expression: `has(object.spec.matchConditions) && ${hasCondition("object.spec.matchConditions")} && size(object.spec.matchConditions) <= ${MAX_CONDITIONS} && (!has(object.spec.paramKind) || (has(object.spec.failurePolicy) && object.spec.failurePolicy == 'Ignore'))`,
+    messageExpression: `'admission policy "' + ${objectName} + '": it must keep the matchCondition ${condition} Ring0 adds (it keeps tenant policies off the requests Ring0 makes), with at most ${MAX_CONDITIONS - 1} of its own, and a policy with paramKind takes failurePolicy Ignore (parameters are resolved before any condition, so a missing one would refuse Ring0 too)'`,
   });
   // API priority and fairness, as a cluster admin has it, but Ring0's requests stay exempt: the
   // mandatory "exempt" FlowSchema (precedence 1) matches system:masters before any of the tenant's.
@@ -197,8 +204,8 @@ export function staticAdmissionPolicies(): { validating: KubeObject[]; mutating:
       resources: ["flowschemas", "prioritylevelconfigurations"],
       operations: ["CREATE", "UPDATE", "DELETE"],
     },
-    expression: `${objectName} != 'exempt' && (request.resource.resource != 'flowschemas' || object == null || (has(object.spec.matchingPrecedence) && object.spec.matchingPrecedence > 1))`,
-    messageExpression: `'"' + ${objectName} + '": the exempt FlowSchema and priority level keep the requests of Ring0 unthrottled, so they stay as they are, and tenant FlowSchemas take a matchingPrecedence above 1 (after exempt)'`,
+    expression: `${objectName} != 'exempt' && (request.resource.resource != 'flowschemas' || object == null || (has(object.spec.matchingPrecedence) && object.spec.matchingPrecedence > 1 && object.spec.priorityLevelConfiguration.name != 'exempt'))`,
+    messageExpression: `'"' + ${objectName} + '": the exempt FlowSchema and priority level keep the requests of Ring0 unthrottled, so they stay as they are, and tenant FlowSchemas take a matchingPrecedence above 1 (after exempt) and a priority level of their own'`,
   });
   return {
     validating: [...protection, ...apiServices, ...webhookCheck, ...policyCheck, ...flowControl],

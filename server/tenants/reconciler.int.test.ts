@@ -340,6 +340,50 @@ describe("tenant controller with the local provisioner", () => {
       (ring0s as { metadata: { labels?: Record<string, string> } }).metadata.labels?.tampered,
     ).toBeUndefined();
 
+    // A policy that could refuse Ring0's requests before any condition is weighed is refused: a
+    // parameter that may be missing under failurePolicy Fail, or conditions enough to run out the
+    // budget they share.
+    const rules = {
+      resourceRules: [
+        { apiGroups: [""], apiVersions: ["v1"], resources: ["namespaces"], operations: ["UPDATE"] },
+      ],
+    };
+    const withParams = await admin("POST", policies, {
+      metadata: { name: "params" },
+      spec: {
+        failurePolicy: "Fail",
+        paramKind: { apiVersion: "v1", kind: "ConfigMap" },
+        matchConstraints: rules,
+        validations: [{ expression: "true" }],
+      },
+    });
+    expect(withParams.status).toBe(403);
+    expect(withParams.text).toContain("failurePolicy Ignore");
+    const crowded = await admin("POST", policies, {
+      metadata: { name: "crowded" },
+      spec: {
+        matchConstraints: rules,
+        matchConditions: ["a", "b", "c"].map((conditionName) => ({
+          name: conditionName,
+          expression: "true",
+        })),
+        validations: [{ expression: "true" }],
+      },
+    });
+    expect(crowded.status).toBe(403);
+    expect(crowded.text).toContain("at most 2 of its own");
+    const ignoring = await admin("POST", policies, {
+      metadata: { name: "params" },
+      spec: {
+        failurePolicy: "Ignore",
+        paramKind: { apiVersion: "v1", kind: "ConfigMap" },
+        matchConstraints: rules,
+        validations: [{ expression: "true" }],
+      },
+    });
+    expect(ignoring.status).toBe(201);
+    expect((await admin("DELETE", `${policies}/params`)).status).toBe(200);
+
     // A policy Ring0 created through the API before its policies moved into files is removed.
     await createObject(conn, {
       apiVersion: "admissionregistration.k8s.io/v1",
@@ -417,6 +461,10 @@ describe("tenant controller with the local provisioner", () => {
       (await admin("GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/ring0:tenant-admins"))
         .status,
     ).toBe(200);
+    // Nor can the tenant's own requests go around priority and fairness through "exempt".
+    const toExempt = everyone(3);
+    toExempt.spec.priorityLevelConfiguration.name = "exempt";
+    expect((await admin("POST", flowSchemas, toExempt)).status).toBe(403);
     // After exempt, the same FlowSchema is the tenant's to have: Ring0's requests still pass.
     expect((await admin("POST", flowSchemas, everyone(2))).status).toBe(201);
     await serverSideApply(conn, {
