@@ -8,7 +8,8 @@
  * one of the tenant's admins (a real Ring0 API token and Ring0's CA; `--kubeconfig` takes one from
  * `ring0 kubeconfig <tenant>` instead). Baseline: the local super cluster itself — a bare kwokctl
  * control plane of the same version with the same real node, and no Ring0 in the path. The same
- * selection runs on both, one after the other (the baseline first). Both JUnit reports, and a
+ * selection runs on both, one after the other (the baseline first); `--only` runs one side and
+ * compares it with the other side's last run in the same results directory. Both JUnit reports, and a
  * summary (passed / failed / skipped per SIG, and what passes on the baseline but fails through
  * Ring0), are written under bench/results/conformance/; the two summaries are printed side by side.
  *
@@ -200,6 +201,26 @@ async function anchorPod(kubeconfig: string): Promise<{ remove(): Promise<void> 
   };
 }
 
+/** The test cases of the JUnit reports in a directory, or undefined when it holds none. */
+function readReports(reportDir: string): TestCase[] | undefined {
+  if (!fs.existsSync(reportDir)) return undefined;
+  const reports = fs.readdirSync(reportDir).filter((file) => /^junit.*\.xml$/.test(file));
+  if (reports.length === 0) return undefined;
+  return reports.flatMap((file) => parseJUnit(fs.readFileSync(path.join(reportDir, file), "utf8")));
+}
+
+/**
+ * With `--only`, the other side is the last run of it in the same results directory (a full run
+ * takes an hour a side, so the two are often run apart); empty when there is none.
+ */
+function lastRun(side: "ring0" | "baseline", results: string): TestCase[] {
+  const cases = readReports(path.join(results, side)) ?? [];
+  if (cases.length > 0) {
+    process.stdout.write(`  ${side}: compared with its last run in ${path.join(results, side)}\n`);
+  }
+  return cases;
+}
+
 /** Runs the selection against one kubeconfig; resolves with its test cases (from its JUnit report). */
 async function runSuite(
   name: "ring0" | "baseline",
@@ -245,11 +266,10 @@ async function runSuite(
     child.on("error", () => resolve(127));
   });
   fs.closeSync(log);
-  const reports = fs.readdirSync(reportDir).filter((file) => /^junit.*\.xml$/.test(file));
-  if (reports.length === 0) {
+  const cases = readReports(reportDir);
+  if (cases === undefined) {
     fail(`${name}: the suite wrote no JUnit report (exit ${code}); see ${path.join(reportDir, "e2e.log")}`);
   }
-  const cases = reports.flatMap((file) => parseJUnit(fs.readFileSync(path.join(reportDir, file), "utf8")));
   process.stdout.write(
     `  ${name}: ${cases.length} specs in ${Math.round((Date.now() - started) / 1000)} s (exit ${code})\n`,
   );
@@ -286,17 +306,16 @@ async function main(): Promise<void> {
     (await tenantAdminKubeconfig(options.tenant, path.join(work, `${options.tenant}.kubeconfig`)));
 
   const started = Date.now();
-  const empty: TestCase[] = [];
   // A tenant sees a node only where its pods run (vNodes), and the suite starts only once it sees
   // a Ready one: keep one pod of the tenant's running for the length of the run.
   const anchor = options.only === "baseline" ? undefined : await anchorPod(ring0Kubeconfig);
   const baseline =
     options.only === "ring0"
-      ? empty
+      ? lastRun("baseline", results)
       : await runSuite("baseline", bin, superKubeconfig, options, path.join(results, "baseline"));
   const ring0 =
     options.only === "baseline"
-      ? empty
+      ? lastRun("ring0", results)
       : await runSuite("ring0", bin, ring0Kubeconfig, options, path.join(results, "ring0"));
   await anchor?.remove();
   const summaries: Record<"ring0" | "baseline", Summary> = {

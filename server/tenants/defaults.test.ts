@@ -58,6 +58,10 @@ describe("tenant defaults", () => {
         .flatMap((rule) => rule.resources);
     expect(writable("admissionregistration.k8s.io")).toEqual(["*"]);
     expect(writable("apiregistration.k8s.io")).toEqual(["*"]);
+    // Dynamic resource allocation objects are the tenant's own (no claim is carried below), but no
+    // CRD may take their group.
+    expect(writable("resource.k8s.io")).toEqual(["*"]);
+    expect(reservedGroups).toContain("resource.k8s.io");
   });
 
   it("labels every Ring0 object protected, and holds no admission policy (those come from files)", () => {

@@ -94,6 +94,9 @@ export const tenantAdminGroups = [
   "events.k8s.io",
   "apiextensions.k8s.io",
   "rbac.authorization.k8s.io",
+  // Dynamic resource allocation: device classes, slices and claims are the tenant's own and inert
+  // below it (the syncer carries no claim to the super cluster: super-pod-spec.ts).
+  "resource.k8s.io",
 ];
 
 /** Groups that extend the control plane, which tenant admins configure as cluster admins do. */
@@ -109,7 +112,6 @@ export const reservedGroups = [
   "node.k8s.io",
   "scheduling.k8s.io",
   "storage.k8s.io",
-  "resource.k8s.io",
   "storagemigration.k8s.io",
   "authentication.k8s.io",
   "authorization.k8s.io",

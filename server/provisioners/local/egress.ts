@@ -126,9 +126,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
 
   const tunnel = (client: net.Socket, dial: EgressTarget, rest: Buffer) => {
     const upstream = net.connect(dial.port, dial.host);
+    let connected = false;
     sockets.add(upstream);
-    upstream.on("close", () => sockets.delete(upstream));
     upstream.once("connect", () => {
+      connected = true;
       client.setTimeout(0);
       client.write("HTTP/1.1 200 Connection established\r\n\r\n");
       if (rest.length > 0) upstream.write(rest);
@@ -138,7 +139,22 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     });
     upstream.on("error", () => {
       // Only allowed destinations get here: the tenant's own pods, Ring0's webhook, a vn-agent.
-      if (!client.destroyed) client.end(BAD_GATEWAY);
+      // Once the tunnel is up its bytes are the tenant's (TLS, mostly): no answer of ours in them.
+      if (!client.destroyed && !connected) client.end(BAD_GATEWAY);
+    });
+    upstream.on("close", () => {
+      sockets.delete(upstream);
+      // The tunnel is over once its upstream is. Unpiped from it, the client would be left paused,
+      // never reading its own end, and held open (and counted) for good: close it as soon as what
+      // the upstream sent is flushed, or shortly if the tenant's side does not read it.
+      if (client.destroyed) return;
+      if (!client.writableEnded) client.end();
+      if (client.writableFinished) {
+        client.destroy();
+        return;
+      }
+      client.once("finish", () => client.destroy());
+      setTimeout(() => client.destroy(), 10_000).unref();
     });
     client.on("close", () => upstream.destroy());
   };
