@@ -2,14 +2,17 @@
  * The upstream Kubernetes conformance suite, through Ring0 and on a bare baseline (issue 17):
  *
  *   npm run conformance -- --tenant acme [--focus REGEX] [--skip REGEX] [--only ring0|baseline]
- *                          [--procs N] [--kubeconfig FILE] [--results DIR]
+ *                          [--procs N] [--kubeconfig FILE] [--results DIR] [--shard K/N]
  *
  * Through Ring0: the tenant's control plane through the kube gateway, with a kubeconfig issued as
  * one of the tenant's admins (a real Ring0 API token and Ring0's CA; `--kubeconfig` takes one from
  * `ring0 kubeconfig <tenant>` instead). Baseline: the local super cluster itself — a bare kwokctl
  * control plane of the same version with the same real node, and no Ring0 in the path. The same
  * selection runs on both, one after the other (the baseline first); `--only` runs one side and
- * compares it with the other side's last run in the same results directory. Both JUnit reports, and a
+ * compares it with the other side's last run in the same results directory. `--shard K/N` runs
+ * every Nth spec of the selection (a full run is hours a side on a small machine: run its shards
+ * when there is time, in any order); the summary then merges every shard of N run so far and says
+ * which are missing. Both JUnit reports, and a
  * summary (passed / failed / skipped per SIG, and what passes on the baseline but fails through
  * Ring0), are written under bench/results/conformance/; the two summaries are printed side by side.
  *
@@ -38,15 +41,20 @@ import { createUserRepository } from "@/server/users/repository";
 import { ensureConformanceImages } from "./lib/conformance-images";
 import {
   compare,
+  focusOf,
+  mergeRuns,
   parseJUnit,
+  parseShard,
   type Summary,
+  shardOf,
   sideBySide,
+  specsOfDryRun,
   summarize,
   type TestCase,
 } from "./lib/conformance-report";
 
 const USAGE =
-  "usage: npm run conformance -- --tenant NAME [--focus REGEX] [--skip REGEX] [--only ring0|baseline] [--procs N] [--kubeconfig FILE] [--results DIR]\n";
+  "usage: npm run conformance -- --tenant NAME [--focus REGEX] [--skip REGEX] [--only ring0|baseline] [--procs N] [--kubeconfig FILE] [--results DIR] [--shard K/N]\n";
 const DEFAULT_FOCUS = "\\[Conformance\\]";
 const DEFAULT_SKIP = "\\[Serial\\]|\\[Disruptive\\]";
 
@@ -64,9 +72,11 @@ interface Options {
   kubeconfig?: string;
   /** Where the reports and summary go (default bench/results/conformance). */
   results: string;
+  /** Every `of`th spec of the selection, from the `index`th (1-based). */
+  shard?: { index: number; of: number };
 }
 
-const FLAGS = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig", "--results"];
+const FLAGS = ["--tenant", "--focus", "--skip", "--only", "--procs", "--kubeconfig", "--results", "--shard"];
 
 function parseArgs(argv: string[]): Options {
   const values: Record<string, string> = {};
@@ -92,6 +102,8 @@ function parseArgs(argv: string[]): Options {
   if (values.only !== undefined && values.only !== "ring0" && values.only !== "baseline") {
     fail(`--only takes ring0 or baseline, not ${JSON.stringify(values.only)}`, 2);
   }
+  const shard = values.shard === undefined ? undefined : parseShard(values.shard);
+  if (typeof shard === "string") fail(shard, 2);
   const procs = Number(values.procs ?? 1);
   if (!Number.isInteger(procs) || procs < 1 || procs > 8) fail("--procs takes a whole number from 1 to 8", 2);
   return {
@@ -102,6 +114,7 @@ function parseArgs(argv: string[]): Options {
     procs,
     kubeconfig: values.kubeconfig,
     results: path.resolve(values.results ?? "bench/results/conformance"),
+    shard,
   };
 }
 
@@ -305,19 +318,85 @@ async function main(): Promise<void> {
     options.kubeconfig ??
     (await tenantAdminKubeconfig(options.tenant, path.join(work, `${options.tenant}.kubeconfig`)));
 
+  // A shard: the selection's specs by name (a dry run), every Nth of them, in a directory of its own.
+  let runDir = results;
+  let selection = options;
+  if (options.shard) {
+    const { index, of } = options.shard;
+    const dry = await run(
+      path.join(bin, "e2e.test"),
+      [
+        "--ginkgo.dry-run",
+        "--ginkgo.v",
+        "--ginkgo.no-color",
+        `--ginkgo.focus=${options.focus}`,
+        `--ginkgo.skip=${options.skip}`,
+      ],
+      { timeoutMs: 10 * 60_000 },
+    );
+    const specs = shardOf(specsOfDryRun(dry.stdout), options.shard);
+    if (specs.length === 0) fail(`shard ${index}/${of} of this selection holds no spec`);
+    process.stdout.write(`  shard ${index}/${of}: ${specs.length} specs\n`);
+    selection = { ...options, focus: focusOf(specs) };
+    runDir = path.join(results, "shards", String(of), String(index));
+  }
+
   const started = Date.now();
   // A tenant sees a node only where its pods run (vNodes), and the suite starts only once it sees
   // a Ready one: keep one pod of the tenant's running for the length of the run.
   const anchor = options.only === "baseline" ? undefined : await anchorPod(ring0Kubeconfig);
   const baseline =
     options.only === "ring0"
-      ? lastRun("baseline", results)
-      : await runSuite("baseline", bin, superKubeconfig, options, path.join(results, "baseline"));
+      ? lastRun("baseline", runDir)
+      : await runSuite("baseline", bin, superKubeconfig, selection, path.join(runDir, "baseline"));
   const ring0 =
     options.only === "baseline"
-      ? lastRun("ring0", results)
-      : await runSuite("ring0", bin, ring0Kubeconfig, options, path.join(results, "ring0"));
+      ? lastRun("ring0", runDir)
+      : await runSuite("ring0", bin, ring0Kubeconfig, selection, path.join(runDir, "ring0"));
   await anchor?.remove();
+  const minutes = Math.round((Date.now() - started) / 6_000) / 10;
+  if (options.shard) {
+    // This shard's own summary, then the whole run so far: every shard of N that has reports.
+    writeSummary(runDir, options, minutes, ring0, baseline);
+    const shardsDir = path.dirname(runDir);
+    const done = fs
+      .readdirSync(shardsDir)
+      .map(Number)
+      .filter((index) => Number.isInteger(index))
+      .sort((a, b) => a - b);
+    const side = (name: "ring0" | "baseline") =>
+      mergeRuns(done.map((index) => readReports(path.join(shardsDir, String(index), name)) ?? []));
+    const missing = Array.from({ length: options.shard.of }, (_, at) => at + 1).filter(
+      (index) => !done.includes(index),
+    );
+    process.stdout.write(
+      `\nshards of ${options.shard.of} run so far: ${done.join(", ")}${missing.length > 0 ? `; still to run: ${missing.join(", ")}` : " (the whole selection)"}\n`,
+    );
+    // The run's time is its shards' (each ran both its sides).
+    const shardMinutes = done.map((index) => {
+      const file = path.join(shardsDir, String(index), "summary.json");
+      return fs.existsSync(file) ? Number(JSON.parse(fs.readFileSync(file, "utf8")).minutes) || 0 : 0;
+    });
+    const total = Math.round(shardMinutes.reduce((sum, value) => sum + value, 0) * 10) / 10;
+    writeSummary(results, options, total, side("ring0"), side("baseline"), {
+      of: options.shard.of,
+      done,
+      missing,
+    });
+    return;
+  }
+  writeSummary(results, options, minutes, ring0, baseline);
+}
+
+/** Writes summary.json for the two sides' cases and prints them side by side with the differences. */
+function writeSummary(
+  results: string,
+  options: Options,
+  minutes: number,
+  ring0: TestCase[],
+  baseline: TestCase[],
+  shards?: { of: number; done: number[]; missing: number[] },
+): void {
   const summaries: Record<"ring0" | "baseline", Summary> = {
     ring0: summarize(ring0),
     baseline: summarize(baseline),
@@ -329,7 +408,8 @@ async function main(): Promise<void> {
     focus: options.focus,
     skip: options.skip,
     procs: options.procs,
-    minutes: Math.round((Date.now() - started) / 6_000) / 10,
+    ...(shards ? { shards } : {}),
+    minutes,
     ring0: summaries.ring0,
     baseline: summaries.baseline,
     passedOnBaselineFailedThroughRing0: comparison.regressions.map((testCase) => ({

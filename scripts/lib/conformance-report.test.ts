@@ -3,8 +3,12 @@ import {
   checkRecorded,
   compare,
   focusOf,
+  mergeRuns,
   parseJUnit,
+  parseShard,
+  shardOf,
   sideBySide,
+  specsOfDryRun,
   summarize,
   type TestCase,
 } from "./conformance-report";
@@ -104,5 +108,47 @@ describe("conformance reports", () => {
       { name: "c", failure: "did not run (renamed or left out of the selection?)" },
     ]);
     expect(checked.newlyPassing).toEqual(["d"]);
+  });
+
+  it("reads the selected specs' names from a dry run, labels left off", () => {
+    const output = [
+      "Will run 2 of 7579 specs",
+      "[sig-node] Pods should get a host IP [NodeConformance] [Conformance] [sig-node, NodeConformance, Conformance]",
+      "k8s.io/kubernetes@v1.36.4/test/e2e/common/node/pods.go:205",
+      "[sig-api-machinery] Watchers should observe add, update, and delete watch notifications on configmaps [Conformance] [sig-api-machinery, Conformance]",
+      "[sig-node] Pods should get a host IP [NodeConformance] [Conformance] [sig-node, NodeConformance, Conformance]",
+      "------------------------------",
+    ].join("\n");
+    expect(specsOfDryRun(output)).toEqual([
+      "[sig-api-machinery] Watchers should observe add, update, and delete watch notifications on configmaps [Conformance]",
+      "[sig-node] Pods should get a host IP [NodeConformance] [Conformance]",
+    ]);
+  });
+
+  it("splits a selection into shards that cover it once, and says what a bad shard lacks", () => {
+    const specs = Array.from({ length: 10 }, (_, index) => `spec ${index}`);
+    const shards = [1, 2, 3].map((index) => shardOf(specs, { index, of: 3 }));
+    expect(shards.map((shard) => shard.length)).toEqual([4, 3, 3]);
+    expect(shards.flat().sort()).toEqual([...specs].sort());
+    expect(parseShard("2/4")).toEqual({ index: 2, of: 4 });
+    for (const bad of ["0/4", "5/4", "2", "a/b", "1/65"]) expect(parseShard(bad)).toMatch(/K\/N/);
+  });
+
+  it("merges the shards of a run: a spec's status is that of the run that ran it", () => {
+    const at = (name: string, status: "passed" | "failed" | "skipped") => ({
+      name,
+      sig: "sig-node",
+      status,
+      seconds: 1,
+    });
+    const merged = mergeRuns([
+      [at("a", "passed"), at("b", "skipped"), at("c", "skipped")],
+      [at("a", "skipped"), at("b", "failed"), at("c", "skipped")],
+    ]);
+    expect(Object.fromEntries(merged.map((testCase) => [testCase.name, testCase.status]))).toEqual({
+      a: "passed",
+      b: "failed",
+      c: "skipped",
+    });
   });
 });

@@ -202,3 +202,50 @@ export function checkRecorded(
     newlyPassing: others.filter((testCase) => testCase.status === "passed").map((testCase) => testCase.name),
   };
 }
+
+/**
+ * The names of the specs a dry run selected, from its verbose, uncoloured output: each spec is a
+ * line `[sig-…] Its text [Conformance] [sig-…, Conformance]`, the last group being its labels
+ * (every selected [Conformance] spec has some). The names are the reports' and `focusOf`'s.
+ */
+export function specsOfDryRun(output: string): string[] {
+  const names = new Set<string>();
+  for (const line of output.split("\n")) {
+    if (!line.startsWith("[sig-")) continue;
+    const labels = /\s\[[^\]]*\]$/.exec(line.trimEnd());
+    if (!labels) continue;
+    names.add(line.trimEnd().slice(0, labels.index));
+  }
+  return [...names].sort();
+}
+
+/** "K/N" (1 ≤ K ≤ N ≤ 64), or undefined with what to fix. */
+export function parseShard(text: string): { index: number; of: number } | string {
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  const index = Number(match?.[1]);
+  const of = Number(match?.[2]);
+  if (!match || index < 1 || of < 1 || of > 64 || index > of) {
+    return `--shard takes K/N with 1 ≤ K ≤ N ≤ 64 (for example 2/4), not ${JSON.stringify(text)}`;
+  }
+  return { index, of };
+}
+
+/** Shard K of N of a selection: every Nth spec of the sorted list, so each shard mixes all SIGs. */
+export function shardOf(specs: readonly string[], shard: { index: number; of: number }): string[] {
+  return [...specs].sort().filter((_, position) => position % shard.of === shard.index - 1);
+}
+
+/**
+ * One run made of several (the shards of a full run): each spec once, with the status of the run
+ * that ran it (one that ran it beats those that skipped it; a later run beats an earlier one).
+ */
+export function mergeRuns(runs: readonly (readonly TestCase[])[]): TestCase[] {
+  const merged = new Map<string, TestCase>();
+  for (const run of runs) {
+    for (const testCase of run) {
+      if (merged.has(testCase.name) && testCase.status === "skipped") continue;
+      merged.set(testCase.name, testCase);
+    }
+  }
+  return [...merged.values()];
+}
