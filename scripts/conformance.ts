@@ -271,7 +271,7 @@ async function runSuite(
   const log = fs.openSync(path.join(reportDir, "e2e.log"), "w");
   const started = Date.now();
   process.stdout.write(
-    `▶ ${name}: ${options.focus} without ${options.skip} (log: ${path.join(reportDir, "e2e.log")})\n`,
+    `▶ ${name}: ${options.shard ? `shard ${options.shard.index}/${options.shard.of}` : options.focus} without ${options.skip} (log: ${path.join(reportDir, "e2e.log")})\n`,
   );
   const code = await new Promise<number>((resolve) => {
     const child = spawn(command, args as string[], { stdio: ["ignore", log, log] });

@@ -28,6 +28,11 @@ export const syncAnnotations = {
   name: "ring0.dev/tenant-name",
   /** The object's uid in the tenant control plane. */
   uid: "ring0.dev/tenant-uid",
+  /**
+   * A pod's metadata.generation in the tenant control plane when it was last written below: what
+   * the super pod's observed generations are told up as (upward-status.ts).
+   */
+  generation: "ring0.dev/tenant-generation",
 } as const;
 
 export interface Naming {

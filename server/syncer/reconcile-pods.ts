@@ -13,6 +13,7 @@ import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/app
 import { K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { V1Pod } from "@/server/k8s/kinds/node";
+import { kubeRequest } from "@/server/k8s/transport";
 import type { PodLike } from "@/server/quotas/usage";
 import { syncAnnotations } from "./contracts";
 import { checkPodIsolation } from "./filter";
@@ -38,10 +39,11 @@ import {
   syncerComponent,
   type TenantSession,
 } from "./session";
+import { resizePatch, superEphemeralContainers } from "./super-pod-spec";
 import { type Json, malformedReason } from "./synced-kinds";
 import { bindPod, deleteTenantPod, patchPodStatus } from "./tenant-pod-writes";
 import { superObject, syncHashOf, withSyncHash } from "./translate";
-import { podStatusPatch } from "./upward-status";
+import { podStatusPatch, tenantPodStatus } from "./upward-status";
 import type { VNodes } from "./vnodes";
 
 function podRef(namespace: string, name: string) {
@@ -178,6 +180,7 @@ export function createPodReconciler(
     }
 
     if (quotaHeldBefore(pod)) await releaseQuotaHold(ctx, session, pod);
+    below = await addEphemeralContainers(session, pod, below);
 
     // Upward: the node, then the status exactly as the super cluster reports it.
     const node = nodeNameOf(below);
@@ -185,8 +188,55 @@ export function createPodReconciler(
       await vNodes.ensure(session, node);
       await bindPod(session, namespace, name, node);
     }
-    const patch = podStatusPatch(pod.status as Json | undefined, below.status as Json | undefined);
+    const patch = podStatusPatch(
+      pod.status as Json | undefined,
+      tenantPodStatus(below.status as Json | undefined, {
+        superGeneration: (below.metadata as { generation?: unknown }).generation,
+        tenantGeneration: below.metadata.annotations?.[syncAnnotations.generation],
+      }),
+    );
     if (patch) await patchPodStatus(session, namespace, name, patch);
+  }
+
+  /**
+   * The ephemeral containers the tenant added (`kubectl debug`), added below through the
+   * pods/ephemeralcontainers subresource, once each: they are checked as a new pod's containers
+   * are, since each is a new process on the shared node. Resolves with the copy as it is now.
+   */
+  async function addEphemeralContainers(session: TenantSession, pod: Obj, below: Obj): Promise<Obj> {
+    const wanted = superEphemeralContainers((pod.spec ?? {}) as Json);
+    const present = new Set(
+      (((below.spec as Json | undefined)?.ephemeralContainers as Json[] | undefined) ?? []).map(
+        (container) => container.name,
+      ),
+    );
+    const missing = wanted.filter((container) => !present.has(container.name));
+    if (missing.length === 0) return below;
+    const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
+    const violations = checkPodIsolation(checked as unknown as V1Pod, session.isolation);
+    if (violations.length > 0) {
+      await reportIsolation(ctx, session, pod, isolationMessage(violations));
+      return below;
+    }
+    try {
+      return await kubeRequest<Obj>(ctx.superCluster, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${below.metadata.namespace}/pods/${below.metadata.name}/ephemeralcontainers`,
+        contentType: "application/strategic-merge-patch+json",
+        body: { spec: { ephemeralContainers: missing } },
+        timeoutMs: 15_000,
+      });
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+      await warnOnce(
+        session,
+        "pod",
+        pod,
+        "SyncRefused",
+        `The super cluster refused the pod's ephemeral containers: ${error.message}`,
+      );
+      return below;
+    }
   }
 
   /** A new pod's copy below, or undefined when the super cluster refused it (the tenant is told why). */
@@ -229,6 +279,17 @@ export function createPodReconciler(
       return below;
     }
     try {
+      // Resources change only through pods/resize (in-place resize): that first, then the rest.
+      const resize = resizePatch((desired.spec ?? {}) as Json, (below.spec ?? {}) as Json);
+      if (resize) {
+        await kubeRequest(ctx.superCluster, {
+          method: "PATCH",
+          path: `/api/v1/namespaces/${below.metadata.namespace}/pods/${below.metadata.name}/resize`,
+          contentType: "application/strategic-merge-patch+json",
+          body: resize,
+          timeoutMs: 15_000,
+        });
+      }
       return await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
     } catch (error) {
       if (!isRefusal(error)) throw error;

@@ -117,6 +117,47 @@ export function confineAffinity(affinity: unknown, tenant: string): unknown {
   return copy;
 }
 
+/** The tenant's token volumes (kube-api-access-*), which never go below, by name. */
+function tokenVolumeNames(spec: Json): Set<string> {
+  const volumes = (spec.volumes as Json[] | undefined) ?? [];
+  return new Set(volumes.filter(isTenantTokenVolume).map((volume) => String(volume.name)));
+}
+
+/**
+ * The pod's ephemeral containers as the super cluster gets them, translated as its other
+ * containers are (no mount of the tenant's token, capability names canonical). They are added
+ * below through the pods/ephemeralcontainers subresource, never with the pod itself.
+ */
+export function superEphemeralContainers(spec: Json): Json[] {
+  const containers = withoutVolumeMounts(spec.ephemeralContainers, tokenVolumeNames(spec));
+  return containers ? withCanonicalCapabilities(containers) : [];
+}
+
+/**
+ * A strategic merge patch for the pods/resize subresource below: the resources of each container
+ * (and restartable init container) whose resources the tenant changed, or null when none differs.
+ * A running pod's resources change only through that subresource.
+ */
+export function resizePatch(desired: Json, below: Json): Json | null {
+  const patch: Json = {};
+  for (const field of ["containers", "initContainers"]) {
+    const current = new Map(
+      ((below[field] as Json[] | undefined) ?? []).map((container) => [container.name, container]),
+    );
+    const changed = ((desired[field] as Json[] | undefined) ?? [])
+      .filter((container) => {
+        const now = current.get(container.name);
+        return (
+          now !== undefined &&
+          JSON.stringify(container.resources ?? {}) !== JSON.stringify(now.resources ?? {})
+        );
+      })
+      .map((container) => ({ name: container.name, resources: container.resources ?? {} }));
+    if (changed.length > 0) patch[field] = changed;
+  }
+  return Object.keys(patch).length > 0 ? { spec: patch } : null;
+}
+
 /**
  * The pod's spec as the super cluster gets it. No service-account token of the super cluster is
  * mounted (automountServiceAccountToken false), and every projected volume with a token source
@@ -131,7 +172,7 @@ export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant
   if (tenant !== undefined && copy.affinity !== undefined)
     copy.affinity = confineAffinity(copy.affinity, tenant);
   const volumes = (copy.volumes as Json[] | undefined) ?? [];
-  const removed = new Set(volumes.filter(isTenantTokenVolume).map((volume) => String(volume.name)));
+  const removed = tokenVolumeNames(copy);
   const kept = volumes.filter((volume) => !removed.has(String(volume.name)));
   if (kept.length > 0) copy.volumes = kept;
   else delete copy.volumes;

@@ -247,6 +247,99 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await deleteObject(connA, ref("Pod", "root", namespace));
   });
 
+  it("adds the tenant's ephemeral containers below, checked as new containers, and resizes in place", async () => {
+    await createObject(
+      connA,
+      pod("debugged", {
+        containers: [
+          {
+            name: "main",
+            image: "nginx",
+            resources: { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "200m", memory: "64Mi" } },
+          },
+        ],
+      }),
+    );
+    await runningAbove(connA, "debugged");
+    const podPath = `/api/v1/namespaces/${namespace}/pods/debugged`;
+    const debuggerContainer = { name: "debugger", image: "busybox", stdin: true, tty: true };
+    await kubeRequest(connA, {
+      method: "PATCH",
+      path: `${podPath}/ephemeralcontainers`,
+      contentType: "application/strategic-merge-patch+json",
+      body: { spec: { ephemeralContainers: [debuggerContainer] } },
+    });
+    const below = await eventually(async () => {
+      const found = await readBelow(tenantA, "Pod", "debugged");
+      const names = ((found?.spec?.ephemeralContainers ?? []) as { name: string }[]).map((c) => c.name);
+      return names.includes("debugger") ? found : undefined;
+    });
+    expect(below.spec?.ephemeralContainers).toHaveLength(1);
+    // A privileged one is the tenant's to write in its control plane, never run below.
+    await kubeRequest(connA, {
+      method: "PATCH",
+      path: `${podPath}/ephemeralcontainers`,
+      contentType: "application/strategic-merge-patch+json",
+      body: {
+        spec: {
+          ephemeralContainers: [{ name: "root", image: "busybox", securityContext: { privileged: true } }],
+        },
+      },
+    });
+    const refused = await eventually(async () => {
+      const found = await readOrUndefined(connA, ref("Pod", "debugged", namespace));
+      const conditions = (found?.status?.conditions ?? []) as { type: string; message: string }[];
+      return conditions.find((condition) => condition.type === isolationConditionType);
+    });
+    expect(refused.message).toContain("privileged");
+    await syncer?.patrol();
+    const names = (
+      ((await readBelow(tenantA, "Pod", "debugged"))?.spec?.ephemeralContainers ?? []) as {
+        name: string;
+      }[]
+    ).map((container) => container.name);
+    expect(names).toEqual(["debugger"]);
+
+    await deleteObject(connA, ref("Pod", "debugged", namespace));
+
+    // In-place resize: the tenant's new resources reach the copy below through pods/resize. (A
+    // simulated node reports no container resources, so API servers take a resize only of a pod
+    // with no running container: this one waits for a node that does not exist.)
+    await createObject(
+      connA,
+      pod("resized", {
+        nodeSelector: { "example.com/no-such-node": "true" },
+        containers: [
+          {
+            name: "main",
+            image: "nginx",
+            resources: { requests: { cpu: "100m", memory: "64Mi" }, limits: { cpu: "200m", memory: "64Mi" } },
+          },
+        ],
+      }),
+    );
+    await eventually(() => readBelow(tenantA, "Pod", "resized"));
+    await kubeRequest(connA, {
+      method: "PATCH",
+      path: `/api/v1/namespaces/${namespace}/pods/resized/resize`,
+      contentType: "application/strategic-merge-patch+json",
+      body: {
+        spec: {
+          containers: [{ name: "main", resources: { requests: { cpu: "150m" }, limits: { cpu: "300m" } } }],
+        },
+      },
+    });
+    const resized = await eventually(async () => {
+      const found = await readBelow(tenantA, "Pod", "resized");
+      const main = (
+        (found?.spec?.containers ?? []) as { name: string; resources?: { limits?: { cpu?: string } } }[]
+      ).find((container) => container.name === "main");
+      return main?.resources?.limits?.cpu === "300m" ? main : undefined;
+    });
+    expect(resized.resources).toMatchObject({ requests: { cpu: "150m", memory: "64Mi" } });
+    await deleteObject(connA, ref("Pod", "resized", namespace));
+  });
+
   it("deletes below what the tenant deletes, and marks the tenant pod Evicted when it goes below", async () => {
     await createObject(connA, pod("short"));
     await createObject(connA, pod("evicted"));

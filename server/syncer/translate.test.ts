@@ -3,10 +3,10 @@ import { syncAnnotations, syncLabels } from "./contracts";
 import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace } from "./naming";
 import { podSecurityLabels } from "./pod-security";
-import { superPodSpec } from "./super-pod-spec";
+import { resizePatch, superEphemeralContainers, superPodSpec } from "./super-pod-spec";
 import { isSynced, malformedReason, maxObjectBytes, type TenantObject } from "./synced-kinds";
 import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
-import { podStatusPatch, serviceStatusPatch } from "./upward-status";
+import { podStatusPatch, serviceStatusPatch, tenantPodStatus } from "./upward-status";
 import { vNodeContent, vNodeStatus } from "./vnode-content";
 
 const tenantPod: TenantObject = {
@@ -423,6 +423,16 @@ describe("upward translation", () => {
       conditions: { lastHeartbeatTime: string }[];
     };
     expect(status.conditions[0]?.lastHeartbeatTime).toBe("2026-02-02T00:00:00Z");
+
+    // What a real kubelet declares it supports goes up as it is (the tenant's API server weighs it).
+    const real = structuredClone(superNode) as typeof superNode & { status: Record<string, unknown> };
+    real.status.features = { supplementalGroupsPolicy: true };
+    real.status.declaredFeatures = ["InPlacePodVerticalScalingInitContainers"];
+    expect(vNodeContent(real, 20250).status).toMatchObject({
+      features: { supplementalGroupsPolicy: true },
+      declaredFeatures: ["InPlacePodVerticalScalingInitContainers"],
+    });
+    expect(served.status).not.toHaveProperty("declaredFeatures");
   });
 });
 
@@ -495,5 +505,122 @@ describe("confineAffinity", () => {
       });
     }
     expect((spec.affinity as typeof affinity).nodeAffinity).toEqual(affinity.nodeAffinity);
+  });
+});
+
+describe("what changes a running pod below", () => {
+  const tokenVolume = {
+    name: "kube-api-access-x",
+    projected: { sources: [{ serviceAccountToken: { path: "token" } }] },
+  };
+
+  it("translates ephemeral containers as the pod's others: no tenant token mount, canonical capabilities", () => {
+    const spec = {
+      volumes: [tokenVolume, { name: "data", emptyDir: {} }],
+      containers: [{ name: "app", image: "app" }],
+      ephemeralContainers: [
+        {
+          name: "debugger",
+          image: "busybox",
+          volumeMounts: [
+            { name: "kube-api-access-x", mountPath: "/var/run/secrets/kubernetes.io/serviceaccount" },
+            { name: "data", mountPath: "/data" },
+          ],
+          securityContext: { capabilities: { add: ["cap_sys_ptrace"] } },
+        },
+      ],
+    };
+    expect(superEphemeralContainers(spec)).toEqual([
+      {
+        name: "debugger",
+        image: "busybox",
+        volumeMounts: [{ name: "data", mountPath: "/data" }],
+        securityContext: { capabilities: { add: ["SYS_PTRACE"] } },
+      },
+    ]);
+    expect(superEphemeralContainers({ containers: [] })).toEqual([]);
+    // The pod itself never carries them below: the subresource adds them.
+    expect(superPodSpec(spec).ephemeralContainers).toBeUndefined();
+  });
+
+  it("resizes only the containers whose resources the tenant changed", () => {
+    const below = {
+      containers: [
+        { name: "a", resources: { requests: { cpu: "100m" } } },
+        { name: "b", resources: { requests: { cpu: "100m" } } },
+      ],
+      initContainers: [{ name: "sidecar", restartPolicy: "Always", resources: {} }],
+    };
+    expect(resizePatch(below, below)).toBeNull();
+    const desired = {
+      containers: [
+        { name: "a", resources: { requests: { cpu: "200m" }, limits: { cpu: "200m" } } },
+        { name: "b", resources: { requests: { cpu: "100m" } } },
+      ],
+      initContainers: [
+        { name: "sidecar", restartPolicy: "Always", resources: { requests: { memory: "64Mi" } } },
+      ],
+    };
+    expect(resizePatch(desired, below)).toEqual({
+      spec: {
+        containers: [{ name: "a", resources: { requests: { cpu: "200m" }, limits: { cpu: "200m" } } }],
+        initContainers: [{ name: "sidecar", resources: { requests: { memory: "64Mi" } } }],
+      },
+    });
+  });
+
+  it("tells observed generations up in the tenant's terms", () => {
+    const status = {
+      observedGeneration: 3,
+      conditions: [
+        { type: "Ready", status: "True", observedGeneration: 3 },
+        { type: "PodScheduled", status: "True", observedGeneration: 1 },
+        { type: "Other", status: "True" },
+      ],
+    };
+    // Below at generation 3, written from tenant generation 7: caught up means 7.
+    expect(tenantPodStatus(status, { superGeneration: 3, tenantGeneration: "7" })).toEqual({
+      observedGeneration: 7,
+      conditions: [
+        { type: "Ready", status: "True", observedGeneration: 7 },
+        { type: "PodScheduled", status: "True", observedGeneration: 5 },
+        { type: "Other", status: "True" },
+      ],
+    });
+    // Lagging never goes below 1, nor above the tenant's generation.
+    expect(tenantPodStatus({ observedGeneration: 1 }, { superGeneration: 9, tenantGeneration: "2" })).toEqual(
+      { observedGeneration: 1 },
+    );
+    // Written by an older Ring0 (no annotation): nothing observed goes up.
+    expect(tenantPodStatus(status, { superGeneration: 3 })).toEqual({
+      conditions: [
+        { type: "Ready", status: "True" },
+        { type: "PodScheduled", status: "True" },
+        { type: "Other", status: "True" },
+      ],
+    });
+    const patch = podStatusPatch(
+      { observedGeneration: 6 },
+      tenantPodStatus({ observedGeneration: 3 }, { superGeneration: 3, tenantGeneration: "7" }),
+    );
+    expect(patch).toMatchObject({ observedGeneration: 7 });
+  });
+
+  it("annotates a pod below with the tenant generation it was written from", () => {
+    const pod: TenantObject = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p", namespace: "default", uid: "u", generation: 4 } as TenantObject["metadata"],
+      spec: { containers: [{ name: "c", image: "i" }] },
+    };
+    expect(superObject("acme", "pod", pod).metadata.annotations?.[syncAnnotations.generation]).toBe("4");
+    const configMap: TenantObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c", namespace: "default", uid: "u", generation: 4 } as TenantObject["metadata"],
+    };
+    expect(superObject("acme", "configmap", configMap).metadata.annotations).not.toHaveProperty(
+      syncAnnotations.generation,
+    );
   });
 });

@@ -71,6 +71,9 @@ function annotationsFor(
   if (namespace !== undefined) annotations[syncAnnotations.namespace] = namespace;
   annotations[syncAnnotations.name] = object.metadata.name;
   if (object.metadata.uid) annotations[syncAnnotations.uid] = object.metadata.uid;
+  const generation = (object.metadata as { generation?: unknown }).generation;
+  if (kind === "pod" && typeof generation === "number")
+    annotations[syncAnnotations.generation] = String(generation);
   return annotations;
 }
 

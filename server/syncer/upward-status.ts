@@ -20,7 +20,44 @@ export const upwardPodStatusFields = [
   "ephemeralContainerStatuses",
   "resize",
   "resourceClaimStatuses",
+  "observedGeneration",
 ] as const;
+
+/**
+ * The super pod's status in the tenant's terms: its observed generations (the pod's, and each
+ * condition's) are the super pod's, which counts its own writes. Ring0 writes each tenant
+ * generation below in one write, annotated (`tenantGeneration`): what has observed the super pod's
+ * latest generation has observed that tenant generation, and one that lags by k generations below
+ * is told as lagging by k in the tenant (never below 1). Without the annotation (a pod written by
+ * an older Ring0) no observed generation goes up.
+ */
+export function tenantPodStatus(
+  superStatus: Json | undefined,
+  generations: { superGeneration?: unknown; tenantGeneration?: unknown },
+): Json | undefined {
+  if (!superStatus) return superStatus;
+  const below = Number(generations.superGeneration);
+  const tenant = Number(generations.tenantGeneration);
+  const known = Number.isInteger(below) && below > 0 && Number.isInteger(tenant) && tenant > 0;
+  const told = (observed: unknown): number | undefined => {
+    if (!known || typeof observed !== "number") return undefined;
+    return observed >= below ? tenant : Math.max(1, tenant - (below - observed));
+  };
+  const status: Json = { ...superStatus };
+  const observed = told(superStatus.observedGeneration);
+  if (observed === undefined) delete status.observedGeneration;
+  else status.observedGeneration = observed;
+  if (Array.isArray(superStatus.conditions)) {
+    status.conditions = superStatus.conditions.map((condition: Json) => {
+      if (!condition || typeof condition !== "object" || condition.observedGeneration === undefined)
+        return condition;
+      const { observedGeneration, ...rest } = condition;
+      const mapped = told(observedGeneration);
+      return mapped === undefined ? rest : { ...rest, observedGeneration: mapped };
+    });
+  }
+  return status;
+}
 
 /**
  * A JSON merge patch turning the tenant pod's status into the super pod's (null removes fields the

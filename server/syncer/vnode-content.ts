@@ -44,6 +44,9 @@ export function vNodeContent(
       allocatable: status.allocatable ?? {},
       conditions,
       nodeInfo: status.nodeInfo ?? {},
+      // What the node's kubelet supports, which the tenant's API server weighs (e.g. for resize).
+      ...(status.features ? { features: status.features } : {}),
+      ...(Array.isArray(status.declaredFeatures) ? { declaredFeatures: status.declaredFeatures } : {}),
       addresses: [{ type: "Hostname", address: "localhost" }],
       daemonEndpoints: { kubeletEndpoint: { Port: port ?? defaultKubeletPort } },
     },
