@@ -181,13 +181,13 @@ const schema = z
       .number({ error: "expected requests per second" })
       .positive("expected a positive number of requests per second")
       .max(100_000, "expected at most 100000 requests per second")
-      .default(20),
+      .default(100),
     RING0_GATEWAY_BURST: z.coerce
       .number({ error: "expected a number of requests" })
       .int("expected a whole number")
       .min(1, "expected at least 1 request")
       .max(100_000, "expected at most 100000 requests")
-      .default(100),
+      .default(500),
     RING0_GATEWAY_MAX_LONG_RUNNING: z.coerce
       .number({ error: "expected a number of concurrent requests" })
       .int("expected a whole number")

@@ -23,8 +23,12 @@ describe("a real node's plan", () => {
       cgroupRoot: "/ring0/ring0-real-2",
       dir: "/state/real-nodes/ring0-real-2",
     });
-    const { registryHosts, ...own } = plan.paths;
+    const { registryHosts, containerdState, ...own } = plan.paths;
     for (const file of Object.values(own)) expect(file.startsWith(`${plan.dir}/`)).toBe(true);
+    // Runtime state (pod network namespaces) under /run, one dir per node of this state dir.
+    expect(containerdState.startsWith(`${plan.runtimeDir}/`)).toBe(true);
+    expect(plan.runtimeDir).toMatch(/^\/run\/ring0\/nodes\/ring0-real-2-[0-9a-f]{12}$/);
+    expect(realNodePlan("/other", 2).runtimeDir).not.toBe(plan.runtimeDir);
     // One registry per host, outside the node's dir: its images outlive the node.
     expect(registryHosts).toBe("/state/registry/hosts.d");
     expect(realNodeIndex(realNodeName(7))).toBe(7);

@@ -221,6 +221,9 @@ export async function removeRealNode(binDir: string, plan: RealNodePlan, logger:
   }
   const left: string[] = [];
   left.push(...(await unmountUnder(plan.dir)).map((point) => `mount ${point}`));
+  const runtimeLeft = (await unmountUnder(plan.runtimeDir)).map((point) => `mount ${point}`);
+  if (runtimeLeft.length === 0) fs.rmSync(plan.runtimeDir, { recursive: true, force: true });
+  left.push(...runtimeLeft);
   left.push(...removeCgroupRoot(plan).map((dir) => `cgroup ${dir}`));
   await removeBridge(plan).catch((error: unknown) => left.push(`bridge ${plan.bridge}: ${String(error)}`));
   removeCniCache(plan);

@@ -11,6 +11,7 @@
  * iptables) under <stateDir>/real-nodes/kube-proxy/. The image registry every real node pulls from
  * (one per host too) under <stateDir>/registry/: its images outlive cluster:down.
  */
+import { createHash } from "node:crypto";
 import path from "node:path";
 import { indexedNames } from "../indexed-name";
 
@@ -41,6 +42,12 @@ export interface RealNodePlan {
   /** The kubelet's cgroupRoot. */
   cgroupRoot: string;
   dir: string;
+  /**
+   * The node's runtime state, under /run (memory, gone with the host), never under the state dir:
+   * containerd keeps pod network namespaces there as bind mounts that cannot even be read, and
+   * anything walking the project (a production build's file tracing) failed on them.
+   */
+  runtimeDir: string;
   paths: {
     containerdConfig: string;
     containerdRoot: string;
@@ -71,6 +78,9 @@ export function realNodeIp(index: number): string {
   return `10.244.${index}.1`;
 }
 
+/** Where real nodes keep runtime state (see RealNodePlan.runtimeDir). */
+export const RUNTIME_ROOT = "/run/ring0/nodes";
+
 export function realNodesDir(stateDir: string): string {
   return path.join(path.resolve(stateDir), "real-nodes");
 }
@@ -82,6 +92,11 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
   const name = realNodeName(index);
   const dir = path.join(realNodesDir(stateDir), name);
   const run = path.join(dir, "run");
+  // One per node of this state dir (two checkouts' worlds never share one).
+  const runtimeDir = path.join(
+    RUNTIME_ROOT,
+    `${name}-${createHash("sha256").update(dir).digest("hex").slice(0, 12)}`,
+  );
   return {
     index,
     name,
@@ -90,10 +105,11 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
     bridge: `ring0br${index}`,
     cgroupRoot: `/ring0/${name}`,
     dir,
+    runtimeDir,
     paths: {
       containerdConfig: path.join(dir, "containerd", "config.toml"),
       containerdRoot: path.join(dir, "containerd", "root"),
-      containerdState: path.join(dir, "containerd", "state"),
+      containerdState: path.join(runtimeDir, "containerd"),
       containerdSocket: path.join(run, "containerd.sock"),
       runcRoot: path.join(run, "runc"),
       cniConfDir: path.join(dir, "cni", "conf"),
