@@ -194,6 +194,9 @@ export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant
     "priorityClassName",
     "preemptionPolicy",
     "runtimeClassName",
+    // The tenant's runtime class's overhead: no such class below (the super cluster refuses a pod
+    // with an overhead and no runtime class).
+    "overhead",
     "ephemeralContainers",
     "schedulerName",
     "resourceClaims",

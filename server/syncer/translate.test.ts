@@ -541,6 +541,10 @@ describe("what changes a running pod below", () => {
     expect(superEphemeralContainers({ containers: [] })).toEqual([]);
     // The pod itself never carries them below: the subresource adds them.
     expect(superPodSpec(spec).ephemeralContainers).toBeUndefined();
+    // Nor its runtime class's overhead: there is no such class below.
+    expect(
+      superPodSpec({ ...spec, runtimeClassName: "gvisor", overhead: { cpu: "10m" } }),
+    ).not.toHaveProperty("overhead");
   });
 
   it("resizes only the containers whose resources the tenant changed", () => {

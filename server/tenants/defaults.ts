@@ -99,6 +99,12 @@ export const tenantAdminGroups = [
   "resource.k8s.io",
 ];
 
+/**
+ * Built-in groups whose objects configure only the tenant's own control plane: nothing in them is
+ * synced to the super cluster, so tenant admins write them as cluster admins do.
+ */
+export const tenantInertGroups = ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io"];
+
 /** Groups that extend the control plane, which tenant admins configure as cluster admins do. */
 export const tenantExtensionGroups = ["admissionregistration.k8s.io", "apiregistration.k8s.io"];
 
@@ -190,11 +196,18 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
       // API priority and fairness: Ring0's requests stay exempt (admission-policies.ts).
       { apiGroups: ["flowcontrol.apiserver.k8s.io"], resources: ["*"], verbs: allVerbs },
       ...(customGroups.length > 0 ? [{ apiGroups: customGroups, resources: ["*"], verbs: allVerbs }] : []),
+      // Storage classes and CSI objects, priority classes and runtime classes are the tenant's
+      // own and mean nothing below: no such object is synced, and a pod goes below without its
+      // priority, runtime class and overhead (super-pod-spec.ts).
+      { apiGroups: tenantInertGroups, resources: ["*"], verbs: allVerbs },
+      // Asking what a user may do, or who a token is, in the tenant's own control plane.
       {
-        apiGroups: ["storage.k8s.io", "scheduling.k8s.io", "node.k8s.io", "metrics.k8s.io"],
-        resources: ["*"],
-        verbs: readVerbs,
+        apiGroups: ["authorization.k8s.io"],
+        resources: ["subjectaccessreviews", "localsubjectaccessreviews"],
+        verbs: ["create"],
       },
+      { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+      { apiGroups: ["metrics.k8s.io"], resources: ["*"], verbs: readVerbs },
     ],
   };
   const admins = clusterRoleBinding("ring0:tenant-admins", tenantAdminClusterRole, [
