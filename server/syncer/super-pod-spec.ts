@@ -4,7 +4,7 @@
  * the way the super cluster's Pod Security admission reads them, pod (anti-)affinity confined to the
  * tenant's own pods, and the operator's placement merged in.
  */
-import { syncLabels } from "./contracts";
+import { syncAnnotations, syncLabels } from "./contracts";
 import { normalizeSysctl } from "./host-access";
 import { normalizeCapability } from "./isolation-schema";
 import { superNamespace } from "./naming";
@@ -117,6 +117,67 @@ export function confineAffinity(affinity: unknown, tenant: string): unknown {
   return copy;
 }
 
+/**
+ * Downward API fields that differ below, read from where Ring0 keeps the tenant's values instead:
+ * the pod's namespace below is `<prefix>-<namespace>` and its uid is the copy's own, while its
+ * annotations carry the tenant's (translate.ts), so a pod sees its tenant's namespace and uid.
+ */
+const tenantFieldPaths: Record<string, string> = {
+  "metadata.namespace": `metadata.annotations['${syncAnnotations.namespace}']`,
+  "metadata.uid": `metadata.annotations['${syncAnnotations.uid}']`,
+};
+
+function retargeted(fieldRef: unknown): unknown {
+  if (!fieldRef || typeof fieldRef !== "object") return fieldRef;
+  const path = (fieldRef as Json).fieldPath;
+  const mapped = typeof path === "string" ? tenantFieldPaths[path] : undefined;
+  return mapped ? { ...(fieldRef as Json), fieldPath: mapped } : fieldRef;
+}
+
+function withTenantEnv(containers: Json[]): Json[] {
+  return containers.map((container) => {
+    if (!Array.isArray(container?.env)) return container;
+    const env = container.env.map((variable: Json) => {
+      const valueFrom = variable?.valueFrom as Json | undefined;
+      return valueFrom?.fieldRef
+        ? { ...variable, valueFrom: { ...valueFrom, fieldRef: retargeted(valueFrom.fieldRef) } }
+        : variable;
+    });
+    return { ...container, env };
+  });
+}
+
+function withTenantItems(source: Json | undefined): Json | undefined {
+  if (!source || !Array.isArray(source.items)) return source;
+  return {
+    ...source,
+    items: source.items.map((item: Json) =>
+      item?.fieldRef ? { ...item, fieldRef: retargeted(item.fieldRef) } : item,
+    ),
+  };
+}
+
+/** Downward API volumes (plain or projected) reading the tenant's namespace and uid. */
+function withTenantDownwardVolumes(volumes: Json[]): Json[] {
+  return volumes.map((volume) => {
+    if (volume?.downwardAPI) return { ...volume, downwardAPI: withTenantItems(volume.downwardAPI as Json) };
+    const projected = volume?.projected as Json | undefined;
+    const sources = projected?.sources;
+    if (!Array.isArray(sources)) return volume;
+    return {
+      ...volume,
+      projected: {
+        ...projected,
+        sources: sources.map((source: Json) =>
+          source?.downwardAPI
+            ? { ...source, downwardAPI: withTenantItems(source.downwardAPI as Json) }
+            : source,
+        ),
+      },
+    };
+  });
+}
+
 /** The tenant's token volumes (kube-api-access-*), which never go below, by name. */
 function tokenVolumeNames(spec: Json): Set<string> {
   const volumes = (spec.volumes as Json[] | undefined) ?? [];
@@ -130,7 +191,7 @@ function tokenVolumeNames(spec: Json): Set<string> {
  */
 export function superEphemeralContainers(spec: Json): Json[] {
   const containers = withoutVolumeMounts(spec.ephemeralContainers, tokenVolumeNames(spec));
-  return containers ? withCanonicalCapabilities(containers) : [];
+  return containers ? withTenantEnv(withCanonicalCapabilities(containers)) : [];
 }
 
 /**
@@ -174,11 +235,11 @@ export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant
   const volumes = (copy.volumes as Json[] | undefined) ?? [];
   const removed = tokenVolumeNames(copy);
   const kept = volumes.filter((volume) => !removed.has(String(volume.name)));
-  if (kept.length > 0) copy.volumes = kept;
+  if (kept.length > 0) copy.volumes = withTenantDownwardVolumes(kept);
   else delete copy.volumes;
   for (const field of ["containers", "initContainers"]) {
     const containers = withoutVolumeMounts(copy[field], removed);
-    if (containers) copy[field] = withCanonicalCapabilities(containers);
+    if (containers) copy[field] = withTenantEnv(withCanonicalCapabilities(containers));
   }
   copy.automountServiceAccountToken = false;
   const context = copy.securityContext as Json | undefined;

@@ -547,6 +547,60 @@ describe("what changes a running pod below", () => {
     ).not.toHaveProperty("overhead");
   });
 
+  it("lets the Downward API read the tenant's namespace and uid, not the copy's", () => {
+    const ref = (fieldPath: string) => ({ fieldRef: { apiVersion: "v1", fieldPath } });
+    const spec = superPodSpec({
+      containers: [
+        {
+          name: "app",
+          env: [
+            { name: "NS", valueFrom: ref("metadata.namespace") },
+            { name: "UID", valueFrom: ref("metadata.uid") },
+            { name: "NAME", valueFrom: ref("metadata.name") },
+            { name: "PLAIN", value: "x" },
+          ],
+        },
+      ],
+      volumes: [
+        { name: "info", downwardAPI: { items: [{ path: "ns", ...ref("metadata.namespace") }] } },
+        {
+          name: "all",
+          projected: { sources: [{ downwardAPI: { items: [{ path: "uid", ...ref("metadata.uid") }] } }] },
+        },
+      ],
+    }) as {
+      containers: { env: { valueFrom?: { fieldRef: { fieldPath: string } } }[] }[];
+      volumes: {
+        downwardAPI?: { items: { fieldRef: { fieldPath: string } }[] };
+        projected?: { sources: { downwardAPI: { items: { fieldRef: { fieldPath: string } }[] } }[] };
+      }[];
+    };
+    const paths = spec.containers[0]?.env.map((variable) => variable.valueFrom?.fieldRef.fieldPath);
+    expect(paths).toEqual([
+      "metadata.annotations['ring0.dev/tenant-namespace']",
+      "metadata.annotations['ring0.dev/tenant-uid']",
+      "metadata.name",
+      undefined,
+    ]);
+    expect(spec.volumes[0]?.downwardAPI?.items[0]?.fieldRef.fieldPath).toBe(
+      "metadata.annotations['ring0.dev/tenant-namespace']",
+    );
+    expect(spec.volumes[1]?.projected?.sources[0]?.downwardAPI.items[0]?.fieldRef.fieldPath).toBe(
+      "metadata.annotations['ring0.dev/tenant-uid']",
+    );
+    // Those annotations are on every pod below, with the tenant's values.
+    const below = superObject("acme", "pod", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p", namespace: "team", uid: "tenant-uid" },
+      spec: { containers: [] },
+    });
+    expect(below.metadata.annotations).toMatchObject({
+      [syncAnnotations.namespace]: "team",
+      [syncAnnotations.uid]: "tenant-uid",
+    });
+  });
+
   it("resizes only the containers whose resources the tenant changed", () => {
     const below = {
       containers: [
