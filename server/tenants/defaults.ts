@@ -325,6 +325,7 @@ async function protectionEnforced(
     query: { dryRun: "All" },
     headers,
     signal,
+    timeoutMs: 15_000,
   });
   if (probe.status !== 403 || !probe.text.includes("managed by Ring0")) return false;
   const created = (resource: string, body: object) =>
@@ -335,6 +336,7 @@ async function protectionEnforced(
       headers,
       body,
       signal,
+      timeoutMs: 15_000,
     });
   const webhook = await created("validatingwebhookconfigurations", {
     apiVersion: "admissionregistration.k8s.io/v1",

@@ -114,11 +114,19 @@ export const setUpTenantControlPlane: ControlPlaneSetup = async (
   { signal, log },
 ) => {
   const spec = tenant.spec ?? {};
-  const pending = await applyTenantDefaults(
-    conn,
-    { tenant: tenant.metadata.name, admins: spec.admins ?? [] },
-    signal,
-  );
+  // The quota webhook is registered even when the defaults fail this time (a tenant object in the
+  // way, a slow control plane): a quota must never wait on them. The failure is thrown after.
+  let pending: string | undefined;
+  let defaultsFailed: { error: unknown } | undefined;
+  try {
+    pending = await applyTenantDefaults(
+      conn,
+      { tenant: tenant.metadata.name, admins: spec.admins ?? [] },
+      signal,
+    );
+  } catch (error) {
+    defaultsFailed = { error };
+  }
   // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without. Only
   // local control planes can reach Ring0's webhook (127.0.0.1, their client certificate); one
   // in the super cluster would fail every create it covers, so there the syncer alone enforces.
@@ -132,6 +140,7 @@ export const setUpTenantControlPlane: ControlPlaneSetup = async (
       "the tenant has a quota but Ring0's admission webhooks are not serving: only the syncer holds pods back",
     );
   }
+  if (defaultsFailed) throw defaultsFailed.error;
   return pending;
 };
 
