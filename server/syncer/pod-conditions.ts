@@ -23,10 +23,10 @@ export async function reportIsolation(
   session: TenantSession,
   pod: Obj,
   message: string,
-): Promise<void> {
+): Promise<Json> {
   const conditions = ((pod.status as { conditions?: Json[] } | undefined)?.conditions ?? []) as Json[];
   const existing = conditions.find((condition) => condition.type === isolationConditionType);
-  if (existing?.message === message) return;
+  if (existing?.message === message) return existing;
   const namespace = pod.metadata.namespace ?? "";
   await recordEvent(
     session.conn,
@@ -38,23 +38,15 @@ export async function reportIsolation(
     },
     { component: syncerComponent, logger: ctx.log },
   );
-  await patchPodStatus(
-    session,
-    namespace,
-    pod.metadata.name,
-    {
-      conditions: [
-        {
-          type: isolationConditionType,
-          status: "False",
-          reason: "IsolationViolation",
-          message,
-          lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
-        },
-      ],
-    },
-    true,
-  );
+  const condition = {
+    type: isolationConditionType,
+    status: "False",
+    reason: "IsolationViolation",
+    message,
+    lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
+  };
+  await patchPodStatus(session, namespace, pod.metadata.name, { conditions: [condition] }, true);
+  return condition;
 }
 
 function quotaCondition(pod: Obj): Json | undefined {

@@ -171,16 +171,18 @@ export function createPodReconciler(
       await objects.syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
     const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement, session.isolation));
+    // Ring0's conditions this sync still stands by (a change to the running pod it refused).
+    const held: Json[] = [];
     if (!below || syncHashOf(below) !== syncHashOf(desired)) {
       const written = below
-        ? await updateBelow(session, pod, desired, below)
+        ? await updateBelow(session, pod, desired, below, held)
         : await createBelow(session, pod, desired);
       if (!written) return;
       below = written;
     }
 
     if (quotaHeldBefore(pod)) await releaseQuotaHold(ctx, session, pod);
-    below = await addEphemeralContainers(session, pod, below);
+    below = await addEphemeralContainers(session, pod, below, held);
 
     // Upward: the node, then the status exactly as the super cluster reports it.
     const node = nodeNameOf(below);
@@ -194,6 +196,7 @@ export function createPodReconciler(
         superGeneration: (below.metadata as { generation?: unknown }).generation,
         tenantGeneration: below.metadata.annotations?.[syncAnnotations.generation],
       }),
+      held,
     );
     if (patch) await patchPodStatus(session, namespace, name, patch);
   }
@@ -203,7 +206,12 @@ export function createPodReconciler(
    * pods/ephemeralcontainers subresource, once each: they are checked as a new pod's containers
    * are, since each is a new process on the shared node. Resolves with the copy as it is now.
    */
-  async function addEphemeralContainers(session: TenantSession, pod: Obj, below: Obj): Promise<Obj> {
+  async function addEphemeralContainers(
+    session: TenantSession,
+    pod: Obj,
+    below: Obj,
+    held: Json[],
+  ): Promise<Obj> {
     const wanted = superEphemeralContainers((pod.spec ?? {}) as Json);
     const present = new Set(
       (((below.spec as Json | undefined)?.ephemeralContainers as Json[] | undefined) ?? []).map(
@@ -211,11 +219,12 @@ export function createPodReconciler(
       ),
     );
     const missing = wanted.filter((container) => !present.has(container.name));
-    if (missing.length === 0) return below;
+    // Nothing to add, or the pod's other changes are refused already (one refusal at a time).
+    if (missing.length === 0 || held.length > 0) return below;
     const checked = boundByRing0(pod) ? { ...pod, spec: { ...pod.spec, nodeName: undefined } } : pod;
     const violations = checkPodIsolation(checked as unknown as V1Pod, session.isolation);
     if (violations.length > 0) {
-      await reportIsolation(ctx, session, pod, isolationMessage(violations));
+      held.push(await reportIsolation(ctx, session, pod, isolationMessage(violations)));
       return below;
     }
     try {
@@ -272,10 +281,11 @@ export function createPodReconciler(
     pod: Obj,
     desired: KubeObject,
     below: Obj,
+    held: Json[],
   ): Promise<Obj> {
     const violations = checkPodIsolation(pod as unknown as V1Pod, runningPodPolicy(session.isolation));
     if (violations.length > 0) {
-      await reportIsolation(ctx, session, pod, isolationMessage(violations));
+      held.push(await reportIsolation(ctx, session, pod, isolationMessage(violations)));
       return below;
     }
     try {

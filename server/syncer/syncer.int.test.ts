@@ -293,6 +293,18 @@ describe("the syncer", { timeout: 90_000 }, () => {
     });
     expect(refused.message).toContain("privileged");
     await syncer?.patrol();
+    // Told once, and the condition stays (copying the status up must not wipe it to be re-added).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const told = (await listEventsFor(connA, { kind: "Pod", name: "debugged", namespace })).filter(
+      (event) => event.reason === "IsolationViolation",
+    );
+    expect(told.reduce((sum, event) => sum + (event.count ?? 1), 0)).toBe(1);
+    const still = await readOrUndefined(connA, ref("Pod", "debugged", namespace));
+    expect(
+      ((still?.status?.conditions ?? []) as { type: string }[]).some(
+        (condition) => condition.type === isolationConditionType,
+      ),
+    ).toBe(true);
     const names = (
       ((await readBelow(tenantA, "Pod", "debugged"))?.spec?.ephemeralContainers ?? []) as {
         name: string;

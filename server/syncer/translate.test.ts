@@ -657,6 +657,13 @@ describe("what changes a running pod below", () => {
         { type: "Other", status: "True" },
       ],
     });
+    // Ring0's own conditions it still stands by stay beside those from below.
+    const isolation = { type: "ring0.dev/Isolation", status: "False", message: "no" };
+    const below = { conditions: [{ type: "Ready", status: "True" }] };
+    expect(podStatusPatch({ conditions: [...below.conditions, isolation] }, below, [isolation])).toBeNull();
+    expect(podStatusPatch({ conditions: [...below.conditions, isolation] }, below)).toEqual({
+      conditions: below.conditions,
+    });
     const patch = podStatusPatch(
       { observedGeneration: 6 },
       tenantPodStatus({ observedGeneration: 3 }, { superGeneration: 3, tenantGeneration: "7" }),

@@ -62,12 +62,21 @@ export function tenantPodStatus(
 /**
  * A JSON merge patch turning the tenant pod's status into the super pod's (null removes fields the
  * super cluster does not report), or null when they already agree. Arrays are replaced whole, so
- * conditions and container statuses end up exactly as reported below.
+ * conditions and container statuses end up exactly as reported below, with `ring0Conditions`
+ * (Ring0's own, still true) beside them.
  */
-export function podStatusPatch(tenantStatus: Json | undefined, superStatus: Json | undefined): Json | null {
+export function podStatusPatch(
+  tenantStatus: Json | undefined,
+  superStatus: Json | undefined,
+  ring0Conditions: readonly Json[] = [],
+): Json | null {
   const patch: Json = {};
   for (const field of upwardPodStatusFields) {
-    const want = superStatus?.[field];
+    let want = superStatus?.[field];
+    // Ring0's own conditions on the pod (a refused change it still reports) stay beside those
+    // from below: copied over, they would be re-added, and wiped again, at every sync.
+    if (field === "conditions" && ring0Conditions.length > 0)
+      want = [...(Array.isArray(want) ? want : []), ...ring0Conditions];
     const have = tenantStatus?.[field];
     if (JSON.stringify(want ?? null) === JSON.stringify(have ?? null)) continue;
     patch[field] = want ?? null;

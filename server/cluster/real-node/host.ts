@@ -236,7 +236,9 @@ export function removeCniCache(plan: RealNodePlan): void {
     if (!ours) {
       try {
         const netns = (JSON.parse(fs.readFileSync(file, "utf8")) as { netns?: unknown }).netns;
-        ours = typeof netns === "string" && netns.startsWith(`${plan.dir}/`);
+        ours =
+          typeof netns === "string" &&
+          (netns.startsWith(`${plan.dir}/`) || netns.startsWith(`${plan.runtimeDir}/`));
       } catch {
         ours = false;
       }

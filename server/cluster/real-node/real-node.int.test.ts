@@ -1053,6 +1053,9 @@ describe.skipIf(problems.length > 0)(
       expect(processesMentioning(registryPlan(stateDir).config)).toEqual([]);
       expect(fs.readdirSync(registryPlan(stateDir).storage).length).toBeGreaterThan(0);
       expect(mountsUnder(stateDir)).toEqual([]);
+      // Its runtime state (pod network namespaces) lives under /run: gone too.
+      expect(mountsUnder(plan.runtimeDir)).toEqual([]);
+      expect(fs.existsSync(plan.runtimeDir)).toBe(false);
       expect(fs.existsSync(`/sys/class/net/${plan.bridge}`)).toBe(false);
       for (const hierarchy of fs.readdirSync("/sys/fs/cgroup")) {
         expect(fs.existsSync(path.join("/sys/fs/cgroup", hierarchy, plan.cgroupRoot))).toBe(false);
@@ -1062,8 +1065,11 @@ describe.skipIf(problems.length > 0)(
       const nat = (await run("iptables", ["-w", "5", "-t", "nat", "-S"], { timeoutMs: 30_000 })).stdout;
       expect(nat).not.toMatch(/KUBE-/);
       const cache = fs.existsSync("/var/lib/cni/results") ? fs.readdirSync("/var/lib/cni/results") : [];
-      for (const entry of cache)
-        expect(fs.readFileSync(path.join("/var/lib/cni/results", entry), "utf8")).not.toContain(stateDir);
+      for (const entry of cache) {
+        const text = fs.readFileSync(path.join("/var/lib/cni/results", entry), "utf8");
+        expect(text).not.toContain(stateDir);
+        expect(text).not.toContain(plan.runtimeDir);
+      }
     }, 300_000);
   },
 );
