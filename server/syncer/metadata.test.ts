@@ -4,6 +4,7 @@ import {
   allowListed,
   isReservedKey,
   isRing0OwnedKey,
+  podAnnotationsBelow,
   withoutRing0OwnedKeys,
 } from "./metadata";
 
@@ -41,6 +42,21 @@ describe("which tenant labels and annotations reach the super cluster", () => {
     expect(allowListed(labels, ["team", "example.com/*"])).toEqual({ team: "a", "example.com/owner": "b" });
     expect(allowListed(labels, [])).toEqual({});
     expect(allowListed({ "ring0.dev/tenant": "x" }, ["ring0.dev/*"])).toEqual({});
+  });
+
+  it("passes a pod's unprefixed annotations, and its prefixed ones only when allow-listed", () => {
+    const annotations = {
+      mysubpath: "mypath",
+      "example.com/owner": "b",
+      "k8s.v1.cni.cncf.io/networks": "kube-system/host",
+      "kwok.x-k8s.io/node": "fake",
+      "container.apparmor.security.beta.kubernetes.io/web": "unconfined",
+    };
+    expect(podAnnotationsBelow(annotations, [])).toEqual({ mysubpath: "mypath" });
+    expect(podAnnotationsBelow(annotations, ["example.com/*"])).toEqual({
+      mysubpath: "mypath",
+      "example.com/owner": "b",
+    });
   });
 
   it("says why an allow-list entry cannot be one", () => {

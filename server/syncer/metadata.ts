@@ -6,8 +6,10 @@
  * may write any key in its own control plane, so the syncer decides what passes:
  *   - keys in Ring0's and kwok's domains never pass on any object (Ring0 sets its own below);
  *   - a pod's labels pass otherwise (the tenant's Services select its pods by them below);
- *   - a pod's annotations and a namespace's labels pass only when the operator allow-lists them,
- *     and never in the Kubernetes domains; a namespace's annotations never pass.
+ *   - a pod's unprefixed annotations pass (private to the user by Kubernetes' convention: no
+ *     component reads them, and the pod's Downward API shows them to it);
+ *   - a pod's prefixed annotations and a namespace's labels pass only when the operator
+ *     allow-lists them, and never in the Kubernetes domains; a namespace's annotations never pass.
  */
 
 /** Domains (and their subdomains) whose keys tenants never set below. */
@@ -73,6 +75,17 @@ export function allowListed(map: unknown, allowList: readonly string[]): Record<
   return Object.fromEntries(
     stringEntries(map).filter(
       ([key]) => !isReservedKey(key) && allowList.some((entry) => allowListNames(entry, key)),
+    ),
+  );
+}
+
+/** A pod's annotations below: its unprefixed keys, and the prefixed ones `allowList` names. */
+export function podAnnotationsBelow(map: unknown, allowList: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    stringEntries(map).filter(
+      ([key]) =>
+        !isReservedKey(key) &&
+        (domainOf(key) === "" || allowList.some((entry) => allowListNames(entry, key))),
     ),
   );
 }

@@ -57,8 +57,9 @@ describe("downward translation", () => {
       [syncLabels.tenant]: "acme",
       [syncLabels.managed]: "true",
     });
-    // The tenant's annotations stay in the tenant unless the operator allow-lists them.
+    // Unprefixed annotations (the user's own) go below; prefixed ones only if allow-listed.
     expect(copy.metadata.annotations).toEqual({
+      note: "hi",
       [syncAnnotations.namespace]: "team",
       [syncAnnotations.name]: "web",
       [syncAnnotations.uid]: "uid-1",

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { defaultIsolationPolicy } from "./isolation-schema";
-import { allowListed, withoutRing0OwnedKeys } from "./metadata";
+import { allowListed, podAnnotationsBelow, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
 import { podSecurityLabels } from "./pod-security";
 import { type PlacementPolicy, superPodSpec } from "./super-pod-spec";
@@ -64,7 +64,7 @@ function annotationsFor(
     kind === "namespace"
       ? {}
       : kind === "pod"
-        ? allowListed(object.metadata.annotations, policy.podAnnotations)
+        ? podAnnotationsBelow(object.metadata.annotations, policy.podAnnotations)
         : withoutRing0OwnedKeys(object.metadata.annotations);
   const annotations: Record<string, string> = { ...tenants };
   delete annotations["kubectl.kubernetes.io/last-applied-configuration"];
