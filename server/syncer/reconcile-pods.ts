@@ -228,24 +228,34 @@ export function createPodReconciler(
       return below;
     }
     try {
-      return await kubeRequest<Obj>(ctx.superCluster, {
-        method: "PATCH",
-        path: `/api/v1/namespaces/${below.metadata.namespace}/pods/${below.metadata.name}/ephemeralcontainers`,
-        contentType: "application/strategic-merge-patch+json",
-        body: { spec: { ephemeralContainers: missing } },
-        timeoutMs: 15_000,
-      });
+      return await patchBelow(below, "ephemeralcontainers", { spec: { ephemeralContainers: missing } });
     } catch (error) {
       if (!isRefusal(error)) throw error;
-      await warnOnce(
-        session,
-        "pod",
-        pod,
-        "SyncRefused",
-        `The super cluster refused the pod's ephemeral containers: ${error.message}`,
-      );
+      await tellRefused(session, pod, "the pod's ephemeral containers", error);
       return below;
     }
+  }
+
+  /** A strategic merge patch of a pod's subresource below (ephemeral containers, resize). */
+  function patchBelow(below: Obj, subresource: string, body: Json): Promise<Obj> {
+    return kubeRequest<Obj>(ctx.superCluster, {
+      method: "PATCH",
+      path: `/api/v1/namespaces/${below.metadata.namespace}/pods/${below.metadata.name}/${subresource}`,
+      contentType: "application/strategic-merge-patch+json",
+      body,
+      timeoutMs: 15_000,
+    });
+  }
+
+  /** The tenant is told, once, what the super cluster refused and why. */
+  function tellRefused(session: TenantSession, pod: Obj, what: string, error: K8sError): Promise<void> {
+    return warnOnce(
+      session,
+      "pod",
+      pod,
+      "SyncRefused",
+      `The super cluster refused ${what}: ${error.message}`,
+    );
   }
 
   /** A new pod's copy below, or undefined when the super cluster refused it (the tenant is told why). */
@@ -259,13 +269,7 @@ export function createPodReconciler(
     } catch (error) {
       session.quotaHold.admitting.delete(`${pod.metadata.namespace ?? ""}/${pod.metadata.name}`);
       if (!isRefusal(error)) throw error;
-      await warnOnce(
-        session,
-        "pod",
-        pod,
-        "SyncRefused",
-        `The super cluster refused the pod: ${error.message}`,
-      );
+      await tellRefused(session, pod, "the pod", error);
       return undefined;
     }
   }
@@ -291,15 +295,7 @@ export function createPodReconciler(
     try {
       // Resources change only through pods/resize (in-place resize): that first, then the rest.
       const resize = resizePatch((desired.spec ?? {}) as Json, (below.spec ?? {}) as Json);
-      if (resize) {
-        await kubeRequest(ctx.superCluster, {
-          method: "PATCH",
-          path: `/api/v1/namespaces/${below.metadata.namespace}/pods/${below.metadata.name}/resize`,
-          contentType: "application/strategic-merge-patch+json",
-          body: resize,
-          timeoutMs: 15_000,
-        });
-      }
+      if (resize) await patchBelow(below, "resize", resize);
       return await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
     } catch (error) {
       if (!isRefusal(error)) throw error;
