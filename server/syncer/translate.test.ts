@@ -381,6 +381,7 @@ describe("upward translation", () => {
     const superNode = {
       metadata: {
         name: "kwok-node-0",
+        annotations: { "kwok.x-k8s.io/node": "fake" } as Record<string, string>,
         labels: {
           "kubernetes.io/hostname": "kwok-node-0",
           "topology.kubernetes.io/zone": "zone-a",
@@ -427,6 +428,7 @@ describe("upward translation", () => {
 
     // What a real kubelet declares it supports goes up as it is (the tenant's API server weighs it).
     const real = structuredClone(superNode) as typeof superNode & { status: Record<string, unknown> };
+    real.metadata.annotations = {};
     real.status.features = { supplementalGroupsPolicy: true };
     real.status.declaredFeatures = ["InPlacePodVerticalScalingInitContainers"];
     expect(vNodeContent(real, 20250).status).toMatchObject({
@@ -434,6 +436,12 @@ describe("upward translation", () => {
       declaredFeatures: ["InPlacePodVerticalScalingInitContainers"],
     });
     expect(served.status).not.toHaveProperty("declaredFeatures");
+    // A real kubelet's node shows its InternalIP beside localhost; a simulated one's never shows.
+    expect(vNodeContent(real, 20250).status.addresses).toEqual([
+      { type: "Hostname", address: "localhost" },
+      { type: "InternalIP", address: "10.1.0.1" },
+    ]);
+    expect(served.status.addresses).toEqual([{ type: "Hostname", address: "localhost" }]);
   });
 });
 

@@ -15,7 +15,11 @@ export function vNodeContent(
   superNode: Json,
   port: number | undefined,
 ): { labels: Record<string, string>; annotations: Record<string, string>; status: Json } {
-  const metadata = (superNode.metadata ?? {}) as { name?: string; labels?: Record<string, string> };
+  const metadata = (superNode.metadata ?? {}) as {
+    name?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   const status = (superNode.status ?? {}) as Json;
   const labels: Record<string, string> = { [vNodeLabel]: "true" };
   for (const [key, value] of Object.entries(metadata.labels ?? {})) {
@@ -47,7 +51,17 @@ export function vNodeContent(
       // What the node's kubelet supports, which the tenant's API server weighs (e.g. for resize).
       ...(status.features ? { features: status.features } : {}),
       ...(Array.isArray(status.declaredFeatures) ? { declaredFeatures: status.declaredFeatures } : {}),
-      addresses: [{ type: "Hostname", address: "localhost" }],
+      // The kubelet is reached at localhost (the vn-agent's port); a node a real kubelet runs also
+      // shows its InternalIP, which its pods see as their hostIP anyway and reach NodePorts on. A
+      // simulated (kwok) node's made-up address is never shown: nothing may dial it.
+      addresses: [
+        { type: "Hostname", address: "localhost" },
+        ...(metadata.annotations?.["kwok.x-k8s.io/node"] === undefined
+          ? ((status.addresses as Json[] | undefined) ?? [])
+              .filter((address) => address.type === "InternalIP" && typeof address.address === "string")
+              .map((address) => ({ type: "InternalIP", address: address.address }))
+          : []),
+      ],
       daemonEndpoints: { kubeletEndpoint: { Port: port ?? defaultKubeletPort } },
     },
   };
