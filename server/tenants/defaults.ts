@@ -183,6 +183,9 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
     },
     rules: [
       { apiGroups: [""], resources: coreResources, verbs: allVerbs },
+      // Proxying to their pods and Services with any HTTP method: an OPTIONS request has no verb
+      // (""), which only "*" names; on these subresources "*" grants nothing else.
+      { apiGroups: [""], resources: ["pods/proxy", "services/proxy"], verbs: ["*"] },
       {
         apiGroups: [""],
         resources: ["nodes", "persistentvolumes", "componentstatuses"],
