@@ -313,17 +313,17 @@ describe("the sharing controller", { timeout: 60_000 }, () => {
     expect(within.status).toBe(201);
     expect(JSON.parse(within.text).metadata.labels?.["ring0.dev/protected"]).toBeUndefined();
 
-    // Beyond them: a grant to create CSIStorageCapacities (which Ring0's tenant admins only read:
-    // storage belongs to the shared nodes) becomes a share Role the admins cannot bind to anyone:
+    // Beyond them: a grant to delete pod metrics (which Ring0's tenant admins only read: the
+    // shared nodes' kubelets measure them) becomes a share Role the admins cannot bind to anyone:
     // RBAC refuses a binding to rights the binder lacks.
     const proxy = `${owner}-status`;
     await createGrant(proxy, {
       rules: [
         {
           namespaces: ["shared"],
-          apiGroups: ["storage.k8s.io"],
-          resources: ["csistoragecapacities"],
-          verbs: ["create"],
+          apiGroups: ["metrics.k8s.io"],
+          resources: ["pods"],
+          verbs: ["delete"],
         },
       ],
     });

@@ -58,14 +58,14 @@ export function quotaHeldBefore(pod: Obj): boolean {
   return quotaCondition(pod)?.status === "True";
 }
 
-/** The quota condition on a tenant pod, with an event saying the same. */
+/** The quota condition on a tenant pod, with an event saying the same; resolves with the condition. */
 async function markQuota(
   ctx: SyncContext,
   session: TenantSession,
   pod: Obj,
   held: boolean,
   message: string,
-): Promise<void> {
+): Promise<Json> {
   const namespace = pod.metadata.namespace ?? "";
   const reason = held ? "QuotaExceeded" : "QuotaAvailable";
   await recordEvent(
@@ -74,37 +74,30 @@ async function markQuota(
     { type: held ? "Warning" : "Normal", reason, message },
     { component: syncerComponent, logger: ctx.log },
   );
-  await patchPodStatus(
-    session,
-    namespace,
-    pod.metadata.name,
-    {
-      conditions: [
-        {
-          type: quotaConditionType,
-          status: held ? "True" : "False",
-          reason,
-          message,
-          lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
-        },
-      ],
-    },
-    true,
-  );
+  const condition = {
+    type: quotaConditionType,
+    status: held ? "True" : "False",
+    reason,
+    message,
+    lastTransitionTime: new Date(ctx.clock.now()).toISOString(),
+  };
+  await patchPodStatus(session, namespace, pod.metadata.name, { conditions: [condition] }, true);
+  return condition;
 }
 
-/** A held pod: the QuotaExceeded event and condition, once per message. */
+/** A held pod (or resize): the QuotaExceeded event and condition, once per message; resolves with it. */
 export async function reportQuotaHold(
   ctx: SyncContext,
   session: TenantSession,
   pod: Obj,
   message: string,
-): Promise<void> {
-  if (quotaCondition(pod)?.message === message) return;
-  await markQuota(ctx, session, pod, true, message);
+): Promise<Json> {
+  const existing = quotaCondition(pod);
+  if (existing?.message === message) return existing;
+  return markQuota(ctx, session, pod, true, message);
 }
 
-/** A held pod that went down: its condition and a Normal event say so. */
-export function releaseQuotaHold(ctx: SyncContext, session: TenantSession, pod: Obj): Promise<void> {
-  return markQuota(ctx, session, pod, false, "The tenant quota has room for this pod now; Ring0 started it.");
+/** A held pod that went down (or was resized): its condition and a Normal event say so. */
+export async function releaseQuotaHold(ctx: SyncContext, session: TenantSession, pod: Obj): Promise<void> {
+  await markQuota(ctx, session, pod, false, "The tenant quota has room for this pod now; Ring0 started it.");
 }

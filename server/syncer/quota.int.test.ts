@@ -119,6 +119,42 @@ describe("syncer quota backstop", () => {
     await deleteObject(conn, ref("Pod", "first", namespace), { gracePeriodSeconds: 0 });
     await eventually(() => below("third"), 60_000);
   }, 120_000);
+
+  it("keeps a pod below at its size when a resize would exceed the quota, and resizes it once there is room", async () => {
+    const conn = world.admin[tenant] as never;
+    // Quota 2 CPUs; second (600m) and third (900m) run: 1.5 used. A pod waiting for a node that
+    // does not exist (API servers resize a pod only while no container of it runs, on simulated
+    // nodes) takes 100m, then asks for 1 CPU more than there is room for.
+    const waiting = pod("growing", "100m");
+    (waiting.spec as { nodeSelector?: Record<string, string> }).nodeSelector = {
+      "example.com/no-such-node": "true",
+    };
+    await createObject(conn, waiting);
+    await eventually(() => below("growing"), 60_000);
+    const resize = (cpu: string) =>
+      kubeRequest(conn, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${namespace}/pods/growing/resize`,
+        contentType: "application/strategic-merge-patch+json",
+        body: { spec: { containers: [{ name: "main", resources: { requests: { cpu }, limits: { cpu } } }] } },
+      });
+    await resize("1");
+    const held = await eventually(async () => {
+      const current = await tenantPod("growing");
+      return quotaCondition(current)?.status === "True" ? current : undefined;
+    }, 60_000);
+    expect(quotaCondition(held)?.message).toContain("keeps the running pod at its size");
+    const cpuBelow = async () => {
+      const spec = (await below("growing"))?.spec as
+        | { containers: { resources: { requests: { cpu: string } } }[] }
+        | undefined;
+      return spec?.containers[0]?.resources.requests.cpu;
+    };
+    expect(await cpuBelow()).toBe("100m");
+    // Room appears: the resize goes down.
+    await setQuota({ "requests.cpu": "3" });
+    await eventually(async () => ((await cpuBelow()) === "1" ? true : undefined), 60_000);
+  }, 120_000);
 });
 
 describe("default namespace share", () => {

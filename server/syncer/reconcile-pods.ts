@@ -14,7 +14,7 @@ import { K8sError } from "@/server/k8s/errors";
 import { recordEvent } from "@/server/k8s/events";
 import type { V1Pod } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
-import type { PodLike } from "@/server/quotas/usage";
+import { type PodLike, refusalMessage } from "@/server/quotas/usage";
 import { syncAnnotations } from "./contracts";
 import { checkPodIsolation } from "./filter";
 import { runningPodPolicy } from "./isolation-policy";
@@ -292,9 +292,26 @@ export function createPodReconciler(
       held.push(await reportIsolation(ctx, session, pod, isolationMessage(violations)));
       return below;
     }
+    // Resources change only through pods/resize (in-place resize): that first, then the rest. A
+    // resize is held to the tenant quota as a new pod is (the webhook refuses it at admission; this
+    // catches one that got in without it), and the copy keeps its size until there is room.
+    const resize = resizePatch((desired.spec ?? {}) as Json, (below.spec ?? {}) as Json);
+    if (resize && session.quota) {
+      const decision = decideHold(session.quotaHold, {
+        tenant: session.tenant,
+        hard: session.quota,
+        key: `${pod.metadata.namespace ?? ""}/${pod.metadata.name}`,
+        pod: pod as PodLike,
+        pods: tenantPodsWithPlacement(ctx, session),
+        now: new Date(ctx.clock.now()),
+      });
+      if (decision.hold) {
+        const message = `${refusalMessage(session.tenant, decision.exceeded)}. Ring0 keeps the running pod at its size until there is room or the quota is raised.`;
+        held.push(await reportQuotaHold(ctx, session, pod, message));
+        return below;
+      }
+    }
     try {
-      // Resources change only through pods/resize (in-place resize): that first, then the rest.
-      const resize = resizePatch((desired.spec ?? {}) as Json, (below.spec ?? {}) as Json);
       if (resize) await patchBelow(below, "resize", resize);
       return await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
     } catch (error) {
