@@ -234,6 +234,13 @@ function lastRun(side: "ring0" | "baseline", results: string): TestCase[] {
   return cases;
 }
 
+/** How a run names its selection: the shard, the focus, or how many specs it names one by one. */
+function selectionName(options: Options): string {
+  if (options.shard) return `shard ${options.shard.index}/${options.shard.of}`;
+  if (options.focus.length <= 160) return options.focus;
+  return `${options.focus.split("|").length} specs by name`;
+}
+
 /** Runs the selection against one kubeconfig; resolves with its test cases (from its JUnit report). */
 async function runSuite(
   name: "ring0" | "baseline",
@@ -271,7 +278,7 @@ async function runSuite(
   const log = fs.openSync(path.join(reportDir, "e2e.log"), "w");
   const started = Date.now();
   process.stdout.write(
-    `▶ ${name}: ${options.shard ? `shard ${options.shard.index}/${options.shard.of}` : options.focus} without ${options.skip} (log: ${path.join(reportDir, "e2e.log")})\n`,
+    `▶ ${name}: ${selectionName(options)} without ${options.skip} (log: ${path.join(reportDir, "e2e.log")})\n`,
   );
   const code = await new Promise<number>((resolve) => {
     const child = spawn(command, args as string[], { stdio: ["ignore", log, log] });
