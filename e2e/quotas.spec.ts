@@ -77,7 +77,13 @@ async function setAcmeQuotaThroughCard(operator: Page, cpu = "2") {
   await operator.goto("/operator/tenants/acme");
   const card = operator.getByRole("region", { name: "Quota", exact: true });
   const form = card.getByRole("form", { name: "Set the quota of acme" });
-  await form.getByLabel("requests.cpu").fill(cpu);
+  // The form fills itself with the current quota once it has loaded: fill after that, and again
+  // if it landed first (a loaded machine once saved "23").
+  const field = form.getByLabel("requests.cpu");
+  await expect(async () => {
+    await field.fill(cpu);
+    await expect(field).toHaveValue(cpu, { timeout: 1_000 });
+  }).toPass({ timeout: 15_000 });
   await form.getByRole("button", { name: "Preview" }).click();
   const preview = card.getByRole("region", { name: "Quota preview" });
   await expect(preview).toBeVisible();
