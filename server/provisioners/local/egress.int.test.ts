@@ -23,7 +23,7 @@ import { roleGroup } from "@/server/tenants/kube-identity";
 import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
 import { kubeconfigFromAccess, type Provisioner } from "../types";
 import { createLocalProvisioner } from ".";
-import { egressPaths } from "./egress";
+import { egressPaths, RING0_WEBHOOK_TUNNELS } from "./egress";
 
 const logger = createLogger({}, "error");
 let stateDir = "";
@@ -426,14 +426,14 @@ describe("a tenant control plane's egress wall", { timeout: 120_000 }, () => {
       expect(await answer(`127.0.0.1:${ring0.port + 1}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer(`localhost:${ring0.port}`)).toMatch(/^HTTP\/1\.1 403 /);
       expect(await answer("not a target")).toMatch(/^HTTP\/1\.1 400 /);
-      // Its fan-out is bounded: 32 tunnels at once per tenant, the next refused until one closes.
+      // Its fan-out is bounded: RING0_WEBHOOK_TUNNELS at once per tenant, the next refused until one closes.
       const holding = net.createServer(() => {});
       await new Promise<void>((resolve) => holding.listen(0, "127.0.0.1", resolve));
       const holdingPort = (holding.address() as net.AddressInfo).port;
       setWebhookEndpoint({ baseUrl: `https://127.0.0.1:${holdingPort}`, caBundle: "" });
       const held = await Promise.all(
         Array.from(
-          { length: 32 },
+          { length: RING0_WEBHOOK_TUNNELS },
           () =>
             new Promise<net.Socket>((resolve, reject) => {
               const client = net.connect(socket, () =>

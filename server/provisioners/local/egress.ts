@@ -107,19 +107,27 @@ export interface EgressProxyOptions {
   /** Connections open at once (tunnels and those being decided); beyond, refused. Default 512. */
   maxConnections?: number;
   /**
-   * Tunnels to Ring0's own webhook server open at once (default 32): it serves every tenant, and a
+   * Tunnels to Ring0's own webhook server open at once (default RING0_WEBHOOK_TUNNELS): it serves every tenant, and a
    * tenant's webhooks may name it too, so one tenant's fan-out is bounded here.
    */
   maxRing0WebhookConnections?: number;
   onRefused?: (refusal: EgressRefusal) => void;
 }
 
+/**
+ * Tunnels one tenant's control plane may hold to Ring0's webhook server at once. Each webhook call
+ * in flight takes one (an API server opens a connection per concurrent call), so this is above
+ * the bursts a tenant makes in earnest: 50 pods created at once, each admitted by the quota
+ * webhook, met a limit of 32 and failed.
+ */
+export const RING0_WEBHOOK_TUNNELS = 128;
+
 /** Serves one tenant's egress on its sockets, until closed. */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const policy = options.policy ?? createEgressPolicy();
   // Both ends of every tunnel count: a tenant's control plane holds at most half this many.
   const maxConnections = 2 * (options.maxConnections ?? 512);
-  const maxRing0Webhook = options.maxRing0WebhookConnections ?? 32;
+  const maxRing0Webhook = options.maxRing0WebhookConnections ?? RING0_WEBHOOK_TUNNELS;
   let ring0WebhookTunnels = 0;
   const log = options.logger.child({ component: "egress", tenant: options.tenant });
   const sockets = new Set<net.Socket>();
