@@ -355,7 +355,7 @@ describe("upward translation", () => {
       phase: "Running",
       podIP: "10.0.0.9",
       podIPs: [{ ip: "10.0.0.9" }],
-      hostIP: "10.1.0.1",
+      hostIP: "10.244.3.1",
       conditions: [{ type: "Ready", status: "True" }],
       qosClass: "BestEffort",
     };
@@ -368,7 +368,7 @@ describe("upward translation", () => {
       phase: "Running",
       podIP: "10.0.0.9",
       podIPs: [{ ip: "10.0.0.9" }],
-      hostIP: "10.1.0.1",
+      hostIP: "10.244.3.1",
       conditions: [{ type: "Ready", status: "True" }],
     });
     expect(podStatusPatch({ ...below }, below)).toBeNull();
@@ -400,7 +400,7 @@ describe("upward translation", () => {
           },
         ],
         nodeInfo: { kubeletVersion: "fake" },
-        addresses: [{ type: "InternalIP", address: "10.1.0.1" }],
+        addresses: [{ type: "InternalIP", address: "10.244.3.1" }],
       },
     };
     const served = vNodeContent(superNode, 20250);
@@ -439,7 +439,7 @@ describe("upward translation", () => {
     // A real kubelet's node shows its InternalIP beside localhost; a simulated one's never shows.
     expect(vNodeContent(real, 20250).status.addresses).toEqual([
       { type: "Hostname", address: "localhost" },
-      { type: "InternalIP", address: "10.1.0.1" },
+      { type: "InternalIP", address: "10.244.3.1" },
     ]);
     expect(served.status.addresses).toEqual([{ type: "Hostname", address: "localhost" }]);
   });
