@@ -27,6 +27,8 @@ export interface KwokctlConfigOptions {
   enableCRDs?: string[];
   /** Flags to set on components (`componentsPatches`): kwokctl's own value replaced, or the flag added. */
   flags?: ComponentFlags;
+  /** Extra names in the API server's certificate (`options.kubeApiserverCertSANs`; used when its PKI is made). */
+  certSans?: string[];
 }
 
 /** The processes of a kwokctl cluster, by kwokctl's names (also their pid and log file names). */
@@ -158,6 +160,9 @@ export function renderKwokctlConfig(options: KwokctlConfigOptions): string {
     `  kectlBinary: ${bin("kectl")}`,
     "  quietPull: true",
     ...(options.enableCRDs?.length ? [`  enableCRDs: [${options.enableCRDs.join(", ")}]`] : []),
+    ...(options.certSans?.length
+      ? [`  kubeApiserverCertSANs: [${options.certSans.map((name) => JSON.stringify(name)).join(", ")}]`]
+      : []),
     ...Object.entries(options.ports ?? {}).map(([key, port]) => `  ${key}: ${port}`),
     ...renderComponentPatches(options.flags ?? {}),
     "",

@@ -55,6 +55,12 @@ export interface ControlPlaneAccess {
   /** PEM: admin client certificate and key. */
   cert: string;
   key: string;
+  /**
+   * Where the tenant's own pods on the shared nodes reach this API server (their
+   * `KUBERNETES_SERVICE_HOST`/`_PORT`), with `ca` as its CA; absent when the provisioner gives
+   * pods no way to it (their service-account tokens are then not mounted).
+   */
+  podEndpoint?: { host: string; port: number };
 }
 
 export interface Provisioner {

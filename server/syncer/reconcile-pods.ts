@@ -17,6 +17,7 @@ import { kubeRequest } from "@/server/k8s/transport";
 import { type PodLike, refusalMessage } from "@/server/quotas/usage";
 import { syncAnnotations } from "./contracts";
 import { checkPodIsolation } from "./filter";
+import type { IdentitySecrets } from "./identity-secrets";
 import { runningPodPolicy } from "./isolation-policy";
 import { superNamespace } from "./naming";
 import {
@@ -82,6 +83,7 @@ export function createPodReconciler(
   vNodes: VNodes,
   objects: ObjectReconciler,
   warnOnce: WarnOnce,
+  identities: IdentitySecrets,
 ): (session: TenantSession, namespace: string, name: string) => Promise<void> {
   const { log } = ctx;
   /** Pods below whose update the super cluster refused (tenant|uid|hash), logged once each. */
@@ -100,6 +102,7 @@ export function createPodReconciler(
       return;
     }
     if (!pod) {
+      identities.forget(session, below?.metadata.annotations?.[syncAnnotations.uid]);
       if (below && !below.metadata.deletionTimestamp)
         await deleteObject(ctx.superCluster, ref, { gracePeriodSeconds: 0 });
       return;
@@ -171,14 +174,23 @@ export function createPodReconciler(
       await objects.syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
     const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement, session.isolation));
+    // The tenant's tokens and CA below first (the kubelet mounts them as the pod starts), then
+    // renewed as they come due.
+    const identity = await identities.ensure(session, pod, below);
+    if (!identity.ok) {
+      if (!below) await warnOnce(session, "pod", pod, "SyncRefused", identity.message);
+      return;
+    }
     // Ring0's conditions this sync still stands by (a change to the running pod it refused).
     const held: Json[] = [];
     if (!below || syncHashOf(below) !== syncHashOf(desired)) {
+      const created = !below;
       const written = below
         ? await updateBelow(session, pod, desired, below, held)
         : await createBelow(session, pod, desired);
       if (!written) return;
       below = written;
+      if (created) await identities.adopt(session, pod, below);
     }
 
     if (quotaHeldBefore(pod)) await releaseQuotaHold(ctx, session, pod);
@@ -212,7 +224,7 @@ export function createPodReconciler(
     below: Obj,
     held: Json[],
   ): Promise<Obj> {
-    const wanted = superEphemeralContainers((pod.spec ?? {}) as Json);
+    const wanted = superEphemeralContainers((pod.spec ?? {}) as Json, session.placement, pod.metadata.uid);
     const present = new Set(
       (((below.spec as Json | undefined)?.ephemeralContainers as Json[] | undefined) ?? []).map(
         (container) => container.name,

@@ -6,6 +6,7 @@
  * One reconciler per kind of key: objects (reconcile-objects.ts), pods (reconcile-pods.ts) and
  * events (reconcile-events.ts), sharing one record of the refusals already warned about.
  */
+import { createIdentitySecrets, type IdentitySecrets } from "./identity-secrets";
 import { syncEvent } from "./reconcile-events";
 import { createObjectReconciler } from "./reconcile-objects";
 import { createPodReconciler } from "./reconcile-pods";
@@ -20,14 +21,18 @@ export interface Reconcilers {
   syncPod(session: TenantSession, namespace: string, name: string): Promise<void>;
   /** Copy an event about a synced pod up into the tenant namespace. */
   syncEvent(session: TenantSession, namespace: string, name: string): Promise<void>;
+  /** Pods' identity secrets below (their tokens' renewal is driven from the syncer's timer). */
+  identities: IdentitySecrets;
 }
 
 export function createReconcilers(ctx: SyncContext, vNodes: VNodes): Reconcilers {
   const warnOnce = createRefusalWarnings(ctx);
   const objects = createObjectReconciler(ctx, warnOnce);
+  const identities = createIdentitySecrets(ctx);
   return {
+    identities,
     syncObject: objects.syncObject,
-    syncPod: createPodReconciler(ctx, vNodes, objects, warnOnce),
+    syncPod: createPodReconciler(ctx, vNodes, objects, warnOnce, identities),
     syncEvent: (session, namespace, name) => syncEvent(ctx, session, namespace, name),
   };
 }

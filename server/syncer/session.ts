@@ -23,6 +23,9 @@ export type Obj = TenantObject & CachedObject;
 export type WorkKind = SyncedKind | "node" | "event";
 export type PatrolKind = SyncedKind | "vnode";
 
+/** The identities a session keeps fresh: tenant pod UID → its key and when its tokens are due. */
+export type IdentityRecords = Map<string, { namespace: string; name: string; refreshAt: number }>;
+
 export interface TenantSession {
   tenant: string;
   conn: ClusterConnection;
@@ -42,6 +45,8 @@ export interface TenantSession {
   quotaHold: QuotaHoldState;
   /** Tenant namespaces whose default share this session has seen to (once each per session). */
   defaultShares: Set<string>;
+  /** Pods' identity secrets below and when their tokens are due (identity-secrets.ts). */
+  identities: IdentityRecords;
 }
 
 /** The syncer's view of the super cluster and its settings, for the parts beside the engine. */

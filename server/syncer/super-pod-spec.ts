@@ -8,6 +8,7 @@ import { syncAnnotations, syncLabels } from "./contracts";
 import { normalizeSysctl } from "./host-access";
 import { normalizeCapability } from "./isolation-schema";
 import { superNamespace } from "./naming";
+import { identitySecretName, type PodApi, withPodIdentity } from "./pod-identity";
 import type { Json } from "./synced-kinds";
 
 /** Placement rules an operator sets for a tenant's pods below (merged into every pod). */
@@ -19,6 +20,12 @@ export interface PlacementPolicy {
    * local world labels pods so kwok serves their logs and exec: server/cluster/kwok-debug.ts).
    */
   podLabels?: Record<string, string>;
+  /**
+   * Where the tenant's own pods reach its API server (pod-identity.ts). With it, a pod's
+   * service-account tokens are the tenant's, read from the pod's identity secret below; without it
+   * (a provisioner that gives pods no address), token volumes are dropped.
+   */
+  podApi?: PodApi;
 }
 
 const serviceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -184,14 +191,26 @@ function tokenVolumeNames(spec: Json): Set<string> {
   return new Set(volumes.filter(isTenantTokenVolume).map((volume) => String(volume.name)));
 }
 
+/** The identity a pod below gets (pod-identity.ts), when the tenant's pods have an API address. */
+function identityOf(placement: PlacementPolicy, uid: string | undefined) {
+  return placement.podApi && uid ? { secret: identitySecretName(uid), api: placement.podApi } : undefined;
+}
+
 /**
  * The pod's ephemeral containers as the super cluster gets them, translated as its other
- * containers are (no mount of the tenant's token, capability names canonical). They are added
- * below through the pods/ephemeralcontainers subresource, never with the pod itself.
+ * containers are (capability names canonical; its tenant's identity, or no token mount without
+ * one). They are added below through the pods/ephemeralcontainers subresource, never with the pod.
  */
-export function superEphemeralContainers(spec: Json): Json[] {
-  const containers = withoutVolumeMounts(spec.ephemeralContainers, tokenVolumeNames(spec));
-  return containers ? withTenantEnv(withCanonicalCapabilities(containers)) : [];
+export function superEphemeralContainers(spec: Json, placement: PlacementPolicy = {}, uid?: string): Json[] {
+  const identity = identityOf(placement, uid);
+  const ephemeral = identity
+    ? (spec.ephemeralContainers as Json[] | undefined)
+    : withoutVolumeMounts(spec.ephemeralContainers, tokenVolumeNames(spec));
+  if (!Array.isArray(ephemeral)) return [];
+  const containers = withTenantEnv(withCanonicalCapabilities(ephemeral));
+  if (!identity) return containers;
+  return withPodIdentity({ ephemeralContainers: containers }, identity.secret, identity.api)
+    .ephemeralContainers as Json[];
 }
 
 /**
@@ -221,26 +240,37 @@ export function resizePatch(desired: Json, below: Json): Json | null {
 
 /**
  * The pod's spec as the super cluster gets it. No service-account token of the super cluster is
- * mounted (automountServiceAccountToken false), and every projected volume with a token source
- * goes with its mounts: such a token is the tenant's identity (kube-api-access-*), which the super
- * cluster would replace with one of its own. The node is the super scheduler's choice; priority
+ * mounted (automountServiceAccountToken false). The tenant's tokens (kube-api-access-*) and root CA
+ * are read from the pod's identity secret, and its containers pointed at `placement.podApi`
+ * (pod-identity.ts); without a podApi every projected volume with a token source goes with its
+ * mounts, since the super cluster would fill it with a token of its own. `uid` is the tenant pod's
+ * (its identity secret's name). The node is the super scheduler's choice; priority
  * classes, runtime classes and scheduler names are the tenant's and mean nothing below. Sysctl and
  * capability names are written the way the super cluster's Pod Security admission reads them. Pod
  * (anti-)affinity is confined to the tenant's own pods ({@link confineAffinity}).
  */
-export function superPodSpec(spec: Json, placement: PlacementPolicy = {}, tenant?: string): Json {
-  const copy: Json = structuredClone(spec);
+export function superPodSpec(
+  spec: Json,
+  placement: PlacementPolicy = {},
+  tenant?: string,
+  uid?: string,
+): Json {
+  let copy: Json = structuredClone(spec);
   if (tenant !== undefined && copy.affinity !== undefined)
     copy.affinity = confineAffinity(copy.affinity, tenant);
+  const identity = identityOf(placement, uid);
   const volumes = (copy.volumes as Json[] | undefined) ?? [];
-  const removed = tokenVolumeNames(copy);
+  const removed = identity ? new Set<string>() : tokenVolumeNames(copy);
   const kept = volumes.filter((volume) => !removed.has(String(volume.name)));
   if (kept.length > 0) copy.volumes = withTenantDownwardVolumes(kept);
   else delete copy.volumes;
   for (const field of ["containers", "initContainers"]) {
-    const containers = withoutVolumeMounts(copy[field], removed);
+    const containers = identity
+      ? (copy[field] as Json[] | undefined)
+      : withoutVolumeMounts(copy[field], removed);
     if (containers) copy[field] = withTenantEnv(withCanonicalCapabilities(containers));
   }
+  if (identity) copy = withPodIdentity(copy, identity.secret, identity.api);
   copy.automountServiceAccountToken = false;
   const context = copy.securityContext as Json | undefined;
   if (Array.isArray(context?.sysctls)) {

@@ -2,7 +2,9 @@
  * The kinds the syncer copies down and which of their objects it copies: the objects the super
  * cluster makes for itself stay in the tenant, and objects too big or malformed are refused.
  */
+
 import type { KubeObject } from "@/server/k8s/apply";
+import { IDENTITY_SECRET_PREFIX } from "./pod-identity";
 
 /** The kinds the syncer copies down (vNodes and events travel up). */
 export type SyncedKind =
@@ -75,7 +77,10 @@ export function isSynced(
     case "configmap":
       return name !== "kube-root-ca.crt";
     case "secret":
-      return object.type !== "kubernetes.io/service-account-token";
+      // Names of pods' identity secrets below are Ring0's (pod-identity.ts).
+      return (
+        object.type !== "kubernetes.io/service-account-token" && !name.startsWith(IDENTITY_SECRET_PREFIX)
+      );
     case "serviceaccount":
       return name !== "default";
     case "endpoints": {

@@ -88,6 +88,8 @@ export function createSyncer(options: SyncerOptions): Syncer {
   const workerCount = options.workers ?? 4;
   const patrolIntervalMs = options.patrolIntervalMs ?? 60_000;
   const heartbeatIntervalMs = options.heartbeatIntervalMs ?? 10_000;
+  /** How often pods' tokens are checked for renewal (each is renewed at 80% of its lifetime). */
+  const identityCheckMs = 30_000;
   const tenantRecheckMs = options.tenantRecheckMs ?? 5_000;
   const policy = options.isolationPolicy ?? defaultIsolationPolicy();
   const serves = options.tenantFilter ?? (() => true);
@@ -258,6 +260,16 @@ export function createSyncer(options: SyncerOptions): Syncer {
         "refreshing vNodes",
       );
       every(patrolIntervalMs, patrol, "patrolling");
+      every(
+        identityCheckMs,
+        async () => {
+          for (const session of tenants.sessions.values()) {
+            if (session.stopped) continue;
+            for (const key of reconcilers.identities.due(session)) work.enqueue(session.tenant, key);
+          }
+        },
+        "renewing pods' tokens",
+      );
       log.info("syncer started", { workers: workerCount, patrolIntervalMs });
     },
 

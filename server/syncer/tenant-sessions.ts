@@ -196,7 +196,13 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
     const current = sessions.get(name);
     if (current && current.conn !== conn) stopSession(name);
     const session = sessions.get(name) ?? startSession(name, conn);
-    session.placement = { ...placementOf(resource), podLabels: options.superPodLabels };
+    session.placement = {
+      ...placementOf(resource),
+      podLabels: options.superPodLabels,
+      ...(lookup.access.podEndpoint
+        ? { podApi: { ...lookup.access.podEndpoint, ca: lookup.access.ca } }
+        : {}),
+    };
     const isolation = tenantIsolationPolicy(policy, resource.spec?.syncer?.podSecurity);
     if (session.isolation.podSecurity !== isolation.podSecurity) {
       session.isolation = isolation;
@@ -227,6 +233,7 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       namespaces: new Set<string>(),
       quotaHold: createQuotaHoldState(),
       defaultShares: new Set<string>(),
+      identities: new Map(),
     } as unknown as TenantSession;
     const onError = (error: K8sError) => {
       if (isUnreachable(error)) void noticeUnreachable(tenant);

@@ -40,19 +40,22 @@ export async function readOrUndefined<T extends KubeObject = Obj>(
   }
 }
 
-/** A directory that answers for `ours` only, with the provisioner's admin access. */
+/**
+ * A directory that answers for `ours` only, with the provisioner's admin access (and `podEndpoint`
+ * as the tenants' pods' API address, for worlds whose pods are simulated and reach nothing).
+ */
 export function provisionerDirectory(
   ours: ReadonlySet<string>,
   provisioner: () => Provisioner | undefined,
+  podEndpoint?: { host: string; port: number },
 ): ControlPlaneDirectory {
   return {
     async lookup(tenant) {
       const current = provisioner();
       if (!ours.has(tenant) || !current) return { state: "absent" };
       const access = await current.access(tenant);
-      return access
-        ? { state: "ready", access }
-        : { state: "unavailable", phase: "Provisioning", message: "" };
+      if (!access) return { state: "unavailable", phase: "Provisioning", message: "" };
+      return { state: "ready", access: podEndpoint ? { ...access, podEndpoint } : access };
     },
   };
 }

@@ -137,7 +137,7 @@ export function superObject(
           ...metadata,
           labels: { ...metadata.labels, ...placement.podLabels, ...ring0Labels(tenant) },
         },
-        spec: superPodSpec(object.spec ?? {}, placement, tenant),
+        spec: superPodSpec(object.spec ?? {}, placement, tenant, object.metadata.uid),
       };
     case "service":
       return { ...base, spec: serviceSpec(object.spec ?? {}) };

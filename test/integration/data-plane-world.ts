@@ -78,6 +78,8 @@ export async function startDataPlaneWorld(options: {
   name: string;
   /** Another local super cluster than the run's (one with real nodes). */
   superCluster?: { connection: ClusterConnection; stateDir: string };
+  /** The tenants' pods' API address, as if real nodes had given them one (their pods are simulated). */
+  podEndpoint?: { host: string; port: number };
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -127,7 +129,7 @@ export async function startDataPlaneWorld(options: {
       vnAgentStateDir: stateDir,
       egress: { onRefused: auditedRefusals() },
     });
-    const directory = provisionerDirectory(ours, () => provisioner);
+    const directory = provisionerDirectory(ours, () => provisioner, options.podEndpoint);
     setControlPlaneDirectory(directory);
     cleanups.push(async () => {
       setControlPlaneDirectory(null);

@@ -1,9 +1,11 @@
 /**
  * The host's wall around real nodes' pods (iptables, filter table). A pod's packets arrive on a
  * ring0br* bridge:
- *   - to the host itself (INPUT): only replies to connections the host opened; a pod cannot reach
- *     anything listening on this host, on any address (Ring0, the super cluster's API server, an
- *     agent on 0.0.0.0, the kubelet);
+ *   - to the host itself (INPUT): only replies to connections the host opened, and connections to
+ *     a socket bound to exactly POD_API_ADDRESS (Ring0's listeners for tenants' API servers, each of
+ *     which admits only its own tenant's pods); a pod cannot reach anything else listening on this
+ *     host, on any address (Ring0, the super cluster's API server, an agent on 0.0.0.0 — the socket
+ *     match ignores wildcard listeners —, the kubelet);
  *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
  *     this); nothing beyond this host's pods, whatever route a pod would add.
  * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
@@ -15,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { CommandError } from "../process";
 import { runHost } from "./host";
-import { POD_NETWORK } from "./plan";
+import { POD_API_ADDRESS, POD_NETWORK } from "./plan";
 
 export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
@@ -31,6 +33,7 @@ export function firewallRules(): { chain: string; from: string; rules: string[][
       from: "INPUT",
       rules: [
         ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+        ["-d", `${POD_API_ADDRESS}/32`, "-p", "tcp", "-m", "socket", "-j", "ACCEPT"],
         ["-j", "DROP"],
       ],
     },
@@ -87,9 +90,26 @@ export async function ensureHostFirewall(): Promise<void> {
     const jump = [from, "-i", BRIDGES, "-j", chain];
     if (!(await succeeds(["-C", ...jump]))) await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain]);
   }
+  await ensurePodApiAddress();
+}
+
+/** Whether POD_API_ADDRESS is on this host now (tenants' API listeners bind it only then). */
+export function hasPodApiAddress(): boolean {
+  return Object.values(os.networkInterfaces()).some((addresses) =>
+    addresses?.some((address) => address.address === POD_API_ADDRESS),
+  );
+}
+
+async function ensurePodApiAddress(): Promise<void> {
+  if (!hasPodApiAddress()) await runHost("ip", ["addr", "add", `${POD_API_ADDRESS}/32`, "dev", "lo"]);
+}
+
+async function removePodApiAddress(): Promise<void> {
+  if (hasPodApiAddress()) await runHost("ip", ["addr", "del", `${POD_API_ADDRESS}/32`, "dev", "lo"]);
 }
 
 export async function removeHostFirewall(): Promise<void> {
+  await removePodApiAddress();
   for (const { chain, from } of firewallRules()) {
     while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain])) {
       // every copy of the jump

@@ -22,6 +22,13 @@ export const REAL_NODE_LABEL = "ring0.dev/real-node";
 export const SIMULATED_TAINT_KEY = "ring0.dev/simulated";
 /** Every real node's pods, and what kube-proxy treats as the cluster's pod network. */
 export const POD_NETWORK = "10.244.0.0/16";
+/**
+ * Where tenants' pods on real nodes reach their own API servers (issue 18): an address of this host
+ * (on `lo`), outside every node's pod subnet, where Ring0 listens for each tenant on its API
+ * server's port. The host's wall lets pods reach only sockets bound to exactly this address
+ * (host-firewall.ts), and each listener only its own tenant's pods (provisioners/local/pod-api.ts).
+ */
+export const POD_API_ADDRESS = "10.244.255.1";
 /** kube-apiserver's default service range (kwokctl sets none), where Services' cluster IPs come from. */
 export const SERVICE_NETWORK = "10.0.0.0/24";
 /** The kubelet's port on its node IP. */

@@ -25,6 +25,8 @@ import { createLogger } from "@/server/logger";
 import { nodeUsage } from "@/server/nodes/usage";
 import { issueCa, issueLeaf } from "@/server/pki/certificates";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "@/server/streams/node-shell";
+import { superNamespace } from "@/server/syncer/naming";
+import { IDENTITY_SECRET_PREFIX } from "@/server/syncer/pod-identity";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { createTokenService } from "@/server/tokens/service";
 import { tenantPodUsage } from "@/server/workloads/usage";
@@ -35,6 +37,7 @@ import { CommandError, killProcessesMentioning, processesMentioning, type RunRes
 import { mountsUnder, realNodePrerequisites } from "./host";
 import {
   HTTPD_IMAGE,
+  POD_API_ADDRESS,
   realNodePlan,
   realNodesDir,
   registryPlan,
@@ -1034,6 +1037,144 @@ describe.skipIf(problems.length > 0)(
         });
       });
 
+      describe("their own cluster's identity and API (issue 18)", () => {
+        const apiPod = "whoami";
+        /** Run in a tenant's pod, a non-zero exit returned. */
+        const inPod = (tenant: string, script: string) =>
+          tenantKubectl(tenant, ["exec", apiPod, "--", "sh", "-c", script]);
+        /** A busybox wget to the tenant's API server with the pod's own token (its CA is checked apart). */
+        const api = (path: string, post?: string) =>
+          [
+            "wget -qO- --no-check-certificate",
+            '--header "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)"',
+            ...(post ? [`--header "Content-Type: application/json" --post-data '${post}'`] : []),
+            `"https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT${path}" 2>&1`,
+          ].join(" ");
+        const review = '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}';
+
+        beforeAll(async () => {
+          for (const tenant of [acme, globex]) {
+            const created = await tenantKubectl(tenant, [
+              "run",
+              apiPod,
+              `--image=${TOOLBOX_IMAGE}`,
+              "--restart=Never",
+              "--command",
+              "--",
+              "sleep",
+              "3600",
+            ]);
+            expect(created.stderr).toBe("");
+          }
+          for (const tenant of [acme, globex]) {
+            await eventually(async () => {
+              const got = await tenantKubectl(tenant, [
+                "get",
+                "pod",
+                apiPod,
+                "-o",
+                "jsonpath={.status.phase}",
+              ]);
+              return got.stdout === "Running" ? true : undefined;
+            }, 120_000);
+          }
+        }, 300_000);
+
+        it("a pod's token is its tenant's, for its own service account, with its tenant's CA and namespace", async () => {
+          const env = await inPod(acme, "echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT");
+          const access = await world?.provisioner.access(acme);
+          expect(access?.podEndpoint).toBeDefined();
+          expect(env.stdout.trim()).toBe(`${POD_API_ADDRESS}:${access?.podEndpoint?.port}`);
+          const files = await inPod(
+            acme,
+            "cd /var/run/secrets/kubernetes.io/serviceaccount && cat namespace ca.crt",
+          );
+          expect(files.stdout).toBe(`default${access?.ca}`);
+          const whoami = await inPod(acme, api("/apis/authentication.k8s.io/v1/selfsubjectreviews", review));
+          const user = (JSON.parse(whoami.stdout) as { status: { userInfo: Record<string, unknown> } }).status
+            .userInfo;
+          expect(user.username).toBe("system:serviceaccount:default:default");
+          // Bound to the tenant's pod: it dies with the pod.
+          expect(user.extra).toMatchObject({ "authentication.kubernetes.io/pod-name": [apiPod] });
+        });
+
+        it("lists its tenant's pods as its service account's RBAC allows", async () => {
+          const refused = await inPod(acme, api("/api/v1/namespaces/default/pods"));
+          expect(refused.stdout).toContain("403 Forbidden");
+          for (const args of [
+            ["create", "role", "pod-reader", "--verb=list", "--resource=pods"],
+            ["create", "rolebinding", "pod-reader", "--role=pod-reader", "--serviceaccount=default:default"],
+          ]) {
+            expect((await tenantKubectl(acme, args)).code).toBe(0);
+          }
+          const listed = await eventually(async () => {
+            const result = await inPod(acme, api("/api/v1/namespaces/default/pods"));
+            return result.stdout.startsWith("{") ? result : undefined;
+          }, 30_000);
+          const names = (JSON.parse(listed.stdout) as { items: { metadata: { name: string } }[] }).items.map(
+            (pod) => pod.metadata.name,
+          );
+          expect(names).toContain(apiPod);
+          expect(names).toContain("t");
+          // Another namespace of its own tenant is beyond the role; nothing of globex is in this cluster.
+          expect((await inPod(acme, api("/api/v1/namespaces/kube-system/pods"))).stdout).toContain(
+            "403 Forbidden",
+          );
+        });
+
+        it("the tenant's `kubernetes` Service leads to the same address", async () => {
+          const slices = await tenantKubectl(acme, [
+            "get",
+            "endpointslices",
+            "-n",
+            "default",
+            "-l",
+            "kubernetes.io/service-name=kubernetes",
+            "-o",
+            "jsonpath={.items[0].endpoints[0].addresses[0]}:{.items[0].ports[0].port}",
+          ]);
+          const access = await world?.provisioner.access(acme);
+          expect(slices.stdout).toBe(`${POD_API_ADDRESS}:${access?.podEndpoint?.port}`);
+        });
+
+        it("another tenant's pod cannot even open a connection to acme's API server", async () => {
+          const port = (await world?.provisioner.access(acme))?.podEndpoint?.port;
+          // globex's own API answers it (its own address and token)…
+          const own = await inPod(globex, api("/apis/authentication.k8s.io/v1/selfsubjectreviews", review));
+          expect(own.stdout).toContain(`"authentication.kubernetes.io/pod-name"`);
+          // …acme's listener closes globex's connection before TLS starts, token or not.
+          const attack = await inPod(
+            globex,
+            `wget -qO- -T 5 --no-check-certificate "https://${POD_API_ADDRESS}:${port}/version" 2>&1; echo "exit=$?"`,
+          );
+          expect(attack.stdout).not.toContain("gitVersion");
+          expect(attack.stdout).toMatch(/exit=[1-9]/);
+          // Nothing else on that address answers a pod: a wildcard listener of this host stays out of
+          // reach (the wall admits only sockets bound to exactly the pod API address).
+          const wildcard = net.createServer((socket) => socket.end("host secret\n"));
+          await new Promise<void>((resolve) => wildcard.listen(0, "0.0.0.0", resolve));
+          try {
+            const probe = await inPod(
+              globex,
+              `nc -w 3 ${POD_API_ADDRESS} ${(wildcard.address() as net.AddressInfo).port} </dev/null; echo "exit=$?"`,
+            );
+            expect(probe.stdout).not.toContain("host secret");
+            expect(probe.stdout).toMatch(/exit=[1-9]/);
+          } finally {
+            wildcard.close();
+          }
+        });
+
+        it("no token of the super cluster is mounted below", async () => {
+          const below = await kubeRequest<{
+            spec: { automountServiceAccountToken?: boolean; volumes?: unknown[] };
+          }>(conn, { path: `/api/v1/namespaces/${superNamespace(acme, "default")}/pods/${apiPod}` });
+          expect(below.spec.automountServiceAccountToken).toBe(false);
+          expect(JSON.stringify(below.spec.volumes)).not.toContain("serviceAccountToken");
+          expect(JSON.stringify(below.spec.volumes)).toContain(IDENTITY_SECRET_PREFIX);
+        });
+      });
+
       it("another tenant reaches none of it", async () => {
         const exec = await tenantKubectl(globex, ["exec", "t", "--", "hostname"]);
         expect(exec.code).not.toBe(0);
@@ -1062,6 +1203,10 @@ describe.skipIf(problems.length > 0)(
       }
       const rules = (await run("iptables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
       expect(rules).not.toMatch(/RING0-PODS|KUBE-/);
+      // The tenants' pod API address goes with the wall.
+      expect(
+        (await run("ip", ["-o", "addr", "show", "dev", "lo"], { timeoutMs: 30_000 })).stdout,
+      ).not.toContain(POD_API_ADDRESS);
       const nat = (await run("iptables", ["-w", "5", "-t", "nat", "-S"], { timeoutMs: 30_000 })).stdout;
       expect(nat).not.toMatch(/KUBE-/);
       const cache = fs.existsSync("/var/lib/cni/results") ? fs.readdirSync("/var/lib/cni/results") : [];

@@ -88,8 +88,14 @@ interface NodeLike {
 /**
  * Whether `ip` is, right now, the IP of a running pod the syncer created for `tenant` on a real
  * node of the super cluster (not host-networked). Asked of the super cluster at each connection.
+ * `starting` counts a pod whose init containers run (phase Pending, its IP given) as well.
  */
-export async function isTenantPodIp(conn: ClusterConnection, tenant: string, ip: string): Promise<boolean> {
+export async function isTenantPodIp(
+  conn: ClusterConnection,
+  tenant: string,
+  ip: string,
+  options: { starting?: boolean } = {},
+): Promise<boolean> {
   const family = net.isIP(ip);
   if (family === 0 || neverPods.check(ip, family === 6 ? "ipv6" : "ipv4")) return false;
   const list = await kubeRequest<{ items?: PodLike[] }>(conn, {
@@ -104,7 +110,8 @@ export async function isTenantPodIp(conn: ClusterConnection, tenant: string, ip:
     const ips = [pod.status?.podIP, ...(pod.status?.podIPs ?? []).map((entry) => entry.ip)];
     if (!ips.includes(ip)) continue;
     if (pod.metadata?.labels?.[syncLabels.tenant] !== tenant) continue;
-    if (pod.spec?.hostNetwork || pod.status?.phase !== "Running" || !pod.spec?.nodeName) continue;
+    const phases = options.starting ? ["Running", "Pending"] : ["Running"];
+    if (pod.spec?.hostNetwork || !phases.includes(pod.status?.phase ?? "") || !pod.spec?.nodeName) continue;
     // A terminating pod's IP may already be free on its node, and so another pod's next.
     if (pod.metadata?.deletionTimestamp) continue;
     if (await isRealNode(conn, pod.spec.nodeName)) return true;

@@ -19,6 +19,7 @@ import {
   mergeComponentFlags,
   renderKwokctlConfig,
 } from "@/server/cluster/kwokctl-config";
+import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { writeAdmission } from "./admission";
 import { writeAuthorization } from "./authorization";
 import { LOCAL_COMPONENTS } from "./components";
@@ -86,6 +87,8 @@ export function writeKwokctlConfig(
       writer: "server/provisioners/local/kwokctl-config.ts",
       ports,
       flags,
+      // Where the tenant's pods reach it (./pod-api.ts), whether real nodes run yet or not.
+      certSans: [POD_API_ADDRESS],
     }),
   );
 }
@@ -126,6 +129,8 @@ export async function wantedFlags(
     },
     { "kube-apiserver": vnAgentStateDir && webhooks ? writeAuthorization(paths.dir, webhooks) : {} },
     { "kube-apiserver": writeEgressSelector(paths) },
+    // Its `kubernetes` Service's endpoints: where its own pods reach it (./pod-api.ts).
+    { "kube-apiserver": { "advertise-address": POD_API_ADDRESS } },
     etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
     onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
   );

@@ -23,13 +23,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { closeKwokctlKeys } from "@/server/cluster/hardening";
 import { withAllComponentFlags } from "@/server/cluster/kwokctl-config";
+import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
+import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
+import { getSuperCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
 import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "../types";
 import { resolveVersion } from "../versions";
 import { hasKwokctl, localBinaries } from "./binaries";
 import { componentStates } from "./components";
 import { type EgressProxy, type EgressRefusal, egressPaths, startEgressProxy } from "./egress";
-import type { EgressPolicy } from "./egress-policy";
+import { type EgressPolicy, isTenantPodIp, tokenBuckets } from "./egress-policy";
 import { retarget, wantedFlags } from "./kwokctl-config";
 import {
   createControlPlane,
@@ -40,6 +43,7 @@ import {
 } from "./lifecycle";
 import { observeControlPlane, readAccess } from "./observe";
 import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
+import { type PodApiListener, startPodApiListener } from "./pod-api";
 import { portPicker } from "./ports";
 import { readRecord, writeRecord } from "./record";
 
@@ -60,6 +64,30 @@ export interface LocalProvisionerOptions {
    * with the process-wide super cluster, no operator allowances; refusals only logged.
    */
   egress?: { policy?: EgressPolicy; onRefused?: (refusal: EgressRefusal) => void };
+  /**
+   * Whether `ip` is one of `tenant`'s pods, for the listener its pods reach its API server at
+   * (./pod-api.ts). Default: asked of the process-wide super cluster (a minute's memory per
+   * address, at most 50 questions a second per tenant).
+   */
+  isTenantPod?: (tenant: string, ip: string) => Promise<boolean>;
+}
+
+/** Ring0's default for `isTenantPod`: the super cluster's word, remembered briefly. */
+function tenantPodLookup(): (tenant: string, ip: string) => Promise<boolean> {
+  const remembered = new Map<string, { admitted: boolean; at: number }>();
+  const lookups = tokenBuckets(50, 200);
+  return async (tenant, ip) => {
+    const key = `${tenant}|${ip}`;
+    const known = remembered.get(key);
+    // Admissions are remembered 10 s (a pod's IP is its own while it runs); refusals are asked again.
+    if (known?.admitted && Date.now() - known.at < 10_000) return true;
+    const conn = getSuperCluster();
+    if (!conn || !lookups.take(tenant)) return false;
+    const admitted = await isTenantPodIp(conn, tenant, ip, { starting: true });
+    if (remembered.size > 10_000) remembered.clear();
+    remembered.set(key, { admitted, at: Date.now() });
+    return admitted;
+  };
 }
 
 export function createLocalProvisioner(options: LocalProvisionerOptions): Provisioner {
@@ -104,6 +132,51 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       if (queues.get(tenant) === settled) queues.delete(tenant);
     });
     return next;
+  };
+
+  /**
+   * Each tenant's listener where its pods reach its API server (./pod-api.ts): opened when Ring0
+   * asks for the tenant's access (its control plane serves) and the host has the pods' API address
+   * (real nodes set it up); closed when the tenant is suspended or destroyed.
+   */
+  const podApis = new Map<string, PodApiListener>();
+  const isTenantPod = options.isTenantPod ?? tenantPodLookup();
+  const podApiChanges = new Map<string, Promise<void>>();
+  /** One change at a time per tenant (access is asked for concurrently). */
+  const ensurePodApi = (tenant: string, apiserverPort: number, log: Logger): Promise<void> => {
+    const previous = podApiChanges.get(tenant) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (podApis.get(tenant)?.port === apiserverPort) return;
+      await closePodApi(tenant);
+      if (!hasPodApiAddress()) return;
+      try {
+        podApis.set(
+          tenant,
+          await startPodApiListener({
+            tenant,
+            host: POD_API_ADDRESS,
+            port: apiserverPort,
+            upstreamPort: apiserverPort,
+            isTenantPod: (ip) => isTenantPod(tenant, ip),
+            logger: log,
+          }),
+        );
+      } catch (error) {
+        log.warn("the tenant's pods cannot reach its API server: listening failed", {
+          address: `${POD_API_ADDRESS}:${apiserverPort}`,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    });
+    const settled = next.finally(() => {
+      if (podApiChanges.get(tenant) === settled) podApiChanges.delete(tenant);
+    });
+    podApiChanges.set(tenant, settled);
+    return next;
+  };
+  const closePodApi = async (tenant: string) => {
+    await podApis.get(tenant)?.close();
+    podApis.delete(tenant);
   };
 
   const pathsOf = (tenant: string) => tenantPaths(tenantsDir, tenant);
@@ -206,7 +279,9 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       return serialise(tenant, async () => {
         ensuring.add(tenant);
         try {
-          return await ensureNow({ ...spec, tenant }, version, signal);
+          const observed = await ensureNow({ ...spec, tenant }, version, signal);
+          if (spec.suspended) await closePodApi(tenant);
+          return observed;
         } finally {
           ensuring.delete(tenant);
         }
@@ -219,7 +294,13 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
 
     async access(tenant) {
       const paths = pathsOf(checkTenantName(tenant));
-      return readAccess(paths);
+      const access = await readAccess(paths);
+      const record = readRecord(paths);
+      if (!access || !record) return access;
+      // Asked for while the control plane serves: its pods' way to it, once the host has the address.
+      await ensurePodApi(tenant, record.ports.kubeApiserverPort, baseLog.child({ tenant }));
+      const podApi = podApis.get(tenant);
+      return podApi ? { ...access, podEndpoint: { host: podApi.host, port: podApi.port } } : access;
     },
 
     destroy(tenant) {
@@ -232,6 +313,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         const paths = pathsOf(tenant);
         if (!fs.existsSync(paths.dir)) return;
         const log = baseLog.child({ tenant });
+        await closePodApi(tenant);
         await removeControlPlane(machine, tenant, paths, log);
         await egress.get(tenant)?.close();
         egress.delete(tenant);

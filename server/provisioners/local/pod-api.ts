@@ -1,0 +1,119 @@
+/**
+ * Where a tenant's own pods reach its API server (issue 18): Ring0 listens on the host's pod API
+ * address (POD_API_ADDRESS, on `lo`) at the tenant API server's own port, and splices each
+ * connection to the API server on 127.0.0.1. Bytes pass untouched: TLS is the API server's own (its
+ * certificate names POD_API_ADDRESS), and the pod authenticates with its own token, as in a
+ * cluster of its own. The tenant API server advertises this address, so its `kubernetes` Service's
+ * endpoints lead here too.
+ *
+ * The walls: the host's firewall lets pods reach only sockets bound to exactly this address; this
+ * listener admits only the running pods of its own tenant (asked of the super cluster at each
+ * connection, as the egress wall asks of a dialled pod IP), so another tenant's pods cannot even
+ * start a TLS handshake with it; and it holds a bounded number of connections.
+ */
+import net from "node:net";
+import type { Logger } from "@/server/logger";
+
+export interface PodApiListener {
+  host: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface PodApiListenerOptions {
+  tenant: string;
+  /** Where pods connect (POD_API_ADDRESS) and on which port (the tenant API server's). */
+  host: string;
+  port: number;
+  /** The tenant API server on 127.0.0.1. */
+  upstreamPort: number;
+  /** Whether `ip` is a running pod of this tenant right now (egress-policy.ts's isTenantPodIp). */
+  isTenantPod: (ip: string) => Promise<boolean>;
+  logger: Logger;
+  /** Connections held at once (default 256); more are refused until some close. */
+  maxConnections?: number;
+}
+
+function plainIpv4(address: string | undefined): string {
+  return (address ?? "").replace(/^::ffff:/, "");
+}
+
+/** Two sockets spliced: each end's close closes the other once what it sent is flushed. */
+function splice(a: net.Socket, b: net.Socket): void {
+  a.pipe(b);
+  b.pipe(a);
+  const closeOther = (other: net.Socket) => () => {
+    if (!other.destroyed) other.end();
+    setTimeout(() => other.destroy(), 5_000).unref();
+  };
+  a.once("close", closeOther(b));
+  b.once("close", closeOther(a));
+  a.on("error", () => a.destroy());
+  b.on("error", () => b.destroy());
+}
+
+export async function startPodApiListener(options: PodApiListenerOptions): Promise<PodApiListener> {
+  const log = options.logger.child({ component: "pod-api", tenant: options.tenant });
+  const maxConnections = options.maxConnections ?? 256;
+  const sockets = new Set<net.Socket>();
+
+  const server = net.createServer({ pauseOnConnect: true }, (client) => {
+    const source = plainIpv4(client.remoteAddress);
+    if (sockets.size >= maxConnections) {
+      log.warn("a pod's connection to its API server refused: too many open", { source, maxConnections });
+      client.destroy();
+      return;
+    }
+    sockets.add(client);
+    client.once("close", () => sockets.delete(client));
+    client.on("error", () => client.destroy());
+    client.setTimeout(10_000, () => client.destroy());
+    options
+      .isTenantPod(source)
+      .catch((error: unknown) => {
+        log.warn("could not tell whose pod connected; refused", {
+          source,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        return false;
+      })
+      .then((admitted) => {
+        if (client.destroyed) return;
+        if (!admitted) {
+          log.info("a connection to a tenant's API server from outside its pods refused", { source });
+          client.destroy();
+          return;
+        }
+        const upstream = net.connect(options.upstreamPort, "127.0.0.1");
+        sockets.add(upstream);
+        upstream.once("close", () => sockets.delete(upstream));
+        upstream.once("connect", () => {
+          client.setTimeout(0);
+          splice(client, upstream);
+          client.resume();
+        });
+        upstream.once("error", () => client.destroy());
+      });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: options.host, port: options.port, exclusive: true }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  log.info("tenant pods reach their API server here", { address: `${options.host}:${port}` });
+
+  return {
+    host: options.host,
+    port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+    },
+  };
+}

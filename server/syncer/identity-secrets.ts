@@ -1,0 +1,181 @@
+/**
+ * A tenant pod's identity secret below (issue 18; the pure rules are pod-identity.ts): the tokens
+ * the tenant's API server issues for the pod (TokenRequest, bound to the tenant's pod, so they die
+ * with it), and the tenant's root CA. Written before the pod goes below, owned by the pod's copy
+ * once it exists (the super cluster's garbage collector removes it with the pod), renewed when 80%
+ * of a token's lifetime has passed (the kubelet below sees the new tokens within its sync period,
+ * as it sees any secret's change).
+ */
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { K8sError } from "@/server/k8s/errors";
+import { kubeRequest } from "@/server/k8s/transport";
+import { syncAnnotations, syncLabels } from "./contracts";
+import { superNamespace } from "./naming";
+import {
+  IDENTITY_CA_KEY,
+  identitySecretName,
+  needsIdentity,
+  refreshDue,
+  tokenRequest,
+  tokenSources,
+} from "./pod-identity";
+import { type Obj, readOrNull, type SyncContext, type TenantSession, workKey } from "./session";
+import type { Json } from "./synced-kinds";
+
+/** Label on every identity secret below (so they can be listed and told from synced secrets). */
+export const IDENTITY_LABEL = "ring0.dev/pod-identity";
+/** When the identity secret's tokens are due for renewal (RFC 3339). */
+export const REFRESH_ANNOTATION = "ring0.dev/tokens-refresh-at";
+
+export type IdentityOutcome =
+  /** The secret is there and fresh (or the pod needs none). */
+  | { ok: true }
+  /** The tenant's API server refused a token for a reason of the tenant's; `message` says which. */
+  | { ok: false; message: string };
+
+const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+
+function isTenantRefusal(error: unknown): error is K8sError {
+  return error instanceof K8sError && [400, 403, 404, 422].includes(error.status);
+}
+
+export function createIdentitySecrets(ctx: SyncContext) {
+  const { log, clock } = ctx;
+
+  function secretRef(session: TenantSession, pod: Obj) {
+    return {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: identitySecretName(String(pod.metadata.uid)),
+        namespace: superNamespace(session.tenant, pod.metadata.namespace ?? ""),
+      },
+    };
+  }
+
+  function ownerOf(below: Obj | undefined): Json[] | undefined {
+    if (!below?.metadata.uid) return undefined;
+    return [{ apiVersion: "v1", kind: "Pod", name: below.metadata.name, uid: below.metadata.uid }];
+  }
+
+  async function issue(session: TenantSession, pod: Obj, below: Obj | undefined): Promise<IdentityOutcome> {
+    const api = session.placement.podApi;
+    if (!api) return { ok: true };
+    const spec = (pod.spec ?? {}) as Json;
+    const namespace = pod.metadata.namespace ?? "";
+    const serviceAccount = String(spec.serviceAccountName ?? "default");
+    const sources = tokenSources(spec);
+    const issuedAt = clock.now();
+    const data: Record<string, string> = { [IDENTITY_CA_KEY]: b64(api.ca) };
+    for (const source of sources) {
+      try {
+        const response = await kubeRequest<{ status?: { token?: string } }>(session.conn, {
+          method: "POST",
+          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+          body: tokenRequest(source, { name: pod.metadata.name, uid: String(pod.metadata.uid) }),
+          timeoutMs: 15_000,
+        });
+        const token = response.status?.token;
+        if (!token) throw new Error("the tenant's API server answered a TokenRequest without a token");
+        data[source.key] = b64(token);
+      } catch (error) {
+        if (!isTenantRefusal(error)) throw error;
+        return {
+          ok: false,
+          message: `Ring0 could not get a token for service account ${serviceAccount} from your control plane: ${error.message}`,
+        };
+      }
+    }
+    const refreshAt = refreshDue(issuedAt, sources);
+    const owners = ownerOf(below);
+    const secret: KubeObject = {
+      ...secretRef(session, pod),
+      metadata: {
+        ...secretRef(session, pod).metadata,
+        labels: { [syncLabels.tenant]: session.tenant, [IDENTITY_LABEL]: "true" },
+        annotations: {
+          [syncAnnotations.namespace]: namespace,
+          [syncAnnotations.name]: pod.metadata.name,
+          [syncAnnotations.uid]: String(pod.metadata.uid),
+          ...(Number.isFinite(refreshAt) ? { [REFRESH_ANNOTATION]: new Date(refreshAt).toISOString() } : {}),
+        },
+        ...(owners ? { ownerReferences: owners } : {}),
+      },
+      type: "Opaque",
+      data,
+    } as KubeObject;
+    await serverSideApply(ctx.superCluster, secret, { force: true });
+    session.identities.set(String(pod.metadata.uid), { namespace, name: pod.metadata.name, refreshAt });
+    return { ok: true };
+  }
+
+  return {
+    /**
+     * The pod's identity secret below, written or renewed when needed. `below` is the pod's copy
+     * when it exists: the secret is then owned by it. After a restart the secret's own record of
+     * when it is due is read once.
+     */
+    async ensure(session: TenantSession, pod: Obj, below?: Obj): Promise<IdentityOutcome> {
+      if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return { ok: true };
+      const uid = String(pod.metadata.uid);
+      const known = session.identities.get(uid);
+      if (known && clock.now() < known.refreshAt) return { ok: true };
+      if (!known && below) {
+        const existing = await readOrNull<Obj>(ctx.superCluster, secretRef(session, pod));
+        const due = Date.parse(existing?.metadata.annotations?.[REFRESH_ANNOTATION] ?? "");
+        if (existing && (Number.isNaN(due) || clock.now() < due)) {
+          session.identities.set(uid, {
+            namespace: pod.metadata.namespace ?? "",
+            name: pod.metadata.name,
+            refreshAt: Number.isNaN(due) ? Number.POSITIVE_INFINITY : due,
+          });
+          return { ok: true };
+        }
+      }
+      return issue(session, pod, below);
+    },
+
+    /** The identity secret of a pod just created below is owned by it from now on. */
+    async adopt(session: TenantSession, pod: Obj, below: Obj): Promise<void> {
+      if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return;
+      const ref = secretRef(session, pod);
+      try {
+        await kubeRequest(ctx.superCluster, {
+          method: "PATCH",
+          path: `/api/v1/namespaces/${ref.metadata.namespace}/secrets/${ref.metadata.name}`,
+          contentType: "application/merge-patch+json",
+          body: { metadata: { ownerReferences: ownerOf(below) } },
+          timeoutMs: 15_000,
+        });
+      } catch (error) {
+        // Renewal writes the owner too; a secret left unowned meanwhile is found by the patroller.
+        log.warn("could not make a pod's identity secret owned by the pod", {
+          tenant: session.tenant,
+          namespace: pod.metadata.namespace,
+          name: pod.metadata.name,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    },
+
+    forget(session: TenantSession, uid: string | undefined): void {
+      if (uid) session.identities.delete(uid);
+    },
+
+    /** Work keys of the pods whose tokens are due for renewal now (pods gone are forgotten). */
+    due(session: TenantSession): string[] {
+      const now = clock.now();
+      const keys: string[] = [];
+      for (const [uid, record] of session.identities) {
+        if (session.caches.pod.get(record.namespace, record.name)?.metadata.uid !== uid) {
+          session.identities.delete(uid);
+        } else if (record.refreshAt <= now) {
+          keys.push(workKey("pod", record.namespace, record.name));
+        }
+      }
+      return keys;
+    },
+  };
+}
+
+export type IdentitySecrets = ReturnType<typeof createIdentitySecrets>;
