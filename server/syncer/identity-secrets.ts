@@ -6,7 +6,7 @@
  * of a token's lifetime has passed (the kubelet below sees the new tokens within its sync period,
  * as it sees any secret's change).
  */
-import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { K8sError } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import { syncAnnotations, syncLabels } from "./contracts";
@@ -67,26 +67,34 @@ export function createIdentitySecrets(ctx: SyncContext) {
     const sources = tokenSources(spec);
     const issuedAt = clock.now();
     const data: Record<string, string> = { [IDENTITY_CA_KEY]: b64(api.ca) };
-    for (const source of sources) {
-      try {
-        const response = await kubeRequest<{ status?: { token?: string } }>(session.conn, {
+    const granted: number[] = [];
+    // At most MAX_TOKEN_SOURCES (malformedReason refuses more), asked at once under one deadline.
+    const results = await Promise.allSettled(
+      sources.map((source) =>
+        kubeRequest<{ status?: { token?: string; expirationTimestamp?: string } }>(session.conn, {
           method: "POST",
           path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
           body: tokenRequest(source, { name: pod.metadata.name, uid: String(pod.metadata.uid) }),
           timeoutMs: 15_000,
-        });
-        const token = response.status?.token;
-        if (!token) throw new Error("the tenant's API server answered a TokenRequest without a token");
-        data[source.key] = b64(token);
-      } catch (error) {
-        if (!isTenantRefusal(error)) throw error;
+        }),
+      ),
+    );
+    for (const [index, result] of results.entries()) {
+      const source = sources[index] as (typeof sources)[number];
+      if (result.status === "rejected") {
+        if (!isTenantRefusal(result.reason)) throw result.reason;
         return {
           ok: false,
-          message: `Ring0 could not get a token for service account ${serviceAccount} from your control plane: ${error.message}`,
+          message: `Ring0 could not get a token for service account ${serviceAccount} from your control plane: ${result.reason.message}`,
         };
       }
+      const token = result.value.status?.token;
+      if (!token) throw new Error("the tenant's API server answered a TokenRequest without a token");
+      data[source.key] = b64(token);
+      const expires = Date.parse(result.value.status?.expirationTimestamp ?? "");
+      if (Number.isFinite(expires)) granted.push((expires - issuedAt) / 1000);
     }
-    const refreshAt = refreshDue(issuedAt, sources);
+    const refreshAt = refreshDue(issuedAt, sources, granted);
     const owners = ownerOf(below);
     const secret: KubeObject = {
       ...secretRef(session, pod),
@@ -97,7 +105,7 @@ export function createIdentitySecrets(ctx: SyncContext) {
           [syncAnnotations.namespace]: namespace,
           [syncAnnotations.name]: pod.metadata.name,
           [syncAnnotations.uid]: String(pod.metadata.uid),
-          ...(Number.isFinite(refreshAt) ? { [REFRESH_ANNOTATION]: new Date(refreshAt).toISOString() } : {}),
+          [REFRESH_ANNOTATION]: new Date(refreshAt).toISOString(),
         },
         ...(owners ? { ownerReferences: owners } : {}),
       },
@@ -123,16 +131,23 @@ export function createIdentitySecrets(ctx: SyncContext) {
       if (!known && below) {
         const existing = await readOrNull<Obj>(ctx.superCluster, secretRef(session, pod));
         const due = Date.parse(existing?.metadata.annotations?.[REFRESH_ANNOTATION] ?? "");
-        if (existing && (Number.isNaN(due) || clock.now() < due)) {
+        if (existing && !Number.isNaN(due) && clock.now() < due) {
           session.identities.set(uid, {
             namespace: pod.metadata.namespace ?? "",
             name: pod.metadata.name,
-            refreshAt: Number.isNaN(due) ? Number.POSITIVE_INFINITY : due,
+            refreshAt: due,
           });
           return { ok: true };
         }
       }
       return issue(session, pod, below);
+    },
+
+    /** The identity secret of a pod the super cluster refused (or that went before it was created). */
+    async discard(session: TenantSession, pod: Obj): Promise<void> {
+      session.identities.delete(String(pod.metadata.uid));
+      if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return;
+      await deleteObject(ctx.superCluster, secretRef(session, pod));
     },
 
     /** The identity secret of a pod just created below is owned by it from now on. */
@@ -148,7 +163,7 @@ export function createIdentitySecrets(ctx: SyncContext) {
           timeoutMs: 15_000,
         });
       } catch (error) {
-        // Renewal writes the owner too; a secret left unowned meanwhile is found by the patroller.
+        // Renewal writes the owner too (the secret is written with the copy's uid once it exists).
         log.warn("could not make a pod's identity secret owned by the pod", {
           tenant: session.tenant,
           namespace: pod.metadata.namespace,
@@ -164,11 +179,26 @@ export function createIdentitySecrets(ctx: SyncContext) {
 
     /** Work keys of the pods whose tokens are due for renewal now (pods gone are forgotten). */
     due(session: TenantSession): string[] {
+      // Without an address for the tenant's pods, nothing is renewed (their pods have no tokens).
+      if (!session.placement.podApi) {
+        session.identities.clear();
+        return [];
+      }
       const now = clock.now();
       const keys: string[] = [];
       for (const [uid, record] of session.identities) {
         if (session.caches.pod.get(record.namespace, record.name)?.metadata.uid !== uid) {
           session.identities.delete(uid);
+          // Gone from the tenant: its secret goes too (its copy's owner reference does the same,
+          // but a pod deleted before its copy was made left an unowned one).
+          const ref = secretRef(session, { metadata: { ...record, uid } } as unknown as Obj);
+          void deleteObject(ctx.superCluster, ref).catch((error: unknown) =>
+            log.warn("could not remove a gone pod's identity secret", {
+              tenant: session.tenant,
+              secret: ref.metadata.name,
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
         } else if (record.refreshAt <= now) {
           keys.push(workKey("pod", record.namespace, record.name));
         }

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply";
+import { listEventsFor } from "@/server/k8s/events";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
@@ -138,6 +139,26 @@ describe("a tenant pod's identity below", () => {
     await eventually(async () => ((await below("Secret", secretName)) ? undefined : true), 90_000);
     await eventually(async () => ((await tokenReview(token)) ? undefined : true), 30_000);
   }, 150_000);
+
+  it("refuses a pod that names another pod's identity secret, and tells the tenant why", async () => {
+    const conn = world.admin[tenant] as never;
+    const victim = identitySecretName(String(pod.metadata.uid));
+    await createObject(conn, {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "borrower", namespace: "default" },
+      spec: {
+        containers: [{ name: "main", image: "x", volumeMounts: [{ name: "stolen", mountPath: "/stolen" }] }],
+        volumes: [{ name: "stolen", secret: { secretName: victim } }],
+      },
+    } as KubeObject);
+    const events = await eventually(async () => {
+      const found = await listEventsFor(conn, { kind: "Pod", name: "borrower", namespace: "default" });
+      return found.some((event) => event.reason === "SyncRefused") ? found : undefined;
+    }, 60_000);
+    expect(events.find((event) => event.reason === "SyncRefused")?.message).toContain("ring0-identity-");
+    expect(await below("Pod", "borrower")).toBeUndefined();
+  }, 90_000);
 
   it("never copies a tenant's secret under an identity secret's name", async () => {
     const name = identitySecretName("00000000-0000-0000-0000-000000000000");

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_TOKEN_SECONDS,
+  identityRefusal,
   identitySecretName,
   kubernetesServiceEnv,
+  MAX_TOKEN_SOURCES,
   needsIdentity,
   refreshDue,
   tokenRequest,
@@ -159,10 +161,12 @@ describe("a tenant pod's identity below", () => {
       name: "CA",
       valueFrom: { secretKeyRef: { name: secret, key: "ca.crt" } },
     });
-    expect(container.envFrom).toEqual([
-      { secretRef: { name: secret } },
-      { configMapRef: { name: "settings" } },
-    ]);
+    // envFrom of the root CA map: its one key, never the identity secret's tokens.
+    expect(container.envFrom).toEqual([{ configMapRef: { name: "settings" } }]);
+    expect(container.env.find((variable) => variable.name === "ca.crt")).toEqual({
+      name: "ca.crt",
+      valueFrom: { secretKeyRef: { name: secret, key: "ca.crt" } },
+    });
   });
 
   it("gives ephemeral containers the same identity", () => {
@@ -223,8 +227,11 @@ describe("a tenant pod's identity below", () => {
       },
     });
     expect(refreshDue(0, sources)).toBe(0.8 * 3600 * 1000);
+    // A lifetime the API server cut short counts, not the one asked for.
+    expect(refreshDue(0, sources, [1200])).toBe(0.8 * 1200 * 1000);
     expect(refreshDue(0, [{ key: "k", expirationSeconds: 7 * 24 * 3600 }])).toBe(24 * 3600 * 1000);
-    expect(refreshDue(0, [])).toBe(Number.POSITIVE_INFINITY);
+    // Only the CA: renewed daily, so a new CA reaches the pod.
+    expect(refreshDue(0, [])).toBe(24 * 3600 * 1000);
   });
 
   it("needs an identity secret only for a pod that holds a token or reads the root CA", () => {
@@ -235,6 +242,44 @@ describe("a tenant pod's identity below", () => {
         containers: [{ name: "m", image: "x", envFrom: [{ configMapRef: { name: "kube-root-ca.crt" } }] }],
       }),
     ).toBe(true);
+  });
+
+  it("refuses a pod that names an identity secret itself, or holds too many tokens", () => {
+    const reading = (volume: Json) => ({ containers: [{ name: "m", image: "x" }], volumes: [volume] });
+    expect(
+      identityRefusal(reading({ name: "v", secret: { secretName: identitySecretName("other-pod") } })),
+    ).toContain("ring0-identity-");
+    expect(
+      identityRefusal(
+        reading({ name: "v", projected: { sources: [{ secret: { name: identitySecretName("x") } }] } }),
+      ),
+    ).not.toBeNull();
+    expect(
+      identityRefusal({
+        containers: [
+          {
+            name: "m",
+            image: "x",
+            env: [{ name: "T", valueFrom: { secretKeyRef: { name: identitySecretName("x"), key: "k" } } }],
+          },
+        ],
+      }),
+    ).not.toBeNull();
+    expect(identityRefusal(podSpec)).toBeNull();
+    const many = {
+      containers: [{ name: "m", image: "x" }],
+      volumes: [
+        {
+          name: "many",
+          projected: {
+            sources: Array.from({ length: MAX_TOKEN_SOURCES + 1 }, (_, index) => ({
+              serviceAccountToken: { path: `t${index}` },
+            })),
+          },
+        },
+      ],
+    };
+    expect(identityRefusal(many)).toContain(`at most ${MAX_TOKEN_SOURCES}`);
   });
 
   it("never copies a tenant secret under an identity secret's name", () => {

@@ -38,6 +38,8 @@ export const ROOT_CA_CONFIG_MAP = "kube-root-ca.crt";
 export const DEFAULT_TOKEN_SECONDS = 3600;
 /** The shortest lifetime Kubernetes accepts for a projected token. */
 export const MIN_TOKEN_SECONDS = 600;
+/** The most token sources one pod may hold (each is a TokenRequest to the tenant's API server). */
+export const MAX_TOKEN_SOURCES = 16;
 /** A token is renewed once this share of its lifetime has passed (the kubelet's rule). */
 const REFRESH_SHARE = 0.8;
 /** …and at least once a day, whatever the lifetime (the kubelet's rule too). */
@@ -176,14 +178,31 @@ function withIdentityEnv(container: Json, secret: string, api: PodApi): Json {
     const { configMapKeyRef: _dropped, ...valueFrom } = variable.valueFrom as Json;
     return { ...variable, valueFrom: { ...valueFrom, secretKeyRef: { ...ref, name: secret } } };
   });
-  const envFrom = (container.envFrom as Json[] | undefined)?.map((source) => {
-    if (!namesRootCa(source?.configMapRef)) return source;
-    const { configMapRef, ...rest } = source;
-    return { ...rest, secretRef: { ...(configMapRef as Json), name: secret } };
+  // envFrom of the root CA map gives one variable, `<prefix>ca.crt`: never the secret's tokens.
+  const fromRootCa: Json[] = [];
+  const envFrom = (container.envFrom as Json[] | undefined)?.filter((source) => {
+    const ref = source?.configMapRef as Json | undefined;
+    if (!namesRootCa(ref)) return true;
+    fromRootCa.push({
+      name: `${typeof source.prefix === "string" ? source.prefix : ""}${IDENTITY_CA_KEY}`,
+      valueFrom: {
+        secretKeyRef: {
+          name: secret,
+          key: IDENTITY_CA_KEY,
+          ...(ref?.optional !== undefined ? { optional: ref.optional } : {}),
+        },
+      },
+    });
+    return false;
   });
   // Explicit variables beat the kubelet's service variables, and the container's own beat these.
   const service = kubernetesServiceEnv(api).filter((variable) => !named.has(variable.name));
-  return { ...container, env: [...service, ...env], ...(envFrom ? { envFrom } : {}) };
+  const { envFrom: _own, ...rest } = container;
+  return {
+    ...rest,
+    env: [...service, ...fromRootCa, ...env],
+    ...(envFrom && envFrom.length > 0 ? { envFrom } : {}),
+  };
 }
 
 /**
@@ -217,10 +236,49 @@ export function tokenRequest(source: TokenSource, pod: { name: string; uid: stri
 
 /**
  * When tokens issued at `issuedAt` (ms) for `sources` are due for renewal: once 80% of the
- * shortest lifetime has passed, and at least daily.
+ * shortest lifetime has passed (`grantedSeconds`: the lifetimes the API server granted, which may
+ * be shorter than asked), and at least daily (so a secret with only the CA follows a new one).
  */
-export function refreshDue(issuedAt: number, sources: TokenSource[]): number {
-  if (sources.length === 0) return Number.POSITIVE_INFINITY;
-  const shortest = Math.min(...sources.map((source) => source.expirationSeconds));
-  return issuedAt + Math.min(shortest * 1000 * REFRESH_SHARE, MAX_REFRESH_MS);
+export function refreshDue(issuedAt: number, sources: TokenSource[], grantedSeconds: number[] = []): number {
+  const lifetimes = [...sources.map((source) => source.expirationSeconds), ...grantedSeconds].filter(
+    (seconds) => Number.isFinite(seconds) && seconds > 0,
+  );
+  const shortest = lifetimes.length > 0 ? Math.min(...lifetimes) * 1000 * REFRESH_SHARE : MAX_REFRESH_MS;
+  return issuedAt + Math.min(shortest, MAX_REFRESH_MS);
+}
+
+/** Names of secrets a pod's spec reads (volumes, projected sources, env and envFrom). */
+function secretNames(spec: Json): string[] {
+  const names: unknown[] = [];
+  for (const volume of (spec.volumes as Json[] | undefined) ?? []) {
+    names.push((volume?.secret as Json | undefined)?.secretName);
+    for (const source of projectedSources(volume) ?? [])
+      names.push((source?.secret as Json | undefined)?.name);
+  }
+  for (const container of containersOf(spec)) {
+    for (const variable of (container.env as Json[] | undefined) ?? []) {
+      names.push(((variable?.valueFrom as Json | undefined)?.secretKeyRef as Json | undefined)?.name);
+    }
+    for (const source of (container.envFrom as Json[] | undefined) ?? []) {
+      names.push((source?.secretRef as Json | undefined)?.name);
+    }
+  }
+  return names.filter((name): name is string => typeof name === "string");
+}
+
+/**
+ * Why the syncer refuses this pod's identity as written, or null: it names a Ring0 identity secret
+ * itself (another pod's tokens, under its own service account's name), or holds more tokens than
+ * one pod may.
+ */
+export function identityRefusal(spec: Json): string | null {
+  const named = secretNames(spec).find((name) => name.startsWith(IDENTITY_SECRET_PREFIX));
+  if (named) {
+    return `The pod reads secret ${named}; names starting with ${IDENTITY_SECRET_PREFIX} are Ring0's (each pod's own tokens), so rename that secret.`;
+  }
+  const tokens = tokenSources(spec).length;
+  if (tokens > MAX_TOKEN_SOURCES) {
+    return `The pod asks for ${tokens} service-account tokens; a pod may hold at most ${MAX_TOKEN_SOURCES}.`;
+  }
+  return null;
 }

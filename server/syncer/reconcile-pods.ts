@@ -178,8 +178,9 @@ export function createPodReconciler(
     // renewed as they come due.
     const identity = await identities.ensure(session, pod, below);
     if (!identity.ok) {
-      if (!below) await warnOnce(session, "pod", pod, "SyncRefused", identity.message);
-      return;
+      await warnOnce(session, "pod", pod, "SyncRefused", identity.message);
+      // A new pod waits for its tokens; a running one keeps its last ones, and its status goes up.
+      if (!below) return;
     }
     // Ring0's conditions this sync still stands by (a change to the running pod it refused).
     const held: Json[] = [];
@@ -188,7 +189,10 @@ export function createPodReconciler(
       const written = below
         ? await updateBelow(session, pod, desired, below, held)
         : await createBelow(session, pod, desired);
-      if (!written) return;
+      if (!written) {
+        await identities.discard(session, pod);
+        return;
+      }
       below = written;
       if (created) await identities.adopt(session, pod, below);
     }

@@ -4,7 +4,7 @@
  */
 
 import type { KubeObject } from "@/server/k8s/apply";
-import { IDENTITY_SECRET_PREFIX } from "./pod-identity";
+import { IDENTITY_SECRET_PREFIX, identityRefusal } from "./pod-identity";
 
 /** The kinds the syncer copies down (vNodes and events travel up). */
 export type SyncedKind =
@@ -105,6 +105,8 @@ export function malformedReason(kind: SyncedKind, object: TenantObject): string 
     if (!Array.isArray(containers) || containers.length === 0) {
       return `Pod ${object.metadata.name} has no containers.`;
     }
+    const identity = identityRefusal((object.spec ?? {}) as Json);
+    if (identity) return identity;
   }
   return null;
 }

@@ -30,8 +30,9 @@ export interface PodApiListenerOptions {
   /** Whether `ip` is a running pod of this tenant right now (egress-policy.ts's isTenantPodIp). */
   isTenantPod: (ip: string) => Promise<boolean>;
   logger: Logger;
-  /** Connections held at once (default 256); more are refused until some close. */
+  /** Pods' connections held at once (default 512), and from one address (default 64). */
   maxConnections?: number;
+  maxPerSource?: number;
 }
 
 function plainIpv4(address: string | undefined): string {
@@ -54,18 +55,31 @@ function splice(a: net.Socket, b: net.Socket): void {
 
 export async function startPodApiListener(options: PodApiListenerOptions): Promise<PodApiListener> {
   const log = options.logger.child({ component: "pod-api", tenant: options.tenant });
-  const maxConnections = options.maxConnections ?? 256;
+  const maxConnections = options.maxConnections ?? 512;
+  const maxPerSource = options.maxPerSource ?? 64;
+  /** Every socket (pods' and upstream), to close them all with the listener. */
   const sockets = new Set<net.Socket>();
+  /** Pods' connections held, by source address. */
+  const held = new Map<string, number>();
+  let clients = 0;
 
   const server = net.createServer({ pauseOnConnect: true }, (client) => {
     const source = plainIpv4(client.remoteAddress);
-    if (sockets.size >= maxConnections) {
-      log.warn("a pod's connection to its API server refused: too many open", { source, maxConnections });
+    const fromSource = held.get(source) ?? 0;
+    if (clients >= maxConnections || fromSource >= maxPerSource) {
       client.destroy();
       return;
     }
+    clients++;
+    held.set(source, fromSource + 1);
     sockets.add(client);
-    client.once("close", () => sockets.delete(client));
+    client.once("close", () => {
+      sockets.delete(client);
+      clients--;
+      const left = (held.get(source) ?? 1) - 1;
+      if (left > 0) held.set(source, left);
+      else held.delete(source);
+    });
     client.on("error", () => client.destroy());
     client.setTimeout(10_000, () => client.destroy());
     options
@@ -80,7 +94,6 @@ export async function startPodApiListener(options: PodApiListenerOptions): Promi
       .then((admitted) => {
         if (client.destroyed) return;
         if (!admitted) {
-          log.info("a connection to a tenant's API server from outside its pods refused", { source });
           client.destroy();
           return;
         }

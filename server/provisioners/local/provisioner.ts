@@ -19,6 +19,7 @@
  * saved cluster config (./kwokctl-config.ts) while it is stopped, so etcd's data and the PKI are kept.
  * This file decides which steps (./lifecycle.ts) an `ensure` takes, one operation at a time per tenant.
  */
+import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { closeKwokctlKeys } from "@/server/cluster/hardening";
@@ -66,28 +67,47 @@ export interface LocalProvisionerOptions {
   egress?: { policy?: EgressPolicy; onRefused?: (refusal: EgressRefusal) => void };
   /**
    * Whether `ip` is one of `tenant`'s pods, for the listener its pods reach its API server at
-   * (./pod-api.ts). Default: asked of the process-wide super cluster (a minute's memory per
-   * address, at most 50 questions a second per tenant).
+   * (./pod-api.ts). Default: asked of the process-wide super cluster (see tenantPodLookup).
    */
   isTenantPod?: (tenant: string, ip: string) => Promise<boolean>;
 }
 
-/** Ring0's default for `isTenantPod`: the super cluster's word, remembered briefly. */
-function tenantPodLookup(): (tenant: string, ip: string) => Promise<boolean> {
+/**
+ * Ring0's default for `isTenantPod`: the super cluster's word, remembered 10 s either way. Lookups
+ * are budgeted per connecting address (5 a second, bursts of 20), so one pod knocking on every
+ * tenant's port costs the super cluster little and no tenant's own pods their turn; a refusal is
+ * logged once per tenant and address while remembered.
+ */
+function tenantPodLookup(logger: Logger): (tenant: string, ip: string) => Promise<boolean> {
   const remembered = new Map<string, { admitted: boolean; at: number }>();
-  const lookups = tokenBuckets(50, 200);
+  const lookups = tokenBuckets(5, 20);
+  const log = logger.child({ component: "pod-api" });
   return async (tenant, ip) => {
     const key = `${tenant}|${ip}`;
     const known = remembered.get(key);
-    // Admissions are remembered 10 s (a pod's IP is its own while it runs); refusals are asked again.
-    if (known?.admitted && Date.now() - known.at < 10_000) return true;
+    if (known && Date.now() - known.at < 10_000) return known.admitted;
     const conn = getSuperCluster();
-    if (!conn || !lookups.take(tenant)) return false;
+    if (!conn || !lookups.take(ip)) return false;
     const admitted = await isTenantPodIp(conn, tenant, ip, { starting: true });
     if (remembered.size > 10_000) remembered.clear();
     remembered.set(key, { admitted, at: Date.now() });
+    if (!admitted)
+      log.info("a connection to a tenant's API server from outside its pods refused", { tenant, source: ip });
     return admitted;
   };
+}
+
+/** Whether the tenant API server's certificate (kwokctl's admin.crt) names POD_API_ADDRESS. */
+function servesPodApiAddress(pki: string): boolean {
+  const pem = readText(path.join(pki, "admin.crt"));
+  if (!pem) return false;
+  try {
+    return (new X509Certificate(pem).subjectAltName ?? "")
+      .split(", ")
+      .includes(`IP Address:${POD_API_ADDRESS}`);
+  } catch {
+    return false;
+  }
 }
 
 export function createLocalProvisioner(options: LocalProvisionerOptions): Provisioner {
@@ -140,8 +160,9 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
    * (real nodes set it up); closed when the tenant is suspended or destroyed.
    */
   const podApis = new Map<string, PodApiListener>();
-  const isTenantPod = options.isTenantPod ?? tenantPodLookup();
+  const isTenantPod = options.isTenantPod ?? tenantPodLookup(baseLog);
   const podApiChanges = new Map<string, Promise<void>>();
+  const certWarned = new Set<string>();
   /** One change at a time per tenant (access is asked for concurrently). */
   const ensurePodApi = (tenant: string, apiserverPort: number, log: Logger): Promise<void> => {
     const previous = podApiChanges.get(tenant) ?? Promise.resolve();
@@ -149,6 +170,16 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       if (podApis.get(tenant)?.port === apiserverPort) return;
       await closePodApi(tenant);
       if (!hasPodApiAddress()) return;
+      if (!servesPodApiAddress(pathsOf(tenant).pki)) {
+        if (!certWarned.has(tenant)) {
+          certWarned.add(tenant);
+          log.warn(
+            "the tenant's API server certificate does not name the pods' API address (the control plane predates it); its pods get no tokens until it is recreated",
+            { address: POD_API_ADDRESS },
+          );
+        }
+        return;
+      }
       try {
         podApis.set(
           tenant,
