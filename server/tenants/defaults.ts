@@ -186,11 +186,10 @@ export function tenantDefaultManifests(input: TenantDefaultsInput): KubeObject[]
       // Proxying to their pods and Services with any HTTP method: an OPTIONS request has no verb
       // (""), which only "*" names; on these subresources "*" grants nothing else.
       { apiGroups: [""], resources: ["pods/proxy", "services/proxy"], verbs: ["*"] },
-      {
-        apiGroups: [""],
-        resources: ["nodes", "persistentvolumes", "componentstatuses"],
-        verbs: readVerbs,
-      },
+      { apiGroups: [""], resources: ["nodes", "componentstatuses"], verbs: readVerbs },
+      // Persistent volumes are the tenant's own objects too and, like storage classes, inert: none
+      // is synced below (the super cluster's volumes are never the tenant's to name).
+      { apiGroups: [""], resources: ["persistentvolumes", "persistentvolumes/status"], verbs: allVerbs },
       // Named verbs, never "*": that would include RBAC's bind and escalate (and so cluster-admin).
       { apiGroups: tenantAdminGroups, resources: ["*"], verbs: allVerbs },
       // Webhooks, admission policies and APIServices, as a cluster admin has them: their calls
