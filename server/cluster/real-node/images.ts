@@ -4,6 +4,8 @@
  *   localhost/ring0/pause:1     the sandbox image containerd pins
  *   localhost/ring0/toolbox:1   busybox (Debian's busybox-static) for shells and tests
  *   localhost/ring0/httpd:1     a small HTTP server (port 8080, /healthz)
+ *   localhost/ring0/kubectl:1   the toolbox with tools/kube's kubectl at /bin/kubectl (ENTRYPOINT
+ *                               kubectl): a tenant pod's in-cluster client of its own API server
  * Archives are deterministic (same binary and busybox → same bytes) and rebuilt when ring0-image is
  * newer than them.
  */
@@ -12,12 +14,20 @@ import path from "node:path";
 import type { Logger } from "@/server/logger";
 import { run } from "../process";
 import { BUSYBOX_PATHS } from "../sim-kubelet";
-import { HTTPD_IMAGE, PAUSE_IMAGE, type RealNodePlan, realNodesDir, TOOLBOX_IMAGE } from "./plan";
+import {
+  HTTPD_IMAGE,
+  KUBECTL_IMAGE,
+  PAUSE_IMAGE,
+  type RealNodePlan,
+  realNodesDir,
+  TOOLBOX_IMAGE,
+} from "./plan";
 
 export const NODE_IMAGES = [
   { name: PAUSE_IMAGE, kind: "pause", file: "pause.tar" },
   { name: TOOLBOX_IMAGE, kind: "toolbox", file: "toolbox.tar" },
   { name: HTTPD_IMAGE, kind: "httpd", file: "httpd.tar" },
+  { name: KUBECTL_IMAGE, kind: "kubectl", file: "kubectl.tar" },
 ] as const;
 
 const plainEnv = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
@@ -28,19 +38,39 @@ export async function ensureImageArchives(stateDir: string, binDir: string): Pro
   if (!fs.existsSync(tool)) throw new Error(`${tool} is missing: run \`npm run kube:build\``);
   const dir = path.join(realNodesDir(stateDir), "images");
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const toolTime = fs.statSync(tool).mtimeMs;
+  const kubectl = path.join(binDir, "kubectl");
+  // An archive is rebuilt when ring0-image (or, for the kubectl image, kubectl) is newer than it.
+  const inputsTime = Math.max(
+    fs.statSync(tool).mtimeMs,
+    fs.existsSync(kubectl) ? fs.statSync(kubectl).mtimeMs : 0,
+  );
   const archives: string[] = [];
   for (const image of NODE_IMAGES) {
     const out = path.join(dir, image.file);
-    const fresh = fs.existsSync(out) && fs.statSync(out).mtimeMs >= toolTime;
+    const fresh = fs.existsSync(out) && fs.statSync(out).mtimeMs >= inputsTime;
     if (!fresh) {
-      const args = [image.kind, "--out", `${out}.tmp`, "--name", image.name];
-      if (image.kind === "toolbox") {
-        const busybox = BUSYBOX_PATHS.find((candidate) => fs.existsSync(candidate));
-        if (!busybox)
+      const busybox = () => {
+        const found = BUSYBOX_PATHS.find((candidate) => fs.existsSync(candidate));
+        if (!found)
           throw new Error("busybox is missing for the toolbox image: apt-get install busybox-static");
-        args.push("--busybox", busybox);
-      }
+        return found;
+      };
+      const args =
+        image.kind === "kubectl"
+          ? [
+              "build",
+              "--name",
+              image.name,
+              "--out",
+              `${out}.tmp`,
+              "--toolbox",
+              busybox(),
+              `${kubectl}:/bin/kubectl:0755`,
+              "--entrypoint",
+              "kubectl",
+            ]
+          : [image.kind, "--out", `${out}.tmp`, "--name", image.name];
+      if (image.kind === "toolbox") args.push("--busybox", busybox());
       await run(tool, args, { env: plainEnv, timeoutMs: 120_000 });
       fs.renameSync(`${out}.tmp`, out);
     }

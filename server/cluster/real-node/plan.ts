@@ -39,6 +39,8 @@ export const MAX_REAL_NODES = 8;
 export const PAUSE_IMAGE = "localhost/ring0/pause:1";
 export const TOOLBOX_IMAGE = "localhost/ring0/toolbox:1";
 export const HTTPD_IMAGE = "localhost/ring0/httpd:1";
+/** The toolbox with Ring0's kubectl (for in-cluster clients of a tenant's own API server). */
+export const KUBECTL_IMAGE = "localhost/ring0/kubectl:1";
 
 export interface RealNodePlan {
   index: number;

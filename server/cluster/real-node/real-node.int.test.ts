@@ -37,6 +37,7 @@ import { CommandError, killProcessesMentioning, processesMentioning, type RunRes
 import { mountsUnder, realNodePrerequisites } from "./host";
 import {
   HTTPD_IMAGE,
+  KUBECTL_IMAGE,
   POD_API_ADDRESS,
   realNodePlan,
   realNodesDir,
@@ -1042,8 +1043,8 @@ describe.skipIf(problems.length > 0)(
         /** Run in a tenant's pod, a non-zero exit returned. */
         const inPod = (tenant: string, script: string) =>
           tenantKubectl(tenant, ["exec", apiPod, "--", "sh", "-c", script]);
-        /** The real kubectl inside the pod, with no kubeconfig: its in-cluster config (TLS verified). */
-        const inCluster = (tenant: string, args: string) => inPod(tenant, `/tmp/kubectl ${args} 2>&1`);
+        /** Ring0's kubectl image's kubectl in the pod, with no kubeconfig: its in-cluster config (TLS verified). */
+        const inCluster = (tenant: string, args: string) => inPod(tenant, `kubectl ${args} 2>&1`);
 
         beforeAll(async () => {
           for (const tenant of [acme, globex]) {
@@ -1113,6 +1114,26 @@ describe.skipIf(problems.length > 0)(
           // Beyond the role in its own tenant; and globex's pod sees its own tenant only.
           expect((await inCluster(acme, "get pods -n kube-system")).code).not.toBe(0);
           expect((await inCluster(globex, "get pods -n default")).stdout).toContain("cannot list");
+        });
+
+        it("a Deployment whose pod runs kubectl get pods in a loop shows its tenant's pods in its log", async () => {
+          const created = await tenantKubectl(acme, [
+            "create",
+            "deployment",
+            "lister",
+            `--image=${KUBECTL_IMAGE}`,
+            "--",
+            "sh",
+            "-c",
+            "while true; do kubectl get pods -o name; sleep 2; done",
+          ]);
+          expect(created.code, created.stderr).toBe(0);
+          const logs = await eventually(async () => {
+            const result = await tenantKubectl(acme, ["logs", "deploy/lister"]);
+            return result.stdout.includes(`pod/${apiPod}`) ? result : undefined;
+          }, 120_000);
+          expect(logs.stdout).toMatch(/^pod\/lister-/m);
+          expect((await tenantKubectl(acme, ["delete", "deployment", "lister"])).code).toBe(0);
         });
 
         it("the tenant's `kubernetes` Service leads to the same address", async () => {
