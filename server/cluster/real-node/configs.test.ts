@@ -135,5 +135,12 @@ describe("a real node's configuration", () => {
       ["-d", "10.244.0.0/16", "-j", "RETURN"],
       ["-j", "DROP"],
     ]);
+    // IPv6 (pods have link-local addresses only): replies in, nothing else in or through.
+    const [input6, forward6] = firewallRules("ipv6");
+    expect(input6?.rules).toEqual([
+      ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(forward6?.rules).toEqual([["-j", "DROP"]]);
   });
 });

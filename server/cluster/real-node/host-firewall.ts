@@ -7,7 +7,9 @@
  *     host, on any address (Ring0, the super cluster's API server, an agent on 0.0.0.0 — the socket
  *     match ignores wildcard listeners —, the kubelet);
  *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
- *     this); nothing beyond this host's pods, whatever route a pod would add.
+ *     this); nothing beyond this host's pods, whatever route a pod would add;
+ *   - over IPv6 (ip6tables; pods have link-local addresses and no IPv6 network): replies only, in
+ *     and through, so a host listener on [::] is out of reach too.
  * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
  * (Services) are kube-proxy's, removed by `kube-proxy --cleanup`; the kubelet's KUBE-FIREWALL chain
  * (IPv4 and IPv6), which it leaves behind, is removed here with the last real node.
@@ -25,8 +27,33 @@ const BRIDGES = "ring0br+";
 /** The kubelet's chain against packets to 127.0.0.0/8 from elsewhere. */
 const KUBELET_CHAIN = "KUBE-FIREWALL";
 
-/** The rules of Ring0's chains (pure, for tests and for reading). */
-export function firewallRules(): { chain: string; from: string; rules: string[][] }[] {
+export type IpFamily = "ipv4" | "ipv6";
+const BINARIES: Record<IpFamily, { tables: string; restore: string }> = {
+  ipv4: { tables: "iptables", restore: "iptables-restore" },
+  ipv6: { tables: "ip6tables", restore: "ip6tables-restore" },
+};
+
+/**
+ * The rules of Ring0's chains (pure, for tests and for reading). Pods have IPv6 link-local
+ * addresses (no IPv6 network): the IPv6 wall lets them reach nothing on or through the host, so a
+ * host listener on `[::]` is as far out of reach as one on 0.0.0.0.
+ */
+export function firewallRules(
+  family: IpFamily = "ipv4",
+): { chain: string; from: string; rules: string[][] }[] {
+  if (family === "ipv6") {
+    return [
+      {
+        chain: INPUT_CHAIN,
+        from: "INPUT",
+        rules: [
+          ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
+          ["-j", "DROP"],
+        ],
+      },
+      { chain: FORWARD_CHAIN, from: "FORWARD", rules: [["-j", "DROP"]] },
+    ];
+  }
   return [
     {
       chain: INPUT_CHAIN,
@@ -61,8 +88,8 @@ async function succeeds(args: string[], binary = "iptables"): Promise<boolean> {
 }
 
 /** Ring0's chains as one iptables-restore transaction (`--noflush`: the rest of the table stays). */
-export function firewallRestoreText(): string {
-  const chains = firewallRules();
+export function firewallRestoreText(family: IpFamily = "ipv4"): string {
+  const chains = firewallRules(family);
   return [
     "*filter",
     ...chains.map(({ chain }) => `:${chain} - [0:0]`),
@@ -78,17 +105,21 @@ export function firewallRestoreText(): string {
  * flush and then appends would let pods reach the host in between).
  */
 export async function ensureHostFirewall(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
-  try {
-    const file = path.join(dir, "rules");
-    fs.writeFileSync(file, firewallRestoreText(), { mode: 0o600 });
-    await runHost("iptables-restore", ["-w", "5", "--noflush", file]);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  for (const { chain, from } of firewallRules()) {
-    const jump = [from, "-i", BRIDGES, "-j", chain];
-    if (!(await succeeds(["-C", ...jump]))) await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain]);
+  for (const family of ["ipv4", "ipv6"] as const) {
+    const { tables, restore } = BINARIES[family];
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
+    try {
+      const file = path.join(dir, "rules");
+      fs.writeFileSync(file, firewallRestoreText(family), { mode: 0o600 });
+      await runHost(restore, ["-w", "5", "--noflush", file]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    for (const { chain, from } of firewallRules(family)) {
+      const jump = [from, "-i", BRIDGES, "-j", chain];
+      if (!(await succeeds(["-C", ...jump], tables)))
+        await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain], tables);
+    }
   }
   await ensurePodApiAddress();
 }
@@ -110,13 +141,16 @@ async function removePodApiAddress(): Promise<void> {
 
 export async function removeHostFirewall(): Promise<void> {
   await removePodApiAddress();
-  for (const { chain, from } of firewallRules()) {
-    while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain])) {
-      // every copy of the jump
-    }
-    if (await succeeds(["-n", "-L", chain])) {
-      await iptables(["-F", chain]);
-      await iptables(["-X", chain]);
+  for (const family of ["ipv4", "ipv6"] as const) {
+    const { tables } = BINARIES[family];
+    for (const { chain, from } of firewallRules(family)) {
+      while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain], tables)) {
+        // every copy of the jump
+      }
+      if (await succeeds(["-n", "-L", chain], tables)) {
+        await iptables(["-F", chain], tables);
+        await iptables(["-X", chain], tables);
+      }
     }
   }
   for (const binary of ["iptables", "ip6tables"]) {

@@ -317,6 +317,22 @@ describe.skipIf(problems.length > 0)(
       } finally {
         server.close();
       }
+      // Nor over IPv6: pods have link-local addresses, and a host listener on [::] (dual-stack, as
+      // Node's default) answers on the bridge's link-local address too; the wall drops it.
+      const wildcard = net.createServer((socket) => socket.end("v6 host service\n"));
+      await new Promise<void>((resolve) => wildcard.listen(0, "::", resolve));
+      try {
+        const linkLocal = os
+          .networkInterfaces()
+          [plan.bridge]?.find((address) => address.family === "IPv6" && address.address.startsWith("fe80:"));
+        expect(linkLocal, `${plan.bridge} has an IPv6 link-local address`).toBeDefined();
+        const v6 = await inPod(
+          `nc -w 2 ${linkLocal?.address}%eth0 ${(wildcard.address() as net.AddressInfo).port} </dev/null; echo exit=$?`,
+        );
+        expect(v6.out).not.toContain("v6 host service");
+      } finally {
+        wildcard.close();
+      }
       // No route out of the pod network: only the pod network and the Service range (nothing
       // outside this host's own ranges is dialled to show it).
       const routes = await inPod("ip route");
@@ -1218,6 +1234,8 @@ describe.skipIf(problems.length > 0)(
       }
       const rules = (await run("iptables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
       expect(rules).not.toMatch(/RING0-PODS|KUBE-/);
+      const rules6 = (await run("ip6tables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
+      expect(rules6).not.toMatch(/RING0-PODS|KUBE-/);
       // The tenants' pod API address goes with the wall.
       expect(
         (await run("ip", ["-o", "addr", "show", "dev", "lo"], { timeoutMs: 30_000 })).stdout,
