@@ -1067,7 +1067,7 @@ describe.skipIf(problems.length > 0)(
             const created = await tenantKubectl(tenant, [
               "run",
               apiPod,
-              `--image=${TOOLBOX_IMAGE}`,
+              `--image=${KUBECTL_IMAGE}`,
               "--restart=Never",
               "--command",
               "--",
@@ -1087,10 +1087,6 @@ describe.skipIf(problems.length > 0)(
               ]);
               return got.stdout === "Running" ? true : undefined;
             }, 120_000);
-            // The same static kubectl as this test's, copied in (busybox's own TLS cannot speak to Go's).
-            const copied = await tenantKubectl(tenant, ["cp", kubectlPath, `${apiPod}:/tmp/kubectl`]);
-            expect(copied.code, copied.stderr).toBe(0);
-            expect((await inPod(tenant, "chmod +x /tmp/kubectl")).code).toBe(0);
           }
         }, 300_000);
 
