@@ -13,7 +13,7 @@ import { hashToken, tokenPrefix } from "@/server/tokens/format";
 import type { VerifiedToken } from "@/server/tokens/service";
 import type { KubeGatewayOptions } from "./contract";
 import { bearerToken } from "./headers";
-import { type GatewayPath, parseGatewayPath } from "./path";
+import { type GatewayPath, isUnprefixedApiPath, parseGatewayPath, parseUnprefixedPath } from "./path";
 import { createAuthFailureLimiter, createConcurrencyLimiter, createRateLimiter } from "./rate-limit";
 import type { RequestRecord } from "./request-record";
 import { isLongRunning } from "./requests";
@@ -68,9 +68,15 @@ export function createAdmission(options: AdmissionOptions) {
   const reauthenticate = options.reauthenticate ?? options.authenticate;
   const pool = createUpstreamPool();
 
-  /** 1. The path, strictly: nothing is looked up yet. */
+  /**
+   * 1. The path, strictly: nothing is looked up yet. An unprefixed API path is checked as one of
+   * a placeholder tenant's, and goes to the token's own tenant once the token is known (never a
+   * grant's: that needs the tenant in the path).
+   */
   function checkPath(request: IncomingMessage, record: RequestRecord): Denial | RequestPath {
-    const parsed = parseGatewayPath(request.url);
+    const parsed = isUnprefixedApiPath(request.url)
+      ? parseUnprefixedPath(request.url, "unprefixed")
+      : parseGatewayPath(request.url);
     if (!parsed.ok) return deny(parsed.status, parsed.message);
     record.apiPath = parsed.apiPath;
     record.requestedTenant = parsed.tenant;
@@ -230,11 +236,17 @@ export function createAdmission(options: AdmissionOptions) {
 
   /** Every check in order; on success the caller must call `release`. */
   async function admit(request: IncomingMessage, record: RequestRecord): Promise<Denial | Admitted> {
-    const parsed = checkPath(request, record);
+    let parsed = checkPath(request, record);
     if (isDenial(parsed)) return parsed;
     const token = await checkToken(request, record);
     if (isDenial(token)) return token;
     const { verified, credential } = token;
+    if (isUnprefixedApiPath(request.url)) {
+      const own = parseUnprefixedPath(request.url, verified.token.tenant);
+      if (!own.ok) return deny(own.status, own.message);
+      parsed = own;
+      record.requestedTenant = own.tenant;
+    }
     const tenant = await checkTenant(record, parsed, verified);
     if (isDenial(tenant)) return tenant;
     const limited = checkRate(verified);

@@ -266,7 +266,7 @@ describe("a kubeconfig from Ring0 on the gateway's HTTPS listener", () => {
   it("serves only the gateway: anything else is a 404 Status", async () => {
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       https
-        .get(`${secureBase}/api/health`, { ca: gatewayCa }, (response) => {
+        .get(`${secureBase}/portal/health`, { ca: gatewayCa }, (response) => {
           let body = "";
           response.setEncoding("utf8");
           response.on("data", (chunk: string) => {
@@ -286,6 +286,39 @@ describe("kubectl through the kube gateway", () => {
     const result = await kubectl(["get", "ns", "-o", "name"]);
     expect(result.stderr).toBe("");
     expect(result.stdout).toContain(`namespace/${namespace}`);
+  });
+
+  it("serves paths without the tenant's prefix (kubectl get --raw, kubectl proxy) as the token's own tenant", async () => {
+    const raw = await kubectl(["get", "--raw", "/api/v1/namespaces"]);
+    expect(raw.stderr).toBe("");
+    expect(raw.stdout).toContain(`"name":"${namespace}"`);
+    // gw-b's token reaches gw-b's own control plane that way, never gw-a's (whose namespace it is).
+    const other = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      https
+        .get(`${secureBase}/api/v1/namespaces`, { ca: gatewayCa, headers: bearer(tokens.b) }, (response) => {
+          let body = "";
+          response.setEncoding("utf8");
+          response.on("data", (chunk: string) => {
+            body += chunk;
+          });
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        })
+        .on("error", reject);
+    });
+    // gw-b's user may not list namespaces there: its own API server says so, naming gw-b's user.
+    expect(other.status).toBe(403);
+    expect(JSON.parse(other.body).message).toMatch(/^namespaces is forbidden: User "gw-b:/);
+    expect(other.body).not.toContain(namespace);
+    // Without a token: the gateway's 401, nothing looked up.
+    const anonymous = await new Promise<number>((resolve, reject) => {
+      https
+        .get(`${secureBase}/api/v1/namespaces`, { ca: gatewayCa }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        })
+        .on("error", reject);
+    });
+    expect(anonymous).toBe(401);
   });
 
   it("acts as the impersonated Ring0 user, not as the gateway's admin identity", async () => {

@@ -58,10 +58,20 @@ describe("startGatewayListener", () => {
     expect(seen).toEqual(["/k8s/tenants/acme/api", "/k8s/tenants/acme/version"]);
   });
 
+  it("gives the gateway Kubernetes API paths without the tenant's prefix (its token names the tenant)", async () => {
+    seen.length = 0;
+    for (const path of ["/api/v1/pods", "/apis", "/version", "/openapi/v2"]) {
+      expect(await get(path)).toEqual({ status: 200, body: "gateway" });
+    }
+    expect(seen).toEqual(["/api/v1/pods", "/apis", "/version", "/openapi/v2"]);
+  });
+
   it("answers anything else with a 404 Status", async () => {
-    const answer = await get("/api/trpc/me");
-    expect(answer.status).toBe(404);
-    expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: 404, reason: "NotFound" });
+    for (const path of ["/", "/trpc/me", "/apiserver", "/metrics", "/k8"]) {
+      const answer = await get(path);
+      expect(answer.status).toBe(404);
+      expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: 404, reason: "NotFound" });
+    }
   });
 
   it("rejects with EADDRINUSE when the port is taken", async () => {

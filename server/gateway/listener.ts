@@ -6,7 +6,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "@/server/logger";
 import type { KubeGateway } from "./gateway";
-import { isGatewayPath } from "./path";
+import { isGatewayPath, isUnprefixedApiPath } from "./path";
 import { sendStatus, statusOnSocket } from "./status";
 
 export interface GatewayListenerOptions {
@@ -59,11 +59,13 @@ export function refuseGatewayOverPlainHttp(
 export async function startGatewayListener(options: GatewayListenerOptions): Promise<GatewayListener> {
   const { gateway, logger } = options;
   const server = https.createServer({ cert: options.tls.cert, key: options.tls.key }, (request, response) => {
-    if (isGatewayPath(request.url)) gateway.handleRequest(request, response);
+    if (isGatewayPath(request.url) || isUnprefixedApiPath(request.url))
+      gateway.handleRequest(request, response);
     else sendStatus(response, 404, notGateway);
   });
   server.on("upgrade", (request, socket, head) => {
-    if (isGatewayPath(request.url)) gateway.handleUpgrade(request, socket, head);
+    if (isGatewayPath(request.url) || isUnprefixedApiPath(request.url))
+      gateway.handleUpgrade(request, socket, head);
     else socket.end(statusOnSocket(404, notGateway));
   });
   server.on("tlsClientError", (error) => logger?.debug("TLS handshake failed", { error: error.message }));

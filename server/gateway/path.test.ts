@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isGatewayPath, parseGatewayPath } from "./path";
+import { isGatewayPath, isUnprefixedApiPath, parseGatewayPath, parseUnprefixedPath } from "./path";
 
 describe("parseGatewayPath", () => {
   it("maps /k8s/tenants/<tenant>/<rest> to <rest> with its query, untouched", () => {
@@ -73,5 +73,29 @@ describe("isGatewayPath", () => {
     expect(isGatewayPath("/k8sx")).toBe(false);
     expect(isGatewayPath("/api/trpc")).toBe(false);
     expect(isGatewayPath(undefined)).toBe(false);
+  });
+});
+
+describe("unprefixed API paths (kubectl get --raw, kubectl proxy)", () => {
+  it("are Kubernetes API paths, parsed as strictly as the token's tenant's", () => {
+    expect(isUnprefixedApiPath("/api/v1/pods?watch=1")).toBe(true);
+    expect(isUnprefixedApiPath("/apis")).toBe(true);
+    expect(isUnprefixedApiPath("/version")).toBe(true);
+    expect(isUnprefixedApiPath("/apiserver")).toBe(false);
+    expect(isUnprefixedApiPath("/")).toBe(false);
+    expect(isUnprefixedApiPath("/k8s/tenants/a/api")).toBe(false);
+    expect(parseUnprefixedPath("/api/v1/namespaces?limit=1", "gw-a")).toMatchObject({
+      ok: true,
+      tenant: "gw-a",
+      apiPath: "/api/v1/namespaces",
+      upstreamPath: "/api/v1/namespaces?limit=1",
+    });
+    // The same walls as a prefixed path: no dot segments, no encoded separators.
+    expect(parseUnprefixedPath("/api/../k8s/tenants/gw-b/api", "gw-a")).toMatchObject({
+      ok: false,
+      status: 400,
+    });
+    expect(parseUnprefixedPath("/api/v1%2F..%2Fsecrets", "gw-a")).toMatchObject({ ok: false, status: 400 });
+    expect(parseUnprefixedPath("/portal", "gw-a")).toMatchObject({ ok: false, status: 404 });
   });
 });

@@ -26,6 +26,38 @@ export function isGatewayPath(url: string | undefined): boolean {
   return url === "/k8s" || (url?.startsWith(gatewayPrefix) ?? false);
 }
 
+/**
+ * The roots of a Kubernetes API server's own paths. Clients that build absolute paths drop the
+ * server URL's path (`kubectl get --raw /api/…`, `kubectl proxy` without `--append-server-path`):
+ * on the gateway's TLS port such a path goes to the tenant of the token that sends it.
+ */
+const apiRoots = [
+  "/api",
+  "/apis",
+  "/version",
+  "/openapi",
+  "/healthz",
+  "/livez",
+  "/readyz",
+  "/.well-known",
+  "/openid",
+];
+
+/** Whether a request URL is a Kubernetes API path without the gateway's `/k8s/tenants/<tenant>`. */
+export function isUnprefixedApiPath(url: string | undefined): boolean {
+  const path = (url ?? "").split("?")[0] ?? "";
+  return apiRoots.some((root) => path === root || path.startsWith(`${root}/`));
+}
+
+/**
+ * An unprefixed API path, parsed as strictly as a gateway path for the tenant `tenant` (the
+ * token's, once it is known).
+ */
+export function parseUnprefixedPath(url: string | undefined, tenant: string): GatewayPath {
+  if (!isUnprefixedApiPath(url)) return { ok: false, status: 404, message: "not found" };
+  return parseGatewayPath(`${tenantsPrefix}${tenant}${url}`);
+}
+
 export function isValidTenantName(name: string): boolean {
   return tenantNamePattern.test(name);
 }
