@@ -121,6 +121,25 @@ interface Answer {
   body: string;
 }
 
+/** A GET on the gateway's HTTPS listener, verified by Ring0's CA: its status and body. */
+function secureGet(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(`${secureBase}${path}`, { ca: gatewayCa, headers }, (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          body += chunk;
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      })
+      .on("error", reject);
+  });
+}
+
 function request(
   url: string,
   options: { method?: string; headers?: Record<string, string>; body?: string; at?: string } = {},
@@ -264,18 +283,7 @@ describe("a kubeconfig from Ring0 on the gateway's HTTPS listener", () => {
   });
 
   it("serves only the gateway: anything else is a 404 Status", async () => {
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      https
-        .get(`${secureBase}/portal/health`, { ca: gatewayCa }, (response) => {
-          let body = "";
-          response.setEncoding("utf8");
-          response.on("data", (chunk: string) => {
-            body += chunk;
-          });
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-        })
-        .on("error", reject);
-    });
+    const answer = await secureGet("/portal/health");
     expect(answer.status).toBe(404);
     expect(JSON.parse(answer.body)).toMatchObject({ kind: "Status", code: 404, reason: "NotFound" });
   });
@@ -293,32 +301,13 @@ describe("kubectl through the kube gateway", () => {
     expect(raw.stderr).toBe("");
     expect(raw.stdout).toContain(`"name":"${namespace}"`);
     // gw-b's token reaches gw-b's own control plane that way, never gw-a's (whose namespace it is).
-    const other = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      https
-        .get(`${secureBase}/api/v1/namespaces`, { ca: gatewayCa, headers: bearer(tokens.b) }, (response) => {
-          let body = "";
-          response.setEncoding("utf8");
-          response.on("data", (chunk: string) => {
-            body += chunk;
-          });
-          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-        })
-        .on("error", reject);
-    });
+    const other = await secureGet("/api/v1/namespaces", bearer(tokens.b));
     // gw-b's user may not list namespaces there: its own API server says so, naming gw-b's user.
     expect(other.status).toBe(403);
     expect(JSON.parse(other.body).message).toMatch(/^namespaces is forbidden: User "gw-b:/);
     expect(other.body).not.toContain(namespace);
     // Without a token: the gateway's 401, nothing looked up.
-    const anonymous = await new Promise<number>((resolve, reject) => {
-      https
-        .get(`${secureBase}/api/v1/namespaces`, { ca: gatewayCa }, (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        })
-        .on("error", reject);
-    });
-    expect(anonymous).toBe(401);
+    expect((await secureGet("/api/v1/namespaces")).status).toBe(401);
   });
 
   it("acts as the impersonated Ring0 user, not as the gateway's admin identity", async () => {
