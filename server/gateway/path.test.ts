@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isGatewayPath, isUnprefixedApiPath, parseGatewayPath, parseUnprefixedPath } from "./path";
+import {
+  gatewayLocation,
+  isGatewayPath,
+  isUnprefixedApiPath,
+  parseGatewayPath,
+  parseUnprefixedPath,
+} from "./path";
 
 describe("parseGatewayPath", () => {
   it("maps /k8s/tenants/<tenant>/<rest> to <rest> with its query, untouched", () => {
@@ -97,5 +103,35 @@ describe("unprefixed API paths (kubectl get --raw, kubectl proxy)", () => {
     });
     expect(parseUnprefixedPath("/api/v1%2F..%2Fsecrets", "gw-a")).toMatchObject({ ok: false, status: 400 });
     expect(parseUnprefixedPath("/portal", "gw-a")).toMatchObject({ ok: false, status: 404 });
+  });
+});
+
+describe("gatewayLocation", () => {
+  const origin = "https://127.0.0.1:6443";
+  it("brings the API server's absolute-path redirects back through the tenant's prefix", () => {
+    // kube-apiserver answers GET pods/<name>/proxy with 301 Location: <path>/ (a path, no host).
+    expect(gatewayLocation("/api/v1/namespaces/n/pods/p/proxy/", origin, "", "acme")).toBe(
+      "/k8s/tenants/acme/api/v1/namespaces/n/pods/p/proxy/",
+    );
+    expect(gatewayLocation(`${origin}/api/v1/namespaces/n/services/s/proxy/?a=1`, origin, "", "acme")).toBe(
+      "/k8s/tenants/acme/api/v1/namespaces/n/services/s/proxy/?a=1",
+    );
+  });
+  it("strips the upstream's base path and drops what lies outside it", () => {
+    expect(gatewayLocation("/cp/acme/api/v1/x/", origin, "/cp/acme", "acme")).toBe(
+      "/k8s/tenants/acme/api/v1/x/",
+    );
+    expect(gatewayLocation(`${origin}/cp/acme`, origin, "/cp/acme", "acme")).toBe("/k8s/tenants/acme/");
+    expect(gatewayLocation("/cp/globex/api", origin, "/cp/acme", "acme")).toBeNull();
+    expect(gatewayLocation("/cp/acmeX/api", origin, "/cp/acme", "acme")).toBeNull();
+    expect(gatewayLocation(`${origin}/other`, origin, "/cp/acme", "acme")).toBeNull();
+  });
+  it("keeps request-relative redirects and drops any that would leave for another host", () => {
+    expect(gatewayLocation("proxy/", origin, "", "acme")).toBe("proxy/");
+    expect(gatewayLocation("https://evil.example/", origin, "", "acme")).toBeNull();
+    expect(gatewayLocation("https://127.0.0.1:6444/api", origin, "", "acme")).toBeNull();
+    expect(gatewayLocation("//evil.example/x", origin, "", "acme")).toBeNull();
+    expect(gatewayLocation("/\\evil.example/x", origin, "", "acme")).toBeNull();
+    expect(gatewayLocation("javascript:alert(1)", origin, "", "acme")).toBeNull();
   });
 });

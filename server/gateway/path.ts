@@ -113,3 +113,25 @@ export function parseGatewayPath(url: string | undefined): GatewayPath {
     query: new URLSearchParams(rawQuery),
   };
 }
+
+/**
+ * Where a redirect from the tenant API server should send the client instead: absolute URLs and
+ * absolute paths within the tenant API server (the API server's own `pods/<name>/proxy` → `…/proxy/`
+ * redirect is an absolute path) come back through the gateway's prefix; paths relative to the
+ * request stay as they are; anything that would leave for another host is dropped (null).
+ */
+export function gatewayLocation(location: string, upstreamOrigin: string, basePath: string, tenant: string) {
+  const prefix = `${gatewayPrefix}tenants/${tenant}`;
+  const within = (path: string) => {
+    if (basePath === "") return `${prefix}${path}`;
+    if (path === basePath || path.startsWith(`${basePath}/`) || path.startsWith(`${basePath}?`)) {
+      return `${prefix}${path.slice(basePath.length) || "/"}`;
+    }
+    return null;
+  };
+  if (location.startsWith(`${upstreamOrigin}/`)) return within(location.slice(upstreamOrigin.length));
+  if (/^[a-z][a-z0-9+.-]*:/i.test(location) || /^[/\\]{2}/.test(location) || location.startsWith("/\\"))
+    return null;
+  if (location.startsWith("/")) return within(location);
+  return location;
+}

@@ -8,6 +8,7 @@ import https from "node:https";
 import { impersonationOf } from "@/server/impersonation/as-user";
 import { upstreamRequestHeaders } from "@/server/k8s/impersonation";
 import type { Admitted, Denial } from "./admit";
+import { gatewayLocation } from "./path";
 import type { RequestLog, RequestRecord } from "./request-record";
 import type { StreamRights } from "./stream-rights";
 
@@ -51,16 +52,14 @@ export function openUpstream(
   return upstreamRequest;
 }
 
-/** Absolute redirects to the tenant API server point back through the gateway instead. */
+/** Redirects within the tenant API server point back through the gateway; others are dropped. */
 export function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted) {
   const location = headers.location;
   if (typeof location !== "string") return;
-  const origin = `${admitted.upstream.url.origin}${admitted.upstream.basePath}`;
-  if (location.startsWith(`${origin}/`)) {
-    headers.location = `/k8s/tenants/${admitted.tenant}${location.slice(origin.length)}`;
-  } else if (/^[a-z][a-z0-9+.-]*:/i.test(location)) {
-    delete headers.location;
-  }
+  const { url, basePath } = admitted.upstream;
+  const rewritten = gatewayLocation(location, url.origin, basePath, admitted.tenant);
+  if (rewritten === null) delete headers.location;
+  else headers.location = rewritten;
 }
 
 /**
