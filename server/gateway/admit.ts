@@ -12,7 +12,7 @@ import type { ControlPlaneLookup } from "@/server/tenants/control-planes";
 import { hashToken, tokenPrefix } from "@/server/tokens/format";
 import type { VerifiedToken } from "@/server/tokens/service";
 import type { KubeGatewayOptions } from "./contract";
-import { bearerToken } from "./headers";
+import { asksToImpersonate, bearerToken, IMPERSONATION_REFUSED } from "./headers";
 import { type GatewayPath, isUnprefixedApiPath, parseGatewayPath, parseUnprefixedPath } from "./path";
 import { createAuthFailureLimiter, createConcurrencyLimiter, createRateLimiter } from "./rate-limit";
 import type { RequestRecord } from "./request-record";
@@ -241,6 +241,7 @@ export function createAdmission(options: AdmissionOptions) {
     const token = await checkToken(request, record);
     if (isDenial(token)) return token;
     const { verified, credential } = token;
+    if (asksToImpersonate(request.headers)) return deny(403, IMPERSONATION_REFUSED);
     if (isUnprefixedApiPath(request.url)) {
       const own = parseUnprefixedPath(request.url, verified.token.tenant);
       if (!own.ok) return deny(own.status, own.message);

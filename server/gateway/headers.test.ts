@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bearerToken, clientResponseHeaders } from "./headers";
+import { asksToImpersonate, bearerToken, clientResponseHeaders } from "./headers";
 
 describe("clientResponseHeaders", () => {
   it("relays end-to-end headers and drops hop-by-hop ones", () => {
@@ -27,5 +27,17 @@ describe("bearerToken", () => {
     expect(bearerToken({ authorization: "Bearer a b" })).toBeNull();
     expect(bearerToken({ cookie: "token=r0_abc" })).toBeNull();
     expect(bearerToken({})).toBeNull();
+  });
+});
+
+describe("asksToImpersonate", () => {
+  it("finds any Impersonate-* header, however it is spelt", () => {
+    expect(asksToImpersonate({ "impersonate-user": "system:admin" })).toBe(true);
+    expect(asksToImpersonate({ "impersonate-group": ["system:masters"] })).toBe(true);
+    expect(asksToImpersonate({ "impersonate-uid": "0" })).toBe(true);
+    expect(asksToImpersonate({ "impersonate-extra-scopes": "view" })).toBe(true);
+    expect(asksToImpersonate({ "Impersonate-User": "x" } as never)).toBe(true);
+    expect(asksToImpersonate({ authorization: "Bearer r0_abc", "x-remote-user": "x" })).toBe(false);
+    expect(asksToImpersonate({})).toBe(false);
   });
 });

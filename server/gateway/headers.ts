@@ -18,3 +18,17 @@ export function bearerToken(headers: IncomingHttpHeaders): string | null {
   const match = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(value);
   return match?.[1] ?? null;
 }
+
+/**
+ * The client asks to act as someone else (kubectl --as, --as-group, --as-uid: Impersonate-User,
+ * -Group, -Uid, -Extra-*). The gateway refuses it rather than drop the headers: an answer given as
+ * the caller's own user to a question asked as another (`kubectl auth can-i --as …`) would mislead.
+ */
+export function asksToImpersonate(headers: IncomingHttpHeaders): boolean {
+  return Object.keys(headers).some((name) => name.toLowerCase().startsWith("impersonate-"));
+}
+
+export const IMPERSONATION_REFUSED =
+  "Ring0 acts as your own user in the tenant's control plane and does not pass on impersonation " +
+  "(kubectl --as, --as-group, --as-uid; Impersonate-* headers): send the request without it. To see " +
+  "what another user or service account may do, create a SubjectAccessReview for it.";

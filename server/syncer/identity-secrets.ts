@@ -6,7 +6,7 @@
  * of a token's lifetime has passed (the kubelet below sees the new tokens within its sync period,
  * as it sees any secret's change).
  */
-import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { K8sError } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import { syncAnnotations, syncLabels } from "./contracts";
@@ -40,7 +40,7 @@ function isTenantRefusal(error: unknown): error is K8sError {
 }
 
 export function createIdentitySecrets(ctx: SyncContext) {
-  const { log, clock } = ctx;
+  const { clock } = ctx;
 
   function secretRef(session: TenantSession, pod: Obj) {
     return {
@@ -53,12 +53,7 @@ export function createIdentitySecrets(ctx: SyncContext) {
     };
   }
 
-  function ownerOf(below: Obj | undefined): Json[] | undefined {
-    if (!below?.metadata.uid) return undefined;
-    return [{ apiVersion: "v1", kind: "Pod", name: below.metadata.name, uid: below.metadata.uid }];
-  }
-
-  async function issue(session: TenantSession, pod: Obj, below: Obj | undefined): Promise<IdentityOutcome> {
+  async function issue(session: TenantSession, pod: Obj, below: Obj): Promise<IdentityOutcome> {
     const api = session.placement.podApi;
     if (!api) return { ok: true };
     const spec = (pod.spec ?? {}) as Json;
@@ -95,7 +90,6 @@ export function createIdentitySecrets(ctx: SyncContext) {
       if (Number.isFinite(expires)) granted.push((expires - issuedAt) / 1000);
     }
     const refreshAt = refreshDue(issuedAt, sources, granted);
-    const owners = ownerOf(below);
     const secret: KubeObject = {
       ...secretRef(session, pod),
       metadata: {
@@ -107,7 +101,9 @@ export function createIdentitySecrets(ctx: SyncContext) {
           [syncAnnotations.uid]: String(pod.metadata.uid),
           [REFRESH_ANNOTATION]: new Date(refreshAt).toISOString(),
         },
-        ...(owners ? { ownerReferences: owners } : {}),
+        ownerReferences: [
+          { apiVersion: "v1", kind: "Pod", name: below.metadata.name, uid: below.metadata.uid },
+        ],
       },
       type: "Opaque",
       data,
@@ -119,16 +115,16 @@ export function createIdentitySecrets(ctx: SyncContext) {
 
   return {
     /**
-     * The pod's identity secret below, written or renewed when needed. `below` is the pod's copy
-     * when it exists: the secret is then owned by it. After a restart the secret's own record of
-     * when it is due is read once.
+     * The pod's identity secret below, written or renewed when needed, once `below` (the pod's
+     * copy) is on a node and the tenant's pod is bound to it. After a restart the secret's own
+     * record of when it is due is read once.
      */
-    async ensure(session: TenantSession, pod: Obj, below?: Obj): Promise<IdentityOutcome> {
+    async ensure(session: TenantSession, pod: Obj, below: Obj): Promise<IdentityOutcome> {
       if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return { ok: true };
       const uid = String(pod.metadata.uid);
       const known = session.identities.get(uid);
       if (known && clock.now() < known.refreshAt) return { ok: true };
-      if (!known && below) {
+      if (!known) {
         const existing = await readOrNull<Obj>(ctx.superCluster, secretRef(session, pod));
         const due = Date.parse(existing?.metadata.annotations?.[REFRESH_ANNOTATION] ?? "");
         if (existing && !Number.isNaN(due) && clock.now() < due) {
@@ -141,36 +137,6 @@ export function createIdentitySecrets(ctx: SyncContext) {
         }
       }
       return issue(session, pod, below);
-    },
-
-    /** The identity secret of a pod the super cluster refused (or that went before it was created). */
-    async discard(session: TenantSession, pod: Obj): Promise<void> {
-      session.identities.delete(String(pod.metadata.uid));
-      if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return;
-      await deleteObject(ctx.superCluster, secretRef(session, pod));
-    },
-
-    /** The identity secret of a pod just created below is owned by it from now on. */
-    async adopt(session: TenantSession, pod: Obj, below: Obj): Promise<void> {
-      if (!session.placement.podApi || !needsIdentity((pod.spec ?? {}) as Json)) return;
-      const ref = secretRef(session, pod);
-      try {
-        await kubeRequest(ctx.superCluster, {
-          method: "PATCH",
-          path: `/api/v1/namespaces/${ref.metadata.namespace}/secrets/${ref.metadata.name}`,
-          contentType: "application/merge-patch+json",
-          body: { metadata: { ownerReferences: ownerOf(below) } },
-          timeoutMs: 15_000,
-        });
-      } catch (error) {
-        // Renewal writes the owner too (the secret is written with the copy's uid once it exists).
-        log.warn("could not make a pod's identity secret owned by the pod", {
-          tenant: session.tenant,
-          namespace: pod.metadata.namespace,
-          name: pod.metadata.name,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
     },
 
     forget(session: TenantSession, uid: string | undefined): void {
@@ -188,17 +154,8 @@ export function createIdentitySecrets(ctx: SyncContext) {
       const keys: string[] = [];
       for (const [uid, record] of session.identities) {
         if (session.caches.pod.get(record.namespace, record.name)?.metadata.uid !== uid) {
+          // Gone from the tenant: its secret goes with its copy below (owner reference).
           session.identities.delete(uid);
-          // Gone from the tenant: its secret goes too (its copy's owner reference does the same,
-          // but a pod deleted before its copy was made left an unowned one).
-          const ref = secretRef(session, { metadata: { ...record, uid } } as unknown as Obj);
-          void deleteObject(ctx.superCluster, ref).catch((error: unknown) =>
-            log.warn("could not remove a gone pod's identity secret", {
-              tenant: session.tenant,
-              secret: ref.metadata.name,
-              error: error instanceof Error ? error.message : String(error),
-            }),
-          );
         } else if (record.refreshAt <= now) {
           keys.push(workKey("pod", record.namespace, record.name));
         }

@@ -63,25 +63,27 @@ describe("a tenant pod's identity below", () => {
     pod = (await readOrUndefined<Obj>(conn, ref("Pod", "api-client", "default"))) as Obj;
     const copy = await eventually(() => below("Pod", "api-client"), 60_000);
     const secretName = identitySecretName(String(pod.metadata.uid));
-    const secret = (await below("Secret", secretName)) as Obj;
+    // Issued once the super scheduler has placed the copy and the tenant's pod is bound to that node.
+    const secret = await eventually(() => below("Secret", secretName), 60_000);
+    const bound = (await readOrUndefined<Obj>(conn, ref("Pod", "api-client", "default"))) as Obj;
+    const node = (bound.spec as { nodeName?: string }).nodeName;
+    expect(node).toBeTruthy();
 
-    // The token: the tenant's API server's, for the pod's service account, bound to the tenant's pod.
+    // The token: the tenant's API server's, for the pod's service account, bound to the tenant's pod
+    // and naming its node, as a kubelet's token does.
     const tokenKey = Object.keys(secret.data ?? {}).find((key) => key.startsWith("token."));
     expect(tokenKey).toBeDefined();
     const user = await tokenReview(decoded(secret, tokenKey as string));
     expect(user?.username).toBe("system:serviceaccount:default:default");
     expect(user?.extra?.["authentication.kubernetes.io/pod-name"]).toEqual(["api-client"]);
     expect(user?.extra?.["authentication.kubernetes.io/pod-uid"]).toEqual([pod.metadata.uid]);
+    expect(user?.extra?.["authentication.kubernetes.io/node-name"]).toEqual([node]);
     // The tenant's CA, not the super cluster's.
     const access = await world.provisioner.access(tenant);
     expect(decoded(secret, "ca.crt")).toBe(access?.ca);
     // Owned by the pod's copy below, so the super cluster removes it with the pod.
-    await eventually(async () => {
-      const current = await below("Secret", secretName);
-      const owners = (current?.metadata as { ownerReferences?: { uid?: string }[] } | undefined)
-        ?.ownerReferences;
-      return owners?.[0]?.uid === copy.metadata.uid ? true : undefined;
-    }, 30_000);
+    const owners = (secret.metadata as { ownerReferences?: { uid?: string }[] }).ownerReferences;
+    expect(owners?.map((owner) => owner.uid)).toEqual([copy.metadata.uid]);
 
     const spec = copy.spec as {
       automountServiceAccountToken?: boolean;

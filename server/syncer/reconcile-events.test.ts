@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withImageHint } from "./reconcile-events";
+import { isIdentityMountWait, withImageHint } from "./reconcile-events";
 
 const notFound =
   'Failed to pull image "nginx": rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:latest": failed to resolve reference "docker.io/library/nginx:latest": docker.io/library/nginx:latest: not found';
@@ -33,5 +33,24 @@ describe("an image pull failure copied up to the tenant", () => {
     // An image name too long to leave room for the original: the message is left as it was.
     const huge = `Failed to pull image "${"a".repeat(1000)}": not found`;
     expect(withImageHint(huge)).toBe(huge);
+  });
+});
+
+describe("the kubelet's wait for a pod's identity secret", () => {
+  it("stays below; other mount failures go up", () => {
+    const waiting = {
+      reason: "FailedMount",
+      message:
+        'MountVolume.SetUp failed for volume "kube-api-access-x7k2p" : secret "ring0-identity-3f1c9a2e-0d4b-4f7e-9d1a-5a8c2b7e6f10" not found',
+    };
+    expect(isIdentityMountWait(waiting)).toBe(true);
+    expect(isIdentityMountWait({ ...waiting, reason: "Pulled" })).toBe(false);
+    expect(
+      isIdentityMountWait({
+        reason: "FailedMount",
+        message: 'MountVolume.SetUp failed for volume "data" : secret "app-secret" not found',
+      }),
+    ).toBe(false);
+    expect(isIdentityMountWait({ reason: "FailedMount" })).toBe(false);
   });
 });

@@ -1,10 +1,13 @@
 /**
  * Copying an event about a synced pod up into the tenant namespace, under the same name, about the
- * tenant's pod, with the super namespace in its message rewritten to the tenant's.
+ * tenant's pod, with the super namespace in its message rewritten to the tenant's. The kubelet's
+ * retries of a pod's identity mount while its tokens are being issued (identity-secrets) are
+ * Ring0's business, not the tenant's, and stay below.
  */
 import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import { syncAnnotations, syncLabels } from "./contracts";
 import { superNamespace } from "./naming";
+import { IDENTITY_SECRET_PREFIX } from "./pod-identity";
 import type { SyncContext, TenantSession } from "./session";
 
 export async function syncEvent(
@@ -15,7 +18,7 @@ export async function syncEvent(
 ): Promise<void> {
   const superNs = superNamespace(session.tenant, namespace);
   const below = ctx.superEvents()?.get(superNs, name);
-  if (!below) return;
+  if (!below || isIdentityMountWait(below)) return;
   const involved = (below.involvedObject ?? {}) as { name?: string; uid?: string; fieldPath?: string };
   const pod = involved.name ? session.caches.pod.get(namespace, involved.name) : undefined;
   // Only events about the copy of this very tenant pod (not an earlier pod of the same name).
@@ -54,6 +57,15 @@ export async function syncEvent(
   }
   event.message = withImageHint(translate(below.message));
   await serverSideApply(session.conn, event, { force: true });
+}
+
+/** The kubelet waiting for (or retrying) a pod's identity secret below: not the tenant's to see. */
+export function isIdentityMountWait(event: { [field: string]: unknown }): boolean {
+  return (
+    event.reason === "FailedMount" &&
+    typeof event.message === "string" &&
+    event.message.includes(`"${IDENTITY_SECRET_PREFIX}`)
+  );
 }
 
 /** The longest event message the API accepts from a strict writer (core validation's NoteLengthLimit). */

@@ -174,37 +174,30 @@ export function createPodReconciler(
       await objects.syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
     const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement, session.isolation));
-    // The tenant's tokens and CA below first (the kubelet mounts them as the pod starts), then
-    // renewed as they come due.
-    const identity = await identities.ensure(session, pod, below);
-    if (!identity.ok) {
-      await warnOnce(session, "pod", pod, "SyncRefused", identity.message);
-      // A new pod waits for its tokens; a running one keeps its last ones, and its status goes up.
-      if (!below) return;
-    }
     // Ring0's conditions this sync still stands by (a change to the running pod it refused).
     const held: Json[] = [];
     if (!below || syncHashOf(below) !== syncHashOf(desired)) {
-      const created = !below;
       const written = below
         ? await updateBelow(session, pod, desired, below, held)
         : await createBelow(session, pod, desired);
-      if (!written) {
-        await identities.discard(session, pod);
-        return;
-      }
+      if (!written) return;
       below = written;
-      if (created) await identities.adopt(session, pod, below);
     }
 
     if (quotaHeldBefore(pod)) await releaseQuotaHold(ctx, session, pod);
     below = await addEphemeralContainers(session, pod, below, held);
 
-    // Upward: the node, then the status exactly as the super cluster reports it.
+    // Upward: the node, then the pod's tokens (they name the node, as a kubelet's do; the kubelet
+    // below retries the mount until they are there), then the status as the super cluster reports it.
     const node = nodeNameOf(below);
     if (node && !nodeNameOf(pod)) {
       await vNodes.ensure(session, node);
       await bindPod(session, namespace, name, node);
+    }
+    if (node) {
+      const identity = await identities.ensure(session, pod, below);
+      // The pod waits for its tokens (a running one keeps its last ones); its status still goes up.
+      if (!identity.ok) await warnOnce(session, "pod", pod, "SyncRefused", identity.message);
     }
     const patch = podStatusPatch(
       pod.status as Json | undefined,
