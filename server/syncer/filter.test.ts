@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { V1Pod } from "@/server/k8s/kinds/node";
 import type { IsolationPolicy, IsolationRule } from "./contracts";
 import { checkPodIsolation } from "./filter";
-import { runningPodPolicy, tenantIsolationPolicy } from "./isolation-policy";
+import { runningPodPolicy, runtimeClassOf, tenantIsolationPolicy } from "./isolation-policy";
 import {
   defaultIsolationPolicy,
   IsolationPolicyError,
@@ -181,6 +181,16 @@ const baselineCases: RuleCase[] = [
     field: "spec.nodeName",
     compliant: (spec) => {
       spec.nodeSelector = { "kubernetes.io/os": "linux" };
+    },
+  },
+  {
+    rule: "runtimeClass",
+    violating: (spec) => {
+      spec.runtimeClassName = "runc-unconfined";
+    },
+    field: "spec.runtimeClassName",
+    compliant: (spec) => {
+      spec.runtimeClassName = "ring0-gvisor";
     },
   },
   {
@@ -948,6 +958,37 @@ describe("tenantIsolationPolicy", () => {
     const strict = parseIsolationPolicy({ podSecurity: "restricted" });
     expect(tenantIsolationPolicy(strict, "baseline").podSecurity).toBe("baseline");
   });
+
+  it("gives a tenant its own default runtime class, and the filter holds it to the allowed ones", () => {
+    const operator = parseIsolationPolicy({});
+    const sandboxed = tenantIsolationPolicy(operator, undefined, "ring0-gvisor");
+    expect(sandboxed.defaultRuntimeClass).toBe("ring0-gvisor");
+    expect(runtimeClassOf({}, sandboxed)).toBe("ring0-gvisor");
+    expect(runtimeClassOf({ runtimeClassName: "ring0-gvisor" }, operator)).toBe("ring0-gvisor");
+    expect(runtimeClassOf({}, operator)).toBeUndefined();
+    expect(check(pod(), sandboxed)).toEqual([]);
+    // A default the operator does not allow: every pod that names none is refused, saying who fixes it.
+    const unknown = tenantIsolationPolicy(operator, undefined, "kata");
+    const violations = check(pod(), unknown);
+    expect(violations).toMatchObject([{ rule: "runtimeClass", field: "spec.runtimeClassName" }]);
+    expect(violations[0]?.message).toContain('default runtime class "kata"');
+    expect(violations[0]?.message).toContain("spec.syncer.runtimeClass");
+    // A pod's own allowed class still runs.
+    expect(
+      check(
+        pod((spec) => (spec.runtimeClassName = "ring0-gvisor")),
+        unknown,
+      ),
+    ).toEqual([]);
+    // With no class allowed at all, naming one is refused.
+    const none = parseIsolationPolicy({ runtimeClasses: [] });
+    expect(
+      check(
+        pod((spec) => (spec.runtimeClassName = "ring0-gvisor")),
+        none,
+      )[0]?.message,
+    ).toContain("(allowed: none)");
+  });
 });
 
 describe("runningPodPolicy", () => {
@@ -980,6 +1021,7 @@ describe("parseIsolationPolicy", () => {
       podSecurity: "baseline",
       namespaceLabels: [],
       podAnnotations: [],
+      runtimeClasses: ["ring0-gvisor"],
     });
   });
 
@@ -994,6 +1036,8 @@ describe("parseIsolationPolicy", () => {
           podSecurity: "restricted",
           namespaceLabels: ["team", "example.com/*"],
           podAnnotations: ["example.com/owner"],
+          runtimeClasses: ["ring0-gvisor", "kata.example.com"],
+          defaultRuntimeClass: "ring0-gvisor",
         }),
       ),
     ).toEqual({
@@ -1003,6 +1047,8 @@ describe("parseIsolationPolicy", () => {
       podSecurity: "restricted",
       namespaceLabels: ["team", "example.com/*"],
       podAnnotations: ["example.com/owner"],
+      runtimeClasses: ["ring0-gvisor", "kata.example.com"],
+      defaultRuntimeClass: "ring0-gvisor",
     });
   });
 
@@ -1036,6 +1082,13 @@ describe("parseIsolationPolicy", () => {
       "podAnnotations[0]",
     ],
     ["a malformed key", { podAnnotations: ["*"] }, "podAnnotations[0]"],
+    ["a malformed runtime class", { runtimeClasses: ["gVisor"] }, "runtimeClasses[0]"],
+    ["a default runtime class not allowed", { defaultRuntimeClass: "kata" }, "defaultRuntimeClass"],
+    [
+      "a default runtime class when none is allowed",
+      { runtimeClasses: [], defaultRuntimeClass: "ring0-gvisor" },
+      "defaultRuntimeClass",
+    ],
   ];
   for (const [what, input, field] of bad) {
     it(`refuses ${what}, naming field ${field}`, () => {

@@ -11,7 +11,7 @@
  * mount, seccomp, sysctls, Windows host processes, probe and lifecycle hosts), often more strictly
  * (only NET_BIND_SERVICE may be added; /proc stays masked even in a user namespace), plus Ring0's
  * own: a volume allow-list, tolerations only of taints the operator allows, no privilege
- * escalation, no pinned node. "restricted" adds that standard's remaining checks.
+ * escalation, no pinned node, runtime classes only the operator allows. "restricted" adds that standard's remaining checks.
  *
  * The check is of the pod as the tenant wrote it: the "nodeName" rule refuses a pod that pins a
  * node, so the syncer must check a pod before it binds the pod to a vNode itself, not afterwards.
@@ -24,6 +24,7 @@ import {
   checkHostNamespaces,
   checkHostPorts,
   checkNodeName,
+  checkRuntimeClass,
   checkSysctls,
   checkTolerations,
   checkVolumes,
@@ -59,6 +60,7 @@ export const checkPodIsolation: CheckPodIsolation = (pod: V1Pod, policy: Isolati
   // ---- the pod ----------------------------------------------------------------------------------
   checkHostNamespaces(spec, report);
   checkNodeName(spec, report);
+  checkRuntimeClass(spec, policy.runtimeClasses ?? [], policy.defaultRuntimeClass, report);
   checkSysctls(podContext, report);
   checkVolumes(spec, report);
   checkTolerations(spec, allowedTolerations, report);

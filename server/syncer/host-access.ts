@@ -99,6 +99,36 @@ export function checkNodeName(spec: Untrusted, report: Report): void {
   }
 }
 
+/**
+ * The runtime the pod runs under below: only a RuntimeClass the operator allows (a tenant's class
+ * maps to the super cluster's class of the same name, whose handler is the operator's); the
+ * tenant's default counts when the pod names none.
+ */
+export function checkRuntimeClass(
+  spec: Untrusted,
+  allowed: readonly string[],
+  tenantDefault: string | undefined,
+  report: Report,
+): void {
+  const named = spec.runtimeClassName;
+  const allowedText = allowed.length > 0 ? allowed.map((name) => `"${name}"`).join(", ") : "none";
+  if (named !== undefined && named !== null && named !== "") {
+    if (typeof named !== "string" || !allowed.includes(named)) {
+      report(
+        "runtimeClass",
+        "spec.runtimeClassName",
+        `Runtime class "${String(named)}" is not one the operator allows on the shared nodes (allowed: ${allowedText}); name an allowed one or remove spec.runtimeClassName.`,
+      );
+    }
+  } else if (tenantDefault !== undefined && !allowed.includes(tenantDefault)) {
+    report(
+      "runtimeClass",
+      "spec.runtimeClassName",
+      `Your tenant's default runtime class "${tenantDefault}" is not one the operator allows (allowed: ${allowedText}); an operator must change the Tenant's spec.syncer.runtimeClass.`,
+    );
+  }
+}
+
 /** Sysctls outside Kubernetes' safe set. */
 export function checkSysctls(podContext: Untrusted | undefined, report: Report): void {
   listOf(podContext?.sysctls).forEach((entry, index) => {

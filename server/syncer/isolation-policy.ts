@@ -14,9 +14,26 @@ export function runningPodPolicy(policy: IsolationPolicy): IsolationPolicy {
   return { ...policy, enabled: policy.enabled.filter((rule) => rule === "tolerations") };
 }
 
-/** The policy a tenant's pods are held to: the operator's, at the tenant's own level if its Tenant sets one. */
-export function tenantIsolationPolicy(policy: IsolationPolicy, level: unknown): IsolationPolicy {
-  return podSecurityLevels.includes(level as PodSecurityLevel)
-    ? { ...policy, podSecurity: level as PodSecurityLevel }
-    : policy;
+/**
+ * The policy a tenant's pods are held to: the operator's, at the tenant's own Pod Security level
+ * and with its own default runtime class if its Tenant sets them (a runtime class the operator does
+ * not allow stays the default all the same: the filter then refuses the tenant's pods and says so).
+ */
+export function tenantIsolationPolicy(
+  policy: IsolationPolicy,
+  level: unknown,
+  runtimeClass?: unknown,
+): IsolationPolicy {
+  let tenant = policy;
+  if (podSecurityLevels.includes(level as PodSecurityLevel))
+    tenant = { ...tenant, podSecurity: level as PodSecurityLevel };
+  if (typeof runtimeClass === "string" && runtimeClass !== "")
+    tenant = { ...tenant, defaultRuntimeClass: runtimeClass };
+  return tenant;
+}
+
+/** The runtime class a tenant pod runs under below: its own, else the tenant's default (none: the nodes'). */
+export function runtimeClassOf(spec: { runtimeClassName?: unknown } | undefined, policy: IsolationPolicy) {
+  const named = spec?.runtimeClassName;
+  return typeof named === "string" && named !== "" ? named : policy.defaultRuntimeClass;
 }

@@ -26,6 +26,17 @@ export interface IsolationPolicy {
   namespaceLabels: string[];
   /** Tenant pod annotation keys copied onto the super pod ("key" or "domain/*"); none by default. */
   podAnnotations: string[];
+  /**
+   * The super cluster's RuntimeClasses a tenant pod may name in `runtimeClassName` (default: Ring0's
+   * gVisor sandbox, `ring0-gvisor`): a tenant's class maps to the one of the same name below, and
+   * only to these.
+   */
+  runtimeClasses: string[];
+  /**
+   * The runtime class of tenant pods that name none (the operator's default, or the tenant's own:
+   * Tenant spec.syncer.runtimeClass); absent: the nodes' default runtime.
+   */
+  defaultRuntimeClass?: string;
 }
 
 export type IsolationRule =
@@ -48,7 +59,8 @@ export type IsolationRule =
   | "volumes"
   | "tolerations"
   | "runAsNonRoot"
-  | "runAsUser";
+  | "runAsUser"
+  | "runtimeClass";
 
 export const isolationRules: readonly IsolationRule[] = [
   "privileged",
@@ -71,6 +83,7 @@ export const isolationRules: readonly IsolationRule[] = [
   "tolerations",
   "runAsNonRoot",
   "runAsUser",
+  "runtimeClass",
 ];
 
 export const podSecurityLevels: readonly PodSecurityLevel[] = ["baseline", "restricted"];
@@ -87,6 +100,17 @@ export const defaultAllowedTolerations: readonly string[] = [
   "node.kubernetes.io/unreachable",
 ];
 
+/** Ring0's sandboxed runtime on real nodes (gVisor), a RuntimeClass of the super cluster. */
+export const SANDBOX_RUNTIME_CLASS = "ring0-gvisor";
+
+/** The runtime classes tenants may name by default: only a sandbox, which isolates more, never less. */
+export const defaultRuntimeClasses: readonly string[] = [SANDBOX_RUNTIME_CLASS];
+
+/** A RuntimeClass name (a DNS subdomain, as the API requires). */
+export function isRuntimeClassName(name: string): boolean {
+  return name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+}
+
 export function defaultIsolationPolicy(): IsolationPolicy {
   return {
     enabled: [...isolationRules],
@@ -95,6 +119,7 @@ export function defaultIsolationPolicy(): IsolationPolicy {
     podSecurity: "baseline",
     namespaceLabels: [],
     podAnnotations: [],
+    runtimeClasses: [...defaultRuntimeClasses],
   };
 }
 
@@ -168,6 +193,18 @@ function taintKeyList(value: unknown, field: string): string[] {
   });
 }
 
+function runtimeClassList(value: unknown, field: string): string[] {
+  return stringList(value, field).map((name, index) => {
+    if (!isRuntimeClassName(name)) {
+      throw new IsolationPolicyError(
+        `${field}[${index}]`,
+        `"${name}" is not a RuntimeClass name (like ring0-gvisor)`,
+      );
+    }
+    return name;
+  });
+}
+
 function metadataAllowList(value: unknown, field: string): string[] {
   return stringList(value, field).map((entry, index) => {
     const problem = allowListEntryProblem(entry);
@@ -184,16 +221,19 @@ const policyFields = [
   "podSecurity",
   "namespaceLabels",
   "podAnnotations",
+  "runtimeClasses",
+  "defaultRuntimeClass",
 ];
 
 /**
  * An operator's isolation policy, as JSON text or an already parsed value:
  * `{ "enabled"?: rule[], "disabled"?: rule[], "allowedCapabilities"?: string[],
  *    "allowedTolerations"?: string[], "podSecurity"?: "baseline" | "restricted",
- *    "namespaceLabels"?: string[], "podAnnotations"?: string[] }`.
+ *    "namespaceLabels"?: string[], "podAnnotations"?: string[], "runtimeClasses"?: string[],
+ *    "defaultRuntimeClass"?: string }`.
  * Omitted fields keep the defaults (every rule enforced, NET_BIND_SERVICE allowed, the not-ready
  * and unreachable tolerations allowed, baseline, no tenant namespace label or pod annotation
- * below); `disabled` removes rules from `enabled`. Unknown fields are errors, so a misspelt
+ * below, the gVisor sandbox as the only runtime class, none by default); `disabled` removes rules from `enabled`. Unknown fields are errors, so a misspelt
  * setting is not silently ignored. Throws IsolationPolicyError naming the bad field.
  */
 export function parseIsolationPolicy(json: unknown): IsolationPolicy {
@@ -222,6 +262,14 @@ export function parseIsolationPolicy(json: unknown): IsolationPolicy {
   }
   const optional = <T>(field: string, read: (value: unknown, field: string) => T[], fallback: T[]) =>
     input[field] === undefined ? fallback : [...new Set(read(input[field], field))];
+  const runtimeClasses = optional("runtimeClasses", runtimeClassList, defaults.runtimeClasses);
+  const defaultRuntimeClass = input.defaultRuntimeClass;
+  if (defaultRuntimeClass !== undefined && !runtimeClasses.includes(defaultRuntimeClass as string)) {
+    throw new IsolationPolicyError(
+      "defaultRuntimeClass",
+      `must be one of runtimeClasses (${runtimeClasses.join(", ") || "none"})`,
+    );
+  }
   return {
     enabled: [...new Set(enabled)].filter((rule) => !disabled.has(rule)),
     allowedCapabilities: optional("allowedCapabilities", capabilityList, defaults.allowedCapabilities),
@@ -229,5 +277,7 @@ export function parseIsolationPolicy(json: unknown): IsolationPolicy {
     podSecurity: (input.podSecurity as PodSecurityLevel | undefined) ?? defaults.podSecurity,
     namespaceLabels: optional("namespaceLabels", metadataAllowList, defaults.namespaceLabels),
     podAnnotations: optional("podAnnotations", metadataAllowList, defaults.podAnnotations),
+    runtimeClasses,
+    ...(defaultRuntimeClass !== undefined ? { defaultRuntimeClass: defaultRuntimeClass as string } : {}),
   };
 }

@@ -254,6 +254,7 @@ export function superPodSpec(
   placement: PlacementPolicy = {},
   tenant?: string,
   uid?: string,
+  runtimeClass?: string,
 ): Json {
   let copy: Json = structuredClone(spec);
   if (tenant !== undefined && copy.affinity !== undefined)
@@ -284,9 +285,9 @@ export function superPodSpec(
     "priority",
     "priorityClassName",
     "preemptionPolicy",
+    // Set again below from the class the filter allowed; the tenant's class's overhead is the
+    // tenant's (the super cluster's class sets its own, and refuses a pod with an overhead and no class).
     "runtimeClassName",
-    // The tenant's runtime class's overhead: no such class below (the super cluster refuses a pod
-    // with an overhead and no runtime class).
     "overhead",
     "ephemeralContainers",
     "schedulerName",
@@ -295,6 +296,9 @@ export function superPodSpec(
   ]) {
     delete copy[field];
   }
+  // The runtime class the isolation filter allowed (the pod's own or the tenant's default); its
+  // overhead and scheduling come from the super cluster's class of that name.
+  if (runtimeClass) copy.runtimeClassName = runtimeClass;
   if (placement.nodeSelector && Object.keys(placement.nodeSelector).length > 0) {
     copy.nodeSelector = { ...((copy.nodeSelector as Json | undefined) ?? {}), ...placement.nodeSelector };
   }

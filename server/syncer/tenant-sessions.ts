@@ -203,7 +203,13 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
         ? { podApi: { ...lookup.access.podEndpoint, ca: lookup.access.ca } }
         : {}),
     };
-    const isolation = tenantIsolationPolicy(policy, resource.spec?.syncer?.podSecurity);
+    const isolation = tenantIsolationPolicy(
+      policy,
+      resource.spec?.syncer?.podSecurity,
+      resource.spec?.syncer?.runtimeClass,
+    );
+    // A new default runtime class reaches pods as they are next synced (a running pod keeps its own).
+    session.isolation = { ...session.isolation, defaultRuntimeClass: isolation.defaultRuntimeClass };
     if (session.isolation.podSecurity !== isolation.podSecurity) {
       session.isolation = isolation;
       // The super namespaces' Pod Security labels follow the tenant's level.

@@ -550,10 +550,20 @@ describe("what changes a running pod below", () => {
     expect(superEphemeralContainers({ containers: [] })).toEqual([]);
     // The pod itself never carries them below: the subresource adds them.
     expect(superPodSpec(spec).ephemeralContainers).toBeUndefined();
-    // Nor its runtime class's overhead: there is no such class below.
+    // Nor its runtime class's overhead: the class below (the one the filter allowed) sets its own.
     expect(
       superPodSpec({ ...spec, runtimeClassName: "gvisor", overhead: { cpu: "10m" } }),
     ).not.toHaveProperty("overhead");
+    expect(superPodSpec({ ...spec, runtimeClassName: "gvisor" })).not.toHaveProperty("runtimeClassName");
+    expect(
+      superPodSpec(
+        { ...spec, runtimeClassName: "x", overhead: { cpu: "1" } },
+        {},
+        "acme",
+        "u",
+        "ring0-gvisor",
+      ),
+    ).toMatchObject({ runtimeClassName: "ring0-gvisor" });
   });
 
   it("lets the Downward API read the tenant's namespace and uid, not the copy's", () => {

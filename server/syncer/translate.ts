@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
+import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { allowListed, podAnnotationsBelow, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
@@ -137,7 +138,13 @@ export function superObject(
           ...metadata,
           labels: { ...metadata.labels, ...placement.podLabels, ...ring0Labels(tenant) },
         },
-        spec: superPodSpec(object.spec ?? {}, placement, tenant, object.metadata.uid),
+        spec: superPodSpec(
+          object.spec ?? {},
+          placement,
+          tenant,
+          object.metadata.uid,
+          runtimeClassOf(object.spec as { runtimeClassName?: unknown } | undefined, policy),
+        ),
       };
     case "service":
       return { ...base, spec: serviceSpec(object.spec ?? {}) };

@@ -55,8 +55,11 @@ export interface TenantResource extends KubeObject {
     controlPlane?: { provisioner?: Provisioner; version?: string };
     suspend?: boolean;
     quota?: TenantQuotaSpec;
-    /** podSecurity: the Pod Security level its pods are held to (absent: the isolation policy's default). */
-    syncer?: { weight?: number; podSecurity?: "baseline" | "restricted" };
+    /**
+     * podSecurity: the Pod Security level its pods are held to (absent: the isolation policy's
+     * default); runtimeClass: the runtime class of its pods that name none (absent: the policy's).
+     */
+    syncer?: { weight?: number; podSecurity?: "baseline" | "restricted"; runtimeClass?: string };
     admins?: string[];
   };
   status?: TenantStatus;
