@@ -15,27 +15,49 @@ function repoRoot(): string {
   return process.cwd();
 }
 
-/** The bin dir of scripts/kube-build.sh, building when allowed; progress goes to the logger. */
-export async function kubeBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
-  const script = path.join(repoRoot(), "scripts", "kube-build.sh");
+/** The bin dir of a Go build script (scripts/*-build.sh), building when allowed; progress goes to the logger. */
+async function builtBinaries(
+  logger: Logger,
+  build: { script: string; what: string; npmScript: string },
+  options: { build?: boolean },
+): Promise<string> {
+  const script = path.join(repoRoot(), "scripts", build.script);
   try {
     const printed = await run("bash", [script, "--print-dir"], { timeoutMs: 60_000 });
     return printed.stdout.trim().split("\n").pop() ?? "";
   } catch (error) {
     if (!(error instanceof CommandError) || error.result.code !== 3) throw error;
     if (options.build === false) {
-      throw new Error(`Kubernetes binaries are not built yet: run \`npm run kube:build\` (${script})`);
+      throw new Error(`${build.what} are not built yet: run \`npm run ${build.npmScript}\` (${script})`);
     }
   }
-  logger.info("building Kubernetes binaries with scripts/kube-build.sh (many minutes when cold)");
+  logger.info(`building ${build.what} with scripts/${build.script} (minutes when cold)`);
   const built = await run("bash", [script], {
     timeoutMs: BUILD_TIMEOUT_MS,
-    onLine: (line) => logger.info(line, { component: "kube-build" }),
+    onLine: (line) => logger.info(line, { component: build.script.replace(/\.sh$/, "") }),
   });
   const binDir = built.stdout.trim().split("\n").pop() ?? "";
   if (!binDir || !fs.existsSync(binDir))
-    throw new Error(`scripts/kube-build.sh did not print a bin dir (got "${binDir}")`);
+    throw new Error(`scripts/${build.script} did not print a bin dir (got "${binDir}")`);
   return binDir;
+}
+
+/** The bin dir of scripts/kube-build.sh, building when allowed. */
+export function kubeBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
+  return builtBinaries(
+    logger,
+    { script: "kube-build.sh", what: "Kubernetes binaries", npmScript: "kube:build" },
+    options,
+  );
+}
+
+/** The bin dir of scripts/sandbox-build.sh (gVisor's runsc and its containerd shim), building when allowed. */
+export function sandboxBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
+  return builtBinaries(
+    logger,
+    { script: "sandbox-build.sh", what: "gVisor's binaries", npmScript: "sandbox:build" },
+    options,
+  );
 }
 
 /**

@@ -26,7 +26,7 @@ import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { closeKwokctlKeys, ensureEtcdPki, ensureNodePki, type NodePki } from "./hardening";
-import { kubeBinaries, runKwokctl } from "./kwokctl";
+import { kubeBinaries, runKwokctl, sandboxBinaries } from "./kwokctl";
 import { type ComponentFlags, componentFlagsOf, type KwokctlPorts } from "./kwokctl-config";
 import {
   addLocalNodes,
@@ -188,6 +188,10 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     await alignLocalNodes(connect(), nodeTemplate());
     await ensureRealNodes(stateDir, realNodes, {
       binDir,
+      // gVisor for pods of the ring0-gvisor runtime class (built once, about 2 minutes cold).
+      ...(realNodes > 0
+        ? { sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }) }
+        : {}),
       server: serverOf(),
       clusterCa: clusterCa(path.join(clusterDir, "pki")),
       nodePki: await ensureNodePki(kwokDir),

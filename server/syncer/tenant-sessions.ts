@@ -21,6 +21,7 @@ import { tenantIsolationPolicy } from "./isolation-policy";
 import { type PrefixRefusal, prefixRefusals } from "./naming";
 import type { Patroller } from "./patroller";
 import { createQuotaHoldState } from "./quota-hold";
+import { ensureTenantRuntimeClasses } from "./runtime-classes";
 import {
   isTerminal,
   messageOf,
@@ -288,6 +289,12 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       if (session.stopped) return;
       session.synced = true;
       log.info("tenant control plane watched; syncing", { tenant });
+      ensureTenantRuntimeClasses(options.context, session).catch((error: unknown) =>
+        log.warn("could not give the tenant the runtime classes it may name", {
+          tenant,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
       if (!session.unreachable) options.queue().resume(tenant);
     });
     return session;

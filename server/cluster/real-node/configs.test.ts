@@ -7,6 +7,7 @@ import {
   kubeProxyConfig,
   registryConfig,
   registryHostsToml,
+  runscConfig,
 } from "./configs";
 import { firewallRules } from "./host-firewall";
 import { realNodeIndex, realNodeName, realNodePlan } from "./plan";
@@ -47,6 +48,22 @@ describe("a real node's configuration", () => {
     expect(text).toContain('stream_server_address = "127.0.0.1"');
     expect(text).toContain(`address = "${plan.paths.containerdSocket}"`);
     expect(text).toContain('config_path = "/state/registry/hosts.d"');
+    // No sandbox without gVisor's binaries.
+    expect(text).not.toContain("runsc");
+  });
+
+  it("containerd with gVisor: a runsc runtime on Ring0's shim and runsc, systrap, state under the node", () => {
+    const text = containerdConfig(plan, "/cache/sandbox/bin");
+    expect(text).toContain('[plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runsc]');
+    expect(text).toContain('runtime_type = "io.containerd.runsc.v1"');
+    expect(text).toContain('runtime_path = "/cache/sandbox/bin/containerd-shim-runsc-v1"');
+    expect(text).toContain(`ConfigPath = "${plan.paths.runscConfig}"`);
+    // runc stays the default runtime.
+    expect(text).toContain('default_runtime_name = "runc"');
+    const runsc = runscConfig(plan, "/cache/sandbox/bin");
+    expect(runsc).toContain('binary_name = "/cache/sandbox/bin/runsc"');
+    expect(runsc).toContain(`root = "${plan.paths.runscRoot}"`);
+    expect(runsc).toContain('platform = "systrap"');
   });
 
   it("registry: loopback only, storage on disk, no debug listener; every host pulls from it and nowhere else", () => {

@@ -11,8 +11,16 @@ const toml = (value: string) => JSON.stringify(value);
 export const RUNC_PATH = "/usr/sbin/runc";
 export const CNI_BIN_DIR = "/usr/lib/cni";
 
-/** containerd 2's config (version 3): CRI with runc on cgroupfs, the node's own dirs, no TCP. */
-export function containerdConfig(plan: RealNodePlan): string {
+/** The sandboxed runtime's handler (CRI runtime name) and the super cluster's RuntimeClass for it. */
+export const SANDBOX_HANDLER = "runsc";
+/** The node label of real nodes that run the sandbox (the RuntimeClass schedules onto them only). */
+export const SANDBOX_NODE_LABEL = "ring0.dev/sandbox";
+
+/**
+ * containerd 2's config (version 3): CRI with runc on cgroupfs, the node's own dirs, no TCP; with
+ * gVisor's binaries (`sandboxBinDir`), also the `runsc` runtime (./runscConfig).
+ */
+export function containerdConfig(plan: RealNodePlan, sandboxBinDir?: string): string {
   const { paths } = plan;
   return [
     "# Written by Ring0 (server/cluster/real-node); edits are overwritten.",
@@ -49,6 +57,16 @@ export function containerdConfig(plan: RealNodePlan): string {
     `        BinaryName = ${toml(RUNC_PATH)}`,
     `        Root = ${toml(paths.runcRoot)}`,
     "        SystemdCgroup = false",
+    ...(sandboxBinDir
+      ? [
+          `    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.${SANDBOX_HANDLER}]`,
+          '      runtime_type = "io.containerd.runsc.v1"',
+          `      runtime_path = ${toml(`${sandboxBinDir}/containerd-shim-runsc-v1`)}`,
+          `      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.${SANDBOX_HANDLER}.options]`,
+          '        TypeUrl = "io.containerd.runsc.v1.options"',
+          `        ConfigPath = ${toml(plan.paths.runscConfig)}`,
+        ]
+      : []),
     '  [plugins."io.containerd.cri.v1.runtime".cni]',
     `    bin_dirs = [${toml(CNI_BIN_DIR)}]`,
     `    conf_dir = ${toml(paths.cniConfDir)}`,
@@ -57,6 +75,22 @@ export function containerdConfig(plan: RealNodePlan): string {
     "  disable_tcp_service = true",
     '  stream_server_address = "127.0.0.1"',
     '  stream_server_port = "0"',
+    "",
+  ].join("\n");
+}
+
+/**
+ * gVisor's shim config: runsc from Ring0's build, its state under the node's run dir, the systrap
+ * platform (KVM guests do not run on this machine kind, and systrap needs no device), and its logs
+ * beside the node's.
+ */
+export function runscConfig(plan: RealNodePlan, sandboxBinDir: string): string {
+  return [
+    "# Written by Ring0 (server/cluster/real-node); edits are overwritten.",
+    `binary_name = ${toml(`${sandboxBinDir}/runsc`)}`,
+    `root = ${toml(plan.paths.runscRoot)}`,
+    "[runsc_config]",
+    '  platform = "systrap"',
     "",
   ].join("\n");
 }

@@ -8,13 +8,15 @@ import path from "node:path";
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
+import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import { SANDBOX_RUNTIME_CLASS } from "@/server/syncer/isolation-schema";
 import { ensureDaemon, stopDaemon } from "../daemon";
 import { NODE_PROXY_GROUP } from "../hardening";
 import { waitLocalNodesReady } from "../node-pool";
 import { freeLoopbackPorts } from "../ports";
 import { run } from "../process";
-import { kubeconfigYaml, kubeProxyConfig } from "./configs";
+import { kubeconfigYaml, kubeProxyConfig, SANDBOX_HANDLER, SANDBOX_NODE_LABEL } from "./configs";
 import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
 import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
 import { ensureImageArchives } from "./images";
@@ -189,6 +191,42 @@ export async function ensureRealNodes(
   await ensureNodeProxyRbac(context.connection);
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
   await waitLocalNodesReady(context.connection, count, 120_000, `${REAL_NODE_LABEL}=true`);
+  await ensureSandboxRuntimeClass(context.connection, count, stateDir, Boolean(context.sandboxBinDir));
+}
+
+/**
+ * The super cluster's RuntimeClass of Ring0's sandbox (gVisor, handler runsc), scheduling its pods
+ * onto the real nodes that run it (labelled here too: a kubelet sets its --node-labels only when it
+ * registers). Without gVisor's binaries the class is removed, so no pod waits for a node that
+ * cannot run it.
+ */
+async function ensureSandboxRuntimeClass(
+  conn: ClusterConnection,
+  count: number,
+  stateDir: string,
+  sandbox: boolean,
+): Promise<void> {
+  for (let index = 0; index < count; index++) {
+    await kubeRequest(conn, {
+      method: "PATCH",
+      path: `/api/v1/nodes/${realNodePlan(stateDir, index).name}`,
+      contentType: "application/merge-patch+json",
+      body: { metadata: { labels: { [SANDBOX_NODE_LABEL]: sandbox ? SANDBOX_HANDLER : null } } },
+      timeoutMs: 15_000,
+    });
+  }
+  const runtimeClass = {
+    apiVersion: "node.k8s.io/v1",
+    kind: "RuntimeClass",
+    metadata: { name: SANDBOX_RUNTIME_CLASS, labels: { "app.kubernetes.io/managed-by": "ring0" } },
+    handler: SANDBOX_HANDLER,
+    scheduling: { nodeSelector: { [SANDBOX_NODE_LABEL]: SANDBOX_HANDLER } },
+  } as KubeObject;
+  if (sandbox) await serverSideApply(conn, runtimeClass, { force: true });
+  else
+    await deleteObject(conn, runtimeClass).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
 }
 
 /**

@@ -12,7 +12,15 @@ import { ensureDaemon, stopDaemon } from "../daemon";
 import type { NodePki } from "../hardening";
 import { freeLoopbackPorts } from "../ports";
 import { killProcessesMentioning } from "../process";
-import { cniConflist, containerdConfig, kubeconfigYaml, kubeletConfig } from "./configs";
+import {
+  cniConflist,
+  containerdConfig,
+  kubeconfigYaml,
+  kubeletConfig,
+  runscConfig,
+  SANDBOX_HANDLER,
+  SANDBOX_NODE_LABEL,
+} from "./configs";
 import {
   ensureBridge,
   ensureCgroupRoot,
@@ -34,6 +42,8 @@ export interface RealNodeContext {
   clusterCa: { cert: string; key: string; certFile: string };
   nodePki: NodePki;
   logger: Logger;
+  /** gVisor's binaries (scripts/sandbox-build.sh): the node then also runs pods under runsc. */
+  sandboxBinDir?: string;
 }
 
 /** The environment of a node's processes: its binaries and the system's, nothing of Ring0's. */
@@ -94,7 +104,7 @@ const kubeletSpec = (context: RealNodeContext, plan: RealNodePlan, healthzPort: 
     `--root-dir=${plan.paths.kubeletRoot}`,
     `--hostname-override=${plan.name}`,
     `--node-ip=${plan.nodeIp}`,
-    `--node-labels=${REAL_NODE_LABEL}=true`,
+    `--node-labels=${[`${REAL_NODE_LABEL}=true`, ...(context.sandboxBinDir ? [`${SANDBOX_NODE_LABEL}=${SANDBOX_HANDLER}`] : [])].join(",")}`,
     "--v=1",
   ],
   env: daemonEnv(context.binDir, plan.dir),
@@ -147,7 +157,8 @@ export async function ensureRealNode(
   }
   await ensureBridge(plan);
   ensureCgroupRoot(plan);
-  writeIfChanged(paths.containerdConfig, containerdConfig(plan));
+  if (context.sandboxBinDir) writeIfChanged(paths.runscConfig, runscConfig(plan, context.sandboxBinDir));
+  writeIfChanged(paths.containerdConfig, containerdConfig(plan, context.sandboxBinDir));
   writeIfChanged(path.join(paths.cniConfDir, "10-ring0.conflist"), cniConflist(plan));
   const pki = await ensureRealNodePki(plan, context.clusterCa, context.nodePki);
   const caFile = path.join(paths.kubeletPki, "cluster-ca.crt");

@@ -63,6 +63,9 @@ export interface RealNodePlan {
     containerdState: string;
     containerdSocket: string;
     runcRoot: string;
+    /** gVisor's shim config (runsc's binary, root and flags), and runsc's state dir. */
+    runscConfig: string;
+    runscRoot: string;
     cniConfDir: string;
     cniIpamDir: string;
     kubeletRoot: string;
@@ -121,6 +124,8 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
       containerdState: path.join(runtimeDir, "containerd"),
       containerdSocket: path.join(run, "containerd.sock"),
       runcRoot: path.join(run, "runc"),
+      runscConfig: path.join(dir, "containerd", "runsc.toml"),
+      runscRoot: path.join(run, "runsc"),
       cniConfDir: path.join(dir, "cni", "conf"),
       cniIpamDir: path.join(dir, "cni", "ipam"),
       kubeletRoot: path.join(dir, "kubelet", "root"),

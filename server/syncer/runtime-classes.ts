@@ -1,0 +1,32 @@
+/**
+ * The runtime classes a tenant may name, in its own control plane: its API server refuses a pod
+ * whose `runtimeClassName` names a RuntimeClass it does not have, so each class the operator allows
+ * (the isolation policy's `runtimeClasses`) that exists in the super cluster is copied up by name
+ * and handler (its scheduling and overhead are the super cluster's business), labelled as Ring0's.
+ * What a tenant's pod names is still held to the allowed list below (the filter), whatever the
+ * tenant writes into its own copies.
+ */
+import { type KubeObject, serverSideApply } from "@/server/k8s/apply";
+import { syncLabels } from "./contracts";
+import { readOrNull, type SyncContext, type TenantSession } from "./session";
+
+export async function ensureTenantRuntimeClasses(ctx: SyncContext, session: TenantSession): Promise<void> {
+  for (const name of session.isolation.runtimeClasses ?? []) {
+    const below = await readOrNull<KubeObject & { handler?: string }>(ctx.superCluster, {
+      apiVersion: "node.k8s.io/v1",
+      kind: "RuntimeClass",
+      metadata: { name },
+    });
+    if (!below?.handler) continue;
+    await serverSideApply(
+      session.conn,
+      {
+        apiVersion: "node.k8s.io/v1",
+        kind: "RuntimeClass",
+        metadata: { name, labels: { [syncLabels.managed]: "true" } },
+        handler: below.handler,
+      } as KubeObject,
+      { force: true },
+    );
+  }
+}
