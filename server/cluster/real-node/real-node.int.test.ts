@@ -1104,8 +1104,22 @@ describe.skipIf(problems.length > 0)(
           const user = (JSON.parse(whoami.stdout) as { status: { userInfo: Record<string, unknown> } }).status
             .userInfo;
           expect(user.username).toBe("system:serviceaccount:default:default");
-          // Bound to the tenant's pod: it dies with the pod.
-          expect(user.extra).toMatchObject({ "authentication.kubernetes.io/pod-name": [apiPod] });
+          // Bound to the tenant's pod (it dies with the pod), and naming its node as a kubelet's token does.
+          expect(user.extra).toMatchObject({
+            "authentication.kubernetes.io/pod-name": [apiPod],
+            "authentication.kubernetes.io/node-name": [plan.name],
+          });
+          // The kubelet's wait for the pod's tokens below is not the tenant's to see.
+          const events = await tenantKubectl(acme, [
+            "get",
+            "events",
+            "--field-selector",
+            `involvedObject.name=${apiPod}`,
+            "-o",
+            "json",
+          ]);
+          expect(events.code).toBe(0);
+          expect(events.stdout).not.toContain(IDENTITY_SECRET_PREFIX);
         });
 
         it("sees its tenant's pods as its service account's RBAC allows, and nothing else", async () => {
@@ -1199,6 +1213,110 @@ describe.skipIf(problems.length > 0)(
           expect(below.spec.automountServiceAccountToken).toBe(false);
           expect(JSON.stringify(below.spec.volumes)).not.toContain("serviceAccountToken");
           expect(JSON.stringify(below.spec.volumes)).toContain(IDENTITY_SECRET_PREFIX);
+        });
+      });
+
+      describe("a sandboxed runtime (issue 18)", () => {
+        const sandboxed = (name: string, overrides?: object) =>
+          tenantKubectl(acme, [
+            "run",
+            name,
+            `--image=${TOOLBOX_IMAGE}`,
+            "--restart=Never",
+            ...(overrides ? [`--overrides=${JSON.stringify({ apiVersion: "v1", ...overrides })}`] : []),
+            "--command",
+            "--",
+            "sh",
+            "-c",
+            "uname -r; dmesg | head -n 3; exec sleep 3600",
+          ]);
+        /** What the pod printed: its kernel's release, then the start of its kernel log. */
+        const kernelOf = (name: string) =>
+          eventually(async () => {
+            const logs = await tenantKubectl(acme, ["logs", name]);
+            return logs.code === 0 && logs.stdout.split("\n").length > 2 ? logs.stdout : undefined;
+          }, 120_000);
+        const belowOf = (name: string) =>
+          kubeRequest<{ spec: { runtimeClassName?: string; nodeName?: string } }>(conn, {
+            path: `/api/v1/namespaces/${superNamespace(acme, "default")}/pods/${name}`,
+          });
+
+        it("a pod of the ring0-gvisor runtime class runs on gVisor's kernel, not the host's", async () => {
+          // The tenant has the class it may name (its API server refuses a pod naming an unknown one).
+          const classes = await tenantKubectl(acme, ["get", "runtimeclass", "ring0-gvisor", "-o", "json"]);
+          expect(classes.code, classes.stderr).toBe(0);
+          expect(JSON.parse(classes.stdout)).toMatchObject({ handler: "runsc" });
+          const created = await sandboxed("sandboxed", { spec: { runtimeClassName: "ring0-gvisor" } });
+          expect(created.code, created.stderr).toBe(0);
+          await runningInTenant("sandboxed");
+          const kernel = await kernelOf("sandboxed");
+          expect(kernel.split("\n")[0]).not.toBe(os.release());
+          expect(kernel).toContain("Starting gVisor");
+          expect(await belowOf("sandboxed")).toMatchObject({
+            spec: { runtimeClassName: "ring0-gvisor", nodeName: plan.name },
+          });
+          // The same image under the nodes' default runtime shares the host's kernel.
+          const plain = await sandboxed("unsandboxed");
+          expect(plain.code, plain.stderr).toBe(0);
+          await runningInTenant("unsandboxed");
+          expect((await kernelOf("unsandboxed")).split("\n")[0]).toBe(os.release());
+        });
+
+        it("a Tenant's default runtime class sandboxes the pods that name none", async () => {
+          await kubeRequest(conn, {
+            method: "PATCH",
+            path: `/apis/ring0.dev/v1alpha1/tenants/${acme}`,
+            contentType: "application/merge-patch+json",
+            body: { spec: { syncer: { runtimeClass: "ring0-gvisor" } } },
+          });
+          try {
+            const created = await eventually(async () => {
+              // The syncer reads the Tenant's change as it watches it; a pod made before then is not sandboxed.
+              await tenantKubectl(acme, ["delete", "pod", "by-default", "--now", "--ignore-not-found"]);
+              const made = await sandboxed("by-default");
+              expect(made.code, made.stderr).toBe(0);
+              await runningInTenant("by-default");
+              const below = await belowOf("by-default");
+              return below.spec.runtimeClassName === "ring0-gvisor" ? below : undefined;
+            }, 120_000);
+            expect(created.spec.nodeName).toBe(plan.name);
+            expect(await kernelOf("by-default")).toContain("Starting gVisor");
+          } finally {
+            await kubeRequest(conn, {
+              method: "PATCH",
+              path: `/apis/ring0.dev/v1alpha1/tenants/${acme}`,
+              contentType: "application/merge-patch+json",
+              body: { spec: { syncer: { runtimeClass: null } } },
+            });
+          }
+        });
+
+        it("a runtime class the operator does not allow never reaches the node, and the tenant is told which are", async () => {
+          // Tenant admins may define classes in their own control plane; that does not make them run.
+          const file = path.join(home, "runtimeclass-unconfined.json");
+          fs.writeFileSync(
+            file,
+            JSON.stringify({
+              apiVersion: "node.k8s.io/v1",
+              kind: "RuntimeClass",
+              metadata: { name: "unconfined" },
+              handler: "runc",
+            }),
+          );
+          const applied = await tenantKubectl(acme, ["apply", "-f", file]);
+          expect(applied.code, applied.stderr).toBe(0);
+          const created = await sandboxed("unconfined", { spec: { runtimeClassName: "unconfined" } });
+          expect(created.code, created.stderr).toBe(0);
+          const condition = await eventually(async () => {
+            const got = await tenantKubectl(acme, ["get", "pod", "unconfined", "-o", "json"]);
+            const pod = JSON.parse(got.stdout || "{}") as {
+              status?: { conditions?: { type: string; message?: string }[] };
+            };
+            return pod.status?.conditions?.find((entry) => entry.type === "ring0.dev/Isolation");
+          }, 60_000);
+          expect(condition.message).toContain('Runtime class "unconfined" is not one the operator allows');
+          expect(condition.message).toContain('"ring0-gvisor"');
+          await expect(belowOf("unconfined")).rejects.toThrow();
         });
       });
 
