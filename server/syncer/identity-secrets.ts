@@ -16,6 +16,7 @@ import {
   identitySecretName,
   needsIdentity,
   refreshDue,
+  tokenNamesNode,
   tokenRequest,
   tokenSources,
 } from "./pod-identity";
@@ -32,6 +33,17 @@ export type IdentityOutcome =
   | { ok: true }
   /** The tenant's API server refused a token for a reason of the tenant's; `message` says which. */
   | { ok: false; message: string };
+
+/** How often tokens that name the node without its uid are asked for again (the API server's cache lags). */
+const NODE_UID_RETRIES = 3;
+
+type TokenResults = PromiseSettledResult<{ status?: { token?: string } }>[];
+
+function allNameNode(results: TokenResults): boolean {
+  return results.every(
+    (result) => result.status !== "fulfilled" || tokenNamesNode(result.value.status?.token ?? ""),
+  );
+}
 
 const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
@@ -64,16 +76,23 @@ export function createIdentitySecrets(ctx: SyncContext) {
     const data: Record<string, string> = { [IDENTITY_CA_KEY]: b64(api.ca) };
     const granted: number[] = [];
     // At most MAX_TOKEN_SOURCES (malformedReason refuses more), asked at once under one deadline.
-    const results = await Promise.allSettled(
-      sources.map((source) =>
-        kubeRequest<{ status?: { token?: string; expirationTimestamp?: string } }>(session.conn, {
-          method: "POST",
-          path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
-          body: tokenRequest(source, { name: pod.metadata.name, uid: String(pod.metadata.uid) }),
-          timeoutMs: 15_000,
-        }),
-      ),
-    );
+    const ask = () =>
+      Promise.allSettled(
+        sources.map((source) =>
+          kubeRequest<{ status?: { token?: string; expirationTimestamp?: string } }>(session.conn, {
+            method: "POST",
+            path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+            body: tokenRequest(source, { name: pod.metadata.name, uid: String(pod.metadata.uid) }),
+            timeoutMs: 15_000,
+          }),
+        ),
+      );
+    let results = await ask();
+    // The vNode was perhaps made a moment ago: asked again until the tokens carry its uid too.
+    for (let attempt = 0; attempt < NODE_UID_RETRIES && !allNameNode(results); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200 * (attempt + 1)));
+      results = await ask();
+    }
     for (const [index, result] of results.entries()) {
       const source = sources[index] as (typeof sources)[number];
       if (result.status === "rejected") {

@@ -7,6 +7,7 @@ import {
   MAX_TOKEN_SOURCES,
   needsIdentity,
   refreshDue,
+  tokenNamesNode,
   tokenRequest,
   tokenSources,
 } from "./pod-identity";
@@ -290,5 +291,20 @@ describe("a tenant pod's identity below", () => {
     });
     expect(isSynced("secret", named(secret))).toBe(false);
     expect(isSynced("secret", named("ring0-identity"))).toBe(true);
+  });
+});
+
+describe("tokenNamesNode", () => {
+  const jwt = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.c2ln`;
+  it("wants the node's name and uid in the token's kubernetes.io claims", () => {
+    const pod = { name: "p", uid: "u" };
+    expect(
+      tokenNamesNode(jwt({ "kubernetes.io": { pod, node: { name: "ring0-real-0", uid: "n-1" } } })),
+    ).toBe(true);
+    expect(tokenNamesNode(jwt({ "kubernetes.io": { pod, node: { name: "ring0-real-0" } } }))).toBe(false);
+    expect(tokenNamesNode(jwt({ "kubernetes.io": { pod } }))).toBe(false);
+    expect(tokenNamesNode("not-a-jwt")).toBe(false);
+    expect(tokenNamesNode("a.%%%.c")).toBe(false);
+    expect(tokenNamesNode("")).toBe(false);
   });
 });

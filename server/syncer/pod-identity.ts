@@ -239,6 +239,27 @@ export function tokenRequest(source: TokenSource, pod: { name: string; uid: stri
  * shortest lifetime has passed (`grantedSeconds`: the lifetimes the API server granted, which may
  * be shorter than asked), and at least daily (so a secret with only the CA follows a new one).
  */
+/**
+ * Whether a service-account token (a JWT the tenant's API server issued) names a node with its uid,
+ * as a kubelet's token does. The API server reads the node from its watch cache, so a token asked
+ * for right after the vNode was made may name the node without its uid.
+ */
+export function tokenNamesNode(token: string): boolean {
+  const payload = token.split(".")[1];
+  if (!payload) return false;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as {
+      "kubernetes.io"?: { node?: { name?: unknown; uid?: unknown } };
+    };
+    const node = claims["kubernetes.io"]?.node;
+    return (
+      typeof node?.name === "string" && node.name !== "" && typeof node.uid === "string" && node.uid !== ""
+    );
+  } catch {
+    return false;
+  }
+}
+
 export function refreshDue(issuedAt: number, sources: TokenSource[], grantedSeconds: number[] = []): number {
   const lifetimes = [...sources.map((source) => source.expirationSeconds), ...grantedSeconds].filter(
     (seconds) => Number.isFinite(seconds) && seconds > 0,
