@@ -31,14 +31,33 @@ log "modules ready in ${download_secs}s"
 
 gvisor_version="$(cd "$sandbox_dir" && go list -m -f '{{.Version}}' gvisor.dev/gvisor)"
 
+# One change to gVisor's shim, in a copy of the module (hard links but for the one file) that a
+# temporary go.mod replaces it with: the shim sets its own oom_score_adj to -999, which needs
+# CAP_SYS_RESOURCE, and this machine kind has none (../shared/notes/real-node.md; containerd's CRI
+# runs with restrict_oom_score_adj for the same reason). It keeps containerd's score instead (0).
+gvisor_dir="$(cd "$sandbox_dir" && go list -m -f '{{.Dir}}' gvisor.dev/gvisor)"
+patched_dir="$tmp_dir/gvisor-shim"
+cp -rl "$gvisor_dir" "$patched_dir" 2>/dev/null || cp -r "$gvisor_dir" "$patched_dir"
+chmod -R u+w "$patched_dir"
+manager="$patched_dir/pkg/shim/v1/manager.go"
+sed -E 's/^(\s*oomScoreMax\s*=\s*)-999$/\10/' "$gvisor_dir/pkg/shim/v1/manager.go" >"$manager.new"
+if ! grep -qE '^\s*oomScoreMax\s*=\s*0$' "$manager.new"; then
+  log "gVisor's shim no longer reads 'oomScoreMax = -999' in pkg/shim/v1/manager.go: update this script"
+  exit 1
+fi
+rm -f "$manager" && mv "$manager.new" "$manager"
+cp "$sandbox_dir/go.sum" "$tmp_dir/shim.sum"
+{ cat "$sandbox_dir/go.mod"; echo "replace gvisor.dev/gvisor => $patched_dir"; } >"$tmp_dir/shim.mod"
+
 # runsc reports its version from this variable, as gVisor's own builds stamp it.
 ldflags="-s -w -X gvisor.dev/gvisor/runsc/version.version=$gvisor_version"
 t=$SECONDS
 log "building runsc and containerd-shim-runsc-v1 (gvisor.dev/gvisor $gvisor_version) ..."
 (cd "$sandbox_dir" && go build -p "$jobs" -trimpath -ldflags "$ldflags" -o "$tmp_dir/bin/runsc" gvisor.dev/gvisor/runsc)
-(cd "$sandbox_dir" && go build -p "$jobs" -trimpath -ldflags "-s -w" -o "$tmp_dir/bin/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim)
+(cd "$sandbox_dir" && go build -p "$jobs" -trimpath -modfile "$tmp_dir/shim.mod" -ldflags "-s -w" -o "$tmp_dir/bin/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim)
 build_secs=$((SECONDS - t))
 log "built gVisor in ${build_secs}s"
+rm -rf "$patched_dir" "$tmp_dir/shim.mod" "$tmp_dir/shim.sum"
 
 "$tmp_dir/bin/runsc" --version >/dev/null || {
   log "the built runsc does not run"
