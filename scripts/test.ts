@@ -133,6 +133,8 @@ async function main() {
   await check("kube-build", "bash", ["scripts/kube-build.sh"]);
   // helm v3 for the helm template | kubectl apply integration test (tools/helm, cached; cold ~minutes).
   await check("helm-build", "bash", ["scripts/helm-build.sh"]);
+  // gVisor (runsc and its containerd shim) for the real node's sandboxed runtime (tools/sandbox, cached; cold ~2 minutes).
+  await check("sandbox-build", "bash", ["scripts/sandbox-build.sh"]);
   await goTests("go:tools", "tools/kube/kwok", ["./simkubelet", "./image"]);
   await check("lint", "biome", ["ci", "."]);
   // The house plan: no folder of server/ imports from a floor above its own (scripts/layers.ts).
