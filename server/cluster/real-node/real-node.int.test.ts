@@ -428,6 +428,14 @@ describe.skipIf(problems.length > 0)(
         }
       };
 
+      /** `kubectl apply` of `objects` as `tenant`'s admin, through the gateway. */
+      const applyAs = async (tenant: string, objects: object[]) => {
+        const file = path.join(home, `apply-${tenant}-${Math.random().toString(36).slice(2)}.json`);
+        fs.writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+        const applied = await tenantKubectl(tenant, ["apply", "-f", file]);
+        expect(applied.code, applied.stderr).toBe(0);
+      };
+
       beforeAll(async () => {
         world = await startDataPlaneWorld({
           tenants: [acme, globex],
@@ -582,10 +590,8 @@ describe.skipIf(problems.length > 0)(
       });
 
       it("kubectl attach reaches a container's stdin and stdout", async () => {
-        const manifest = path.join(home, "echo.yaml");
-        fs.writeFileSync(
-          manifest,
-          JSON.stringify({
+        await applyAs(acme, [
+          {
             apiVersion: "v1",
             kind: "Pod",
             metadata: { name: "echo" },
@@ -599,9 +605,8 @@ describe.skipIf(problems.length > 0)(
                 },
               ],
             },
-          }),
-        );
-        expect((await tenantKubectl(acme, ["apply", "-f", manifest])).code).toBe(0);
+          },
+        ]);
         await runningInTenant("echo");
         const attach = spawn(
           kubectlPath,
@@ -726,13 +731,6 @@ describe.skipIf(problems.length > 0)(
         let hookIp = "";
         let caBundle = "";
 
-        /** `kubectl apply` of `objects` as `tenant`'s admin, through the gateway. */
-        const applyAs = async (tenant: string, objects: object[]) => {
-          const file = path.join(home, `apply-${tenant}-${Math.random().toString(36).slice(2)}.json`);
-          fs.writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
-          const applied = await tenantKubectl(tenant, ["apply", "-f", file]);
-          expect(applied.code, applied.stderr).toBe(0);
-        };
         /** Creates a ConfigMap under webhook `name` as `tenant`: "created", or the refusal's message. */
         const configMapUnder = async (tenant: string, name: string, labels: Record<string, string> = {}) => {
           const file = path.join(home, `cm-${tenant}-${name}.json`);
@@ -1293,18 +1291,14 @@ describe.skipIf(problems.length > 0)(
 
         it("a runtime class the operator does not allow never reaches the node, and the tenant is told which are", async () => {
           // Tenant admins may define classes in their own control plane; that does not make them run.
-          const file = path.join(home, "runtimeclass-unconfined.json");
-          fs.writeFileSync(
-            file,
-            JSON.stringify({
+          await applyAs(acme, [
+            {
               apiVersion: "node.k8s.io/v1",
               kind: "RuntimeClass",
               metadata: { name: "unconfined" },
               handler: "runc",
-            }),
-          );
-          const applied = await tenantKubectl(acme, ["apply", "-f", file]);
-          expect(applied.code, applied.stderr).toBe(0);
+            },
+          ]);
           const created = await sandboxed("unconfined", { spec: { runtimeClassName: "unconfined" } });
           expect(created.code, created.stderr).toBe(0);
           const condition = await eventually(async () => {
