@@ -52,18 +52,26 @@ function withoutVolumeMounts(containers: unknown, removed: Set<string>): Json[] 
 /**
  * Capability names as container runtimes and Pod Security admission expect them ("NET_RAW", not
  * "cap_net_raw"): the filter accepts either spelling, the super cluster's admission only this one.
+ * And NET_RAW dropped from every container that does not add it itself (which the filter allows only
+ * if the operator does): the runtime grants it by default, and with it a pod on the shared bridge
+ * could forge frames — answer ARP for another tenant's pod address (Ring0's pod API admits by
+ * source address), send IPv6 router adverts (CVE-2020-10749). ping still works without it.
  */
 function withCanonicalCapabilities(containers: Json[]): Json[] {
   return containers.map((container) => {
-    const context = container?.securityContext as Json | undefined;
-    const capabilities = context?.capabilities as Json | undefined;
-    if (!capabilities) return container;
+    const context = (container?.securityContext as Json | undefined) ?? {};
+    const capabilities = (context.capabilities as Json | undefined) ?? {};
     const canonical: Json = { ...capabilities };
     for (const field of ["add", "drop"]) {
       const names = capabilities[field];
       if (Array.isArray(names)) {
         canonical[field] = names.map((name) => (typeof name === "string" ? normalizeCapability(name) : name));
       }
+    }
+    const added = Array.isArray(canonical.add) ? canonical.add : [];
+    const dropped = Array.isArray(canonical.drop) ? canonical.drop : [];
+    if (!added.includes("NET_RAW") && !dropped.includes("NET_RAW") && !dropped.includes("ALL")) {
+      canonical.drop = [...dropped, "NET_RAW"];
     }
     return { ...container, securityContext: { ...context, capabilities: canonical } };
   });

@@ -122,7 +122,25 @@ describe("downward translation", () => {
         securityContext: { capabilities: { add: ["NET_BIND_SERVICE"], drop: ["ALL"] } },
       },
     ]);
-    expect(spec.initContainers).toEqual([{ name: "setup", image: "busybox" }]);
+    // Containers that keep the runtime's default capabilities lose NET_RAW (no forged frames on
+    // the shared bridge); one that adds it (the operator allowed it) keeps it.
+    expect(spec.initContainers).toEqual([
+      { name: "setup", image: "busybox", securityContext: { capabilities: { drop: ["NET_RAW"] } } },
+    ]);
+    const raw = superPodSpec({
+      containers: [
+        { name: "a", image: "x", securityContext: { runAsUser: 1, capabilities: { drop: ["CHOWN"] } } },
+        { name: "b", image: "x", securityContext: { capabilities: { add: ["cap_net_raw"] } } },
+      ],
+    });
+    expect(raw.containers).toEqual([
+      {
+        name: "a",
+        image: "x",
+        securityContext: { runAsUser: 1, capabilities: { drop: ["CHOWN", "NET_RAW"] } },
+      },
+      { name: "b", image: "x", securityContext: { capabilities: { add: ["NET_RAW"] } } },
+    ]);
   });
 
   it("merges the operator's placement policy", () => {
@@ -544,7 +562,7 @@ describe("what changes a running pod below", () => {
         name: "debugger",
         image: "busybox",
         volumeMounts: [{ name: "data", mountPath: "/data" }],
-        securityContext: { capabilities: { add: ["SYS_PTRACE"] } },
+        securityContext: { capabilities: { add: ["SYS_PTRACE"], drop: ["NET_RAW"] } },
       },
     ]);
     expect(superEphemeralContainers({ containers: [] })).toEqual([]);

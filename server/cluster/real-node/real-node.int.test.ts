@@ -1204,6 +1204,27 @@ describe.skipIf(problems.length > 0)(
           }
         });
 
+        it("a tenant pod cannot forge frames on the shared bridge: it holds no raw sockets", async () => {
+          const status = await inPod(acme, "grep CapEff /proc/self/status");
+          const effective = BigInt(`0x${status.stdout.trim().split(/\s+/)[1]}`);
+          expect(effective & (1n << 13n)).toBe(0n); // CAP_NET_RAW
+          // Claiming globex's pod address on the bridge (ARP) is refused by the kernel.
+          const victim = await tenantKubectl(globex, [
+            "get",
+            "pod",
+            apiPod,
+            "-o",
+            "jsonpath={.status.podIP}",
+          ]);
+          expect(victim.stdout).toMatch(/^10\.244\./);
+          const forged = await inPod(
+            acme,
+            `arping -c 1 -w 2 -U -s ${victim.stdout} -I eth0 ${plan.nodeIp} 2>&1; echo "exit=$?"`,
+          );
+          expect(forged.stdout).toMatch(/not permitted|permission denied/i);
+          expect(forged.stdout).not.toContain("exit=0");
+        });
+
         it("no token of the super cluster is mounted below", async () => {
           const below = await kubeRequest<{
             spec: { automountServiceAccountToken?: boolean; volumes?: unknown[] };
