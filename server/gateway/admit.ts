@@ -241,7 +241,6 @@ export function createAdmission(options: AdmissionOptions) {
     const token = await checkToken(request, record);
     if (isDenial(token)) return token;
     const { verified, credential } = token;
-    if (asksToImpersonate(request.headers)) return deny(403, IMPERSONATION_REFUSED);
     if (isUnprefixedApiPath(request.url)) {
       const own = parseUnprefixedPath(request.url, verified.token.tenant);
       if (!own.ok) return deny(own.status, own.message);
@@ -252,6 +251,7 @@ export function createAdmission(options: AdmissionOptions) {
     if (isDenial(tenant)) return tenant;
     const limited = checkRate(verified);
     if (limited) return limited;
+    if (asksToImpersonate(request.headers)) return deny(403, IMPERSONATION_REFUSED);
     const controlPlane = await findControlPlane(parsed.tenant, tenant.grantee);
     if (isDenial(controlPlane)) return controlPlane;
     const slot = holdLongRunning(record, parsed, verified);

@@ -108,11 +108,10 @@ describe("unprefixed API paths (kubectl get --raw, kubectl proxy)", () => {
 
 describe("gatewayLocation", () => {
   const origin = "https://127.0.0.1:6443";
+  const proxy = "/api/v1/namespaces/n/pods/p/proxy";
   it("brings the API server's absolute-path redirects back through the tenant's prefix", () => {
     // kube-apiserver answers GET pods/<name>/proxy with 301 Location: <path>/ (a path, no host).
-    expect(gatewayLocation("/api/v1/namespaces/n/pods/p/proxy/", origin, "", "acme")).toBe(
-      "/k8s/tenants/acme/api/v1/namespaces/n/pods/p/proxy/",
-    );
+    expect(gatewayLocation(`${proxy}/`, origin, "", "acme", proxy)).toBe(`/k8s/tenants/acme${proxy}/`);
     expect(gatewayLocation(`${origin}/api/v1/namespaces/n/services/s/proxy/?a=1`, origin, "", "acme")).toBe(
       "/k8s/tenants/acme/api/v1/namespaces/n/services/s/proxy/?a=1",
     );
@@ -125,13 +124,42 @@ describe("gatewayLocation", () => {
     expect(gatewayLocation("/cp/globex/api", origin, "/cp/acme", "acme")).toBeNull();
     expect(gatewayLocation("/cp/acmeX/api", origin, "/cp/acme", "acme")).toBeNull();
     expect(gatewayLocation(`${origin}/other`, origin, "/cp/acme", "acme")).toBeNull();
+    expect(gatewayLocation("/cp/acme/../globex/api", origin, "/cp/acme", "acme")).toBeNull();
   });
-  it("keeps request-relative redirects and drops any that would leave for another host", () => {
-    expect(gatewayLocation("proxy/", origin, "", "acme")).toBe("proxy/");
-    expect(gatewayLocation("https://evil.example/", origin, "", "acme")).toBeNull();
-    expect(gatewayLocation("https://127.0.0.1:6444/api", origin, "", "acme")).toBeNull();
-    expect(gatewayLocation("//evil.example/x", origin, "", "acme")).toBeNull();
-    expect(gatewayLocation("/\\evil.example/x", origin, "", "acme")).toBeNull();
-    expect(gatewayLocation("javascript:alert(1)", origin, "", "acme")).toBeNull();
+  it("resolves request-relative redirects (a pod behind pods/proxy picks them) and keeps them under the prefix", () => {
+    expect(gatewayLocation("login/", origin, "", "acme", `${proxy}/app/`)).toBe(
+      `/k8s/tenants/acme${proxy}/app/login/`,
+    );
+    // However many "..", the client stays in the tenant the request went to (never another tenant's prefix).
+    expect(
+      gatewayLocation(
+        "../../../../../../../../api/v1/namespaces/default/pods/x",
+        origin,
+        "",
+        "acme",
+        `${proxy}/`,
+      ),
+    ).toBe("/k8s/tenants/acme/api/v1/namespaces/default/pods/x");
+    expect(gatewayLocation("/../../k8s/tenants/globex/api", origin, "", "acme")).toBe(
+      "/k8s/tenants/acme/k8s/tenants/globex/api",
+    );
+  });
+  it("drops any that would leave for another host, or that parsers could read differently", () => {
+    for (const location of [
+      "https://evil.example/",
+      "https://127.0.0.1:6444/api",
+      "//evil.example/x",
+      "/\\evil.example/x",
+      "\\\\evil.example",
+      "\\\t\\\tevil.example",
+      "http\t://evil.example",
+      "https://127.0.0.1:6443@evil.example/",
+      "https://user:pass@127.0.0.1:6443/api",
+      "javascript:alert(1)",
+      "/api\r\nSet-Cookie: a=b",
+      "",
+    ]) {
+      expect(gatewayLocation(location, origin, "", "acme", proxy), JSON.stringify(location)).toBeNull();
+    }
   });
 });

@@ -115,23 +115,37 @@ export function parseGatewayPath(url: string | undefined): GatewayPath {
 }
 
 /**
- * Where a redirect from the tenant API server should send the client instead: absolute URLs and
- * absolute paths within the tenant API server (the API server's own `pods/<name>/proxy` → `…/proxy/`
- * redirect is an absolute path) come back through the gateway's prefix; paths relative to the
- * request stay as they are; anything that would leave for another host is dropped (null).
+ * Where a redirect from the tenant API server should send the client instead: the Location resolved
+ * as a client would resolve it against the request (`requestPath`, as sent upstream) and kept only
+ * if it stays within the tenant API server (under its base path), then given as an absolute path
+ * under the gateway's prefix for the tenant. The API server's own `pods/<name>/proxy` → `…/proxy/`
+ * redirect is an absolute path; a pod behind `…/proxy` may answer any Location at all, so relative
+ * ones (`../../..`) are resolved, not passed on, and anything that leaves — another host, another
+ * path, or a Location with whitespace, control characters or backslashes that parsers disagree on —
+ * is dropped (null).
  */
-export function gatewayLocation(location: string, upstreamOrigin: string, basePath: string, tenant: string) {
-  const prefix = `${gatewayPrefix}tenants/${tenant}`;
-  const within = (path: string) => {
-    if (basePath === "") return `${prefix}${path}`;
-    if (path === basePath || path.startsWith(`${basePath}/`) || path.startsWith(`${basePath}?`)) {
-      return `${prefix}${path.slice(basePath.length) || "/"}`;
-    }
+export function gatewayLocation(
+  location: string,
+  upstreamOrigin: string,
+  basePath: string,
+  tenant: string,
+  requestPath = "/",
+): string | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (location === "" || /[\u0000-\u0020\u007f\\]/.test(location)) return null;
+  let resolved: URL;
+  try {
+    resolved = new URL(
+      location,
+      `${upstreamOrigin}${basePath}${requestPath.startsWith("/") ? requestPath : "/"}`,
+    );
+  } catch {
     return null;
-  };
-  if (location.startsWith(`${upstreamOrigin}/`)) return within(location.slice(upstreamOrigin.length));
-  if (/^[a-z][a-z0-9+.-]*:/i.test(location) || /^[/\\]{2}/.test(location) || location.startsWith("/\\"))
+  }
+  if (resolved.origin !== new URL(upstreamOrigin).origin || resolved.username || resolved.password)
     return null;
-  if (location.startsWith("/")) return within(location);
-  return location;
+  const path = resolved.pathname;
+  if (basePath !== "" && path !== basePath && !path.startsWith(`${basePath}/`)) return null;
+  const within = path.slice(basePath.length) || "/";
+  return `${gatewayPrefix}tenants/${tenant}${within}${resolved.search}${resolved.hash}`;
 }

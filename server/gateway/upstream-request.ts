@@ -57,7 +57,7 @@ export function rewriteLocation(headers: OutgoingHttpHeaders, admitted: Admitted
   const location = headers.location;
   if (typeof location !== "string") return;
   const { url, basePath } = admitted.upstream;
-  const rewritten = gatewayLocation(location, url.origin, basePath, admitted.tenant);
+  const rewritten = gatewayLocation(location, url.origin, basePath, admitted.tenant, admitted.upstreamPath);
   if (rewritten === null) delete headers.location;
   else headers.location = rewritten;
 }

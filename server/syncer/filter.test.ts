@@ -966,6 +966,9 @@ describe("tenantIsolationPolicy", () => {
     expect(runtimeClassOf({}, sandboxed)).toBe("ring0-gvisor");
     expect(runtimeClassOf({ runtimeClassName: "ring0-gvisor" }, operator)).toBe("ring0-gvisor");
     expect(runtimeClassOf({}, operator)).toBeUndefined();
+    // Never a class the operator does not allow, even with the filter's rule turned off.
+    expect(runtimeClassOf({ runtimeClassName: "runc-privileged" }, operator)).toBeUndefined();
+    expect(runtimeClassOf({}, tenantIsolationPolicy(operator, undefined, "kata"))).toBeUndefined();
     expect(check(pod(), sandboxed)).toEqual([]);
     // A default the operator does not allow: every pod that names none is refused, saying who fixes it.
     const unknown = tenantIsolationPolicy(operator, undefined, "kata");

@@ -34,8 +34,12 @@ export type IdentityOutcome =
   /** The tenant's API server refused a token for a reason of the tenant's; `message` says which. */
   | { ok: false; message: string };
 
-/** How often tokens that name the node without its uid are asked for again (the API server's cache lags). */
-const NODE_UID_RETRIES = 3;
+/**
+ * How often tokens that name the node without its uid are asked for again (the API server reads the
+ * vNode from its cache, which may lag a moment behind its creation): twice, 0.2 s and 0.4 s later,
+ * so a tenant without its vNodes holds a worker for well under a second.
+ */
+const NODE_UID_RETRIES = 2;
 
 type TokenResults = PromiseSettledResult<{ status?: { token?: string } }>[];
 

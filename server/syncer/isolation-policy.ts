@@ -32,8 +32,13 @@ export function tenantIsolationPolicy(
   return tenant;
 }
 
-/** The runtime class a tenant pod runs under below: its own, else the tenant's default (none: the nodes'). */
+/**
+ * The runtime class a tenant pod runs under below: its own, else the tenant's default, and only ever
+ * one the operator allows (the filter refuses any other with a reason; should an operator turn that
+ * rule off, an unknown class is dropped here rather than passed to the super cluster).
+ */
 export function runtimeClassOf(spec: { runtimeClassName?: unknown } | undefined, policy: IsolationPolicy) {
   const named = spec?.runtimeClassName;
-  return typeof named === "string" && named !== "" ? named : policy.defaultRuntimeClass;
+  const wanted = typeof named === "string" && named !== "" ? named : policy.defaultRuntimeClass;
+  return wanted !== undefined && (policy.runtimeClasses ?? []).includes(wanted) ? wanted : undefined;
 }

@@ -44,7 +44,16 @@ describe("the kubelet's wait for a pod's identity secret", () => {
         'MountVolume.SetUp failed for volume "kube-api-access-x7k2p" : secret "ring0-identity-3f1c9a2e-0d4b-4f7e-9d1a-5a8c2b7e6f10" not found',
     };
     expect(isIdentityMountWait(waiting)).toBe(true);
-    expect(isIdentityMountWait({ ...waiting, reason: "Pulled" })).toBe(false);
+    // A variable read from the root CA waits for the same secret.
+    expect(
+      isIdentityMountWait({
+        reason: "Failed",
+        message: 'Error: secret "ring0-identity-3f1c9a2e-0d4b-4f7e-9d1a-5a8c2b7e6f10" not found',
+      }),
+    ).toBe(true);
+    expect(isIdentityMountWait({ reason: "Pulled", message: 'Container image "x" already present' })).toBe(
+      false,
+    );
     expect(
       isIdentityMountWait({
         reason: "FailedMount",

@@ -59,13 +59,13 @@ export async function syncEvent(
   await serverSideApply(session.conn, event, { force: true });
 }
 
-/** The kubelet waiting for (or retrying) a pod's identity secret below: not the tenant's to see. */
+/**
+ * The kubelet waiting for a pod's identity secret below (mounting it, or reading the root CA from
+ * it into a variable): not the tenant's to see. Tenant pods cannot name such a secret themselves
+ * (malformedReason refuses them), so any event that names one is about Ring0's wait.
+ */
 export function isIdentityMountWait(event: { [field: string]: unknown }): boolean {
-  return (
-    event.reason === "FailedMount" &&
-    typeof event.message === "string" &&
-    event.message.includes(`"${IDENTITY_SECRET_PREFIX}`)
-  );
+  return typeof event.message === "string" && event.message.includes(`"${IDENTITY_SECRET_PREFIX}`);
 }
 
 /** The longest event message the API accepts from a strict writer (core validation's NoteLengthLimit). */

@@ -27,6 +27,7 @@ import {
   reportIsolation,
   reportQuotaHold,
 } from "./pod-conditions";
+import { identityRefusal } from "./pod-identity";
 import { decideHold } from "./quota-hold";
 import type { ObjectReconciler } from "./reconcile-objects";
 import type { WarnOnce } from "./refusal-warnings";
@@ -40,7 +41,7 @@ import {
   syncerComponent,
   type TenantSession,
 } from "./session";
-import { resizePatch, superEphemeralContainers } from "./super-pod-spec";
+import { resizePatch, superEphemeralContainers, withImmutableOfRunning } from "./super-pod-spec";
 import { type Json, malformedReason } from "./synced-kinds";
 import { bindPod, deleteTenantPod, patchPodStatus } from "./tenant-pod-writes";
 import { superObject, syncHashOf, withSyncHash } from "./translate";
@@ -173,7 +174,10 @@ export function createPodReconciler(
     if (serviceAccount && serviceAccount !== "default") {
       await objects.syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
-    const desired = withSyncHash(superObject(tenant, "pod", pod, session.placement, session.isolation));
+    const translated = superObject(tenant, "pod", pod, session.placement, session.isolation);
+    if (below)
+      translated.spec = withImmutableOfRunning((translated.spec ?? {}) as Json, (below.spec ?? {}) as Json);
+    const desired = withSyncHash(translated);
     // Ring0's conditions this sync still stands by (a change to the running pod it refused).
     const held: Json[] = [];
     if (!below || syncHashOf(below) !== syncHashOf(desired)) {
@@ -234,6 +238,12 @@ export function createPodReconciler(
     const violations = checkPodIsolation(checked as unknown as V1Pod, session.isolation);
     if (violations.length > 0) {
       held.push(await reportIsolation(ctx, session, pod, isolationMessage(violations)));
+      return below;
+    }
+    // Nor may they read another pod's identity secret below (checked at creation for the others).
+    const refusal = identityRefusal((pod.spec ?? {}) as Json);
+    if (refusal) {
+      await warnOnce(session, "pod", pod, "SyncRefused", refusal);
       return below;
     }
     try {

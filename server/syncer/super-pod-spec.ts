@@ -222,6 +222,34 @@ export function superEphemeralContainers(spec: Json, placement: PlacementPolicy 
 }
 
 /**
+ * A running pod's copy keeps what Kubernetes never changes on a running pod and only Ring0's
+ * translation could (after an upgrade, or a Tenant's new default runtime class): its runtime class
+ * and each container's security context. The tenant's own API server refuses changes to these on a
+ * running pod, so the copy's are exact, and the pod's other changes (images, tolerations) still go
+ * below instead of the whole update being refused.
+ */
+export function withImmutableOfRunning(desired: Json, below: Json): Json {
+  const copy: Json = { ...desired };
+  if (below.runtimeClassName === undefined) delete copy.runtimeClassName;
+  else copy.runtimeClassName = below.runtimeClassName;
+  for (const field of ["containers", "initContainers"]) {
+    const running = new Map(
+      ((below[field] as Json[] | undefined) ?? []).map((container) => [container?.name, container]),
+    );
+    if (!Array.isArray(copy[field])) continue;
+    copy[field] = (copy[field] as Json[]).map((container) => {
+      const now = running.get(container?.name);
+      if (!now) return container;
+      const kept: Json = { ...container };
+      if (now.securityContext === undefined) delete kept.securityContext;
+      else kept.securityContext = now.securityContext;
+      return kept;
+    });
+  }
+  return copy;
+}
+
+/**
  * A strategic merge patch for the pods/resize subresource below: the resources of each container
  * (and restartable init container) whose resources the tenant changed, or null when none differs.
  * A running pod's resources change only through that subresource.

@@ -3,7 +3,12 @@ import { syncAnnotations, syncLabels } from "./contracts";
 import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace } from "./naming";
 import { podSecurityLabels } from "./pod-security";
-import { resizePatch, superEphemeralContainers, superPodSpec } from "./super-pod-spec";
+import {
+  resizePatch,
+  superEphemeralContainers,
+  superPodSpec,
+  withImmutableOfRunning,
+} from "./super-pod-spec";
 import { isSynced, malformedReason, maxObjectBytes, type TenantObject } from "./synced-kinds";
 import { superObject, syncHashOf, withSyncHash, writtenBySyncer } from "./translate";
 import { podStatusPatch, serviceStatusPatch, tenantPodStatus } from "./upward-status";
@@ -582,6 +587,41 @@ describe("what changes a running pod below", () => {
         "ring0-gvisor",
       ),
     ).toMatchObject({ runtimeClassName: "ring0-gvisor" });
+  });
+
+  it("keeps a running copy's runtime class and containers' security contexts (changes below would be refused)", () => {
+    const below = {
+      containers: [{ name: "web", image: "nginx:1", securityContext: { runAsUser: 1 } }],
+      initContainers: [{ name: "init", image: "busybox" }],
+    };
+    const desired = superPodSpec(
+      {
+        containers: [
+          { name: "web", image: "nginx:2", securityContext: { runAsUser: 1 } },
+          { name: "new", image: "x" },
+        ],
+        initContainers: [{ name: "init", image: "busybox" }],
+        tolerations: [{ key: "a", operator: "Exists" }],
+      },
+      {},
+      "acme",
+      "uid",
+      "ring0-gvisor",
+    );
+    expect(withImmutableOfRunning(desired, below)).toEqual({
+      ...desired,
+      runtimeClassName: undefined,
+      // The image and tolerations change; what Kubernetes fixes at creation stays as it runs.
+      containers: [
+        { name: "web", image: "nginx:2", securityContext: { runAsUser: 1 } },
+        { name: "new", image: "x", securityContext: { capabilities: { drop: ["NET_RAW"] } } },
+      ],
+      initContainers: [{ name: "init", image: "busybox" }],
+    });
+    expect(withImmutableOfRunning(desired, below)).not.toHaveProperty("runtimeClassName");
+    expect(
+      withImmutableOfRunning(desired, { ...below, runtimeClassName: "ring0-gvisor" }).runtimeClassName,
+    ).toBe("ring0-gvisor");
   });
 
   it("lets the Downward API read the tenant's namespace and uid, not the copy's", () => {
