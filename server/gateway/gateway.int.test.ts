@@ -5,7 +5,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
-import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -31,6 +30,7 @@ import { testDatabaseUrl } from "@/test/integration/database";
 import { writeGatewayKubeconfig } from "@/test/integration/gateway-kubeconfig";
 import { createKubeGateway, type GatewaySharing, type KubeGateway, type KubeGatewayLimits } from "./gateway";
 import { type GatewayListener, startGatewayListener } from "./listener";
+import { httpsGet } from "./test-https";
 import { ensureGatewayTls } from "./tls";
 
 const conn = testSuperCluster();
@@ -126,18 +126,8 @@ function secureGet(
   path: string,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    https
-      .get(`${secureBase}${path}`, { ca: gatewayCa, headers }, (response) => {
-        let body = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-      })
-      .on("error", reject);
-  });
+  const { hostname, port } = new URL(secureBase);
+  return httpsGet({ hostname, port: Number(port), path }, gatewayCa, headers);
 }
 
 function request(

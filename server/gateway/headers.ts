@@ -4,6 +4,7 @@
  * server/k8s/impersonation.ts', shared with the control plane client.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { isImpersonationHeader } from "@/server/k8s/impersonation";
 import { relayedResponseHeaders } from "@/server/proxy/headers";
 
 /** The upstream response headers to relay to the client. */
@@ -25,7 +26,7 @@ export function bearerToken(headers: IncomingHttpHeaders): string | null {
  * the caller's own user to a question asked as another (`kubectl auth can-i --as …`) would mislead.
  */
 export function asksToImpersonate(headers: IncomingHttpHeaders): boolean {
-  return Object.keys(headers).some((name) => name.toLowerCase().startsWith("impersonate-"));
+  return Object.keys(headers).some((name) => isImpersonationHeader(name.toLowerCase()));
 }
 
 export const IMPERSONATION_REFUSED =

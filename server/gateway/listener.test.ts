@@ -1,11 +1,11 @@
 import fs from "node:fs";
 import http from "node:http";
-import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayListener, refuseGatewayOverPlainHttp, startGatewayListener } from "./listener";
+import { httpsGet } from "./test-https";
 import { ensureGatewayTls, type GatewayTls } from "./tls";
 
 let dir = "";
@@ -37,18 +37,7 @@ afterAll(async () => {
 });
 
 function get(url: string, hostname = "localhost"): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    https
-      .get({ hostname, port: listener.port, path: url, ca: tls.caPem }, (response) => {
-        let body = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          body += chunk;
-        });
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-      })
-      .on("error", reject);
-  });
+  return httpsGet({ hostname, port: listener.port, path: url }, tls.caPem as string);
 }
 
 describe("startGatewayListener", () => {

@@ -115,7 +115,8 @@ export function parseGatewayPath(url: string | undefined): GatewayPath {
 }
 
 /**
- * Where a redirect from the tenant API server should send the client instead: the Location resolved
+ * Where a redirect from the tenant API server (`upstreamOrigin`, a URL's `origin`) should send the
+ * client instead: the Location resolved
  * as a client would resolve it against the request (`requestPath`, as sent upstream) and kept only
  * if it stays within the tenant API server (under its base path), then given as an absolute path
  * under the gateway's prefix for the tenant. The API server's own `pods/<name>/proxy` → `…/proxy/`

@@ -8,12 +8,17 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 import { connectionTokens, hopByHopHeaders } from "@/server/proxy/headers";
 
+/** Impersonate-User, -Group, -Uid, -Extra-* (kubectl --as …), by their lower-cased name. */
+export function isImpersonationHeader(name: string): boolean {
+  return name.startsWith("impersonate-");
+}
+
 /** Headers that claim an identity (or carry the browser session); never forwarded upstream. */
 function claimsIdentity(name: string): boolean {
   return (
     name === "authorization" ||
     name === "cookie" ||
-    name.startsWith("impersonate-") ||
+    isImpersonationHeader(name) ||
     name.startsWith("x-remote-") ||
     name.startsWith("proxy-")
   );

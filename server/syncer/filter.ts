@@ -60,7 +60,7 @@ export const checkPodIsolation: CheckPodIsolation = (pod: V1Pod, policy: Isolati
   // ---- the pod ----------------------------------------------------------------------------------
   checkHostNamespaces(spec, report);
   checkNodeName(spec, report);
-  checkRuntimeClass(spec, policy.runtimeClasses ?? [], policy.defaultRuntimeClass, report);
+  checkRuntimeClass(spec, policy.runtimeClasses, policy.defaultRuntimeClass, report);
   checkSysctls(podContext, report);
   checkVolumes(spec, report);
   checkTolerations(spec, allowedTolerations, report);

@@ -40,5 +40,5 @@ export function tenantIsolationPolicy(
 export function runtimeClassOf(spec: { runtimeClassName?: unknown } | undefined, policy: IsolationPolicy) {
   const named = spec?.runtimeClassName;
   const wanted = typeof named === "string" && named !== "" ? named : policy.defaultRuntimeClass;
-  return wanted !== undefined && (policy.runtimeClasses ?? []).includes(wanted) ? wanted : undefined;
+  return wanted !== undefined && policy.runtimeClasses.includes(wanted) ? wanted : undefined;
 }

@@ -13,7 +13,7 @@ import { readOrNull, type SyncContext, type TenantSession } from "./session";
 
 export async function ensureTenantRuntimeClasses(ctx: SyncContext, session: TenantSession): Promise<void> {
   let all = true;
-  for (const name of session.isolation.runtimeClasses ?? []) {
+  for (const name of session.isolation.runtimeClasses) {
     const below = await readOrNull<KubeObject & { handler?: string }>(ctx.superCluster, {
       apiVersion: "node.k8s.io/v1",
       kind: "RuntimeClass",

@@ -210,9 +210,9 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       resource.spec?.syncer?.runtimeClass,
     );
     // A new default runtime class reaches pods as they are next synced (a running pod keeps its own).
-    session.isolation = { ...session.isolation, defaultRuntimeClass: isolation.defaultRuntimeClass };
-    if (session.isolation.podSecurity !== isolation.podSecurity) {
-      session.isolation = isolation;
+    const levelChanged = session.isolation.podSecurity !== isolation.podSecurity;
+    session.isolation = isolation;
+    if (levelChanged) {
       // The super namespaces' Pod Security labels follow the tenant's level.
       for (const namespace of session.caches.namespace.values()) {
         enqueue(name, workKey("namespace", "", namespace.metadata.name));
