@@ -5,6 +5,7 @@
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { localSuperCluster } from "@/server/cluster/local";
+import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
@@ -266,6 +267,10 @@ export async function startTenants(
       });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       setSyncer(syncer);
+      // Local volumes for claims on this host's real nodes (server/cluster/real-node/volumes.ts).
+      const volumes = localWorld
+        ? startLocalVolumes({ superCluster, stateDir: config.stateDir, logger: log })
+        : null;
       // Quota history for the portal's charts (server/quotas/sampler.ts).
       const sampler = startQuotaSampler({
         tenants: () => tenantInformer(superCluster).snapshot(),
@@ -275,6 +280,7 @@ export async function startTenants(
       });
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       sampler.stop();
+      volumes?.stop();
       setSyncer(null);
       await syncer.stop();
       await running.stop();

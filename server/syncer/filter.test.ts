@@ -1025,6 +1025,7 @@ describe("parseIsolationPolicy", () => {
       namespaceLabels: [],
       podAnnotations: [],
       runtimeClasses: ["ring0-gvisor"],
+      storageClasses: ["ring0-local"],
     });
   });
 
@@ -1041,6 +1042,7 @@ describe("parseIsolationPolicy", () => {
           podAnnotations: ["example.com/owner"],
           runtimeClasses: ["ring0-gvisor", "kata.example.com"],
           defaultRuntimeClass: "ring0-gvisor",
+          storageClasses: ["fast.example.com", "ring0-local"],
         }),
       ),
     ).toEqual({
@@ -1052,6 +1054,7 @@ describe("parseIsolationPolicy", () => {
       podAnnotations: ["example.com/owner"],
       runtimeClasses: ["ring0-gvisor", "kata.example.com"],
       defaultRuntimeClass: "ring0-gvisor",
+      storageClasses: ["fast.example.com", "ring0-local"],
     });
   });
 
@@ -1086,6 +1089,7 @@ describe("parseIsolationPolicy", () => {
     ],
     ["a malformed key", { podAnnotations: ["*"] }, "podAnnotations[0]"],
     ["a malformed runtime class", { runtimeClasses: ["gVisor"] }, "runtimeClasses[0]"],
+    ["a malformed storage class", { storageClasses: ["local", "Fast Disks"] }, "storageClasses[1]"],
     ["a default runtime class not allowed", { defaultRuntimeClass: "kata" }, "defaultRuntimeClass"],
     [
       "a default runtime class when none is allowed",

@@ -37,6 +37,12 @@ export interface IsolationPolicy {
    * Tenant spec.syncer.runtimeClass); absent: the nodes' default runtime.
    */
   defaultRuntimeClass?: string;
+  /**
+   * The super cluster's StorageClasses a tenant's claims may name (default: Ring0's local volumes
+   * on real nodes, `ring0-local`); the first is the tenants' default class. A claim naming another
+   * class is refused below; an empty list leaves tenants without storage.
+   */
+  storageClasses: string[];
 }
 
 export type IsolationRule =
@@ -106,6 +112,11 @@ export const SANDBOX_RUNTIME_CLASS = "ring0-gvisor";
 /** The runtime classes tenants may name by default: only a sandbox, which isolates more, never less. */
 export const defaultRuntimeClasses: readonly string[] = [SANDBOX_RUNTIME_CLASS];
 
+/** Ring0's local volumes on real nodes (server/cluster/real-node/volumes.ts), a StorageClass of the super cluster. */
+export const LOCAL_STORAGE_CLASS = "ring0-local";
+/** The provisioner name of that class. */
+export const LOCAL_VOLUME_PROVISIONER = "ring0.dev/local-volume";
+
 /** A RuntimeClass name (a DNS subdomain, as the API requires). */
 export function isRuntimeClassName(name: string): boolean {
   return name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
@@ -120,6 +131,7 @@ export function defaultIsolationPolicy(): IsolationPolicy {
     namespaceLabels: [],
     podAnnotations: [],
     runtimeClasses: [...defaultRuntimeClasses],
+    storageClasses: [LOCAL_STORAGE_CLASS],
   };
 }
 
@@ -193,17 +205,19 @@ function taintKeyList(value: unknown, field: string): string[] {
   });
 }
 
-function runtimeClassList(value: unknown, field: string): string[] {
-  return stringList(value, field).map((name, index) => {
+/** RuntimeClass and StorageClass names (DNS subdomains); `example` says what one looks like. */
+const classList = (kind: string, example: string) => (value: unknown, field: string) =>
+  stringList(value, field).map((name, index) => {
     if (!isRuntimeClassName(name)) {
       throw new IsolationPolicyError(
         `${field}[${index}]`,
-        `"${name}" is not a RuntimeClass name (like ring0-gvisor)`,
+        `"${name}" is not a ${kind} name (like ${example})`,
       );
     }
     return name;
   });
-}
+const runtimeClassList = classList("RuntimeClass", SANDBOX_RUNTIME_CLASS);
+const storageClassList = classList("StorageClass", LOCAL_STORAGE_CLASS);
 
 function metadataAllowList(value: unknown, field: string): string[] {
   return stringList(value, field).map((entry, index) => {
@@ -223,6 +237,7 @@ const policyFields = [
   "podAnnotations",
   "runtimeClasses",
   "defaultRuntimeClass",
+  "storageClasses",
 ];
 
 /**
@@ -230,10 +245,11 @@ const policyFields = [
  * `{ "enabled"?: rule[], "disabled"?: rule[], "allowedCapabilities"?: string[],
  *    "allowedTolerations"?: string[], "podSecurity"?: "baseline" | "restricted",
  *    "namespaceLabels"?: string[], "podAnnotations"?: string[], "runtimeClasses"?: string[],
- *    "defaultRuntimeClass"?: string }`.
+ *    "defaultRuntimeClass"?: string, "storageClasses"?: string[] }`.
  * Omitted fields keep the defaults (every rule enforced, NET_BIND_SERVICE allowed, the not-ready
  * and unreachable tolerations allowed, baseline, no tenant namespace label or pod annotation
- * below, the gVisor sandbox as the only runtime class, none by default); `disabled` removes rules from `enabled`. Unknown fields are errors, so a misspelt
+ * below, the gVisor sandbox as the only runtime class, none by default, Ring0's local volumes as the only
+ * storage class); `disabled` removes rules from `enabled`. Unknown fields are errors, so a misspelt
  * setting is not silently ignored. Throws IsolationPolicyError naming the bad field.
  */
 export function parseIsolationPolicy(json: unknown): IsolationPolicy {
@@ -278,6 +294,7 @@ export function parseIsolationPolicy(json: unknown): IsolationPolicy {
     namespaceLabels: optional("namespaceLabels", metadataAllowList, defaults.namespaceLabels),
     podAnnotations: optional("podAnnotations", metadataAllowList, defaults.podAnnotations),
     runtimeClasses,
+    storageClasses: optional("storageClasses", storageClassList, defaults.storageClasses),
     ...(defaultRuntimeClass !== undefined ? { defaultRuntimeClass: defaultRuntimeClass as string } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { isNotFound, K8sError } from "@/server/k8s/errors";
 import { ServiceKind } from "@/server/k8s/kinds/core";
 import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
+import { boundVolumeOf, claimRefusal, isBoundInTenant, tenantVolume } from "./claims";
 import { syncLabels } from "./contracts";
 import { superNamespace } from "./naming";
 import type { WarnOnce } from "./refusal-warnings";
@@ -100,11 +101,12 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     const ref = superRef(tenant, kind, namespace, name);
     if (!object || object.metadata.deletionTimestamp || !isSynced(kind, object, services)) {
       if (kind === "namespace" && object && !isSynced(kind, object)) return;
-      const current = await readOrNull(ctx.superCluster, ref);
+      const current = await readOrNull<Obj>(ctx.superCluster, ref);
       if (current && writtenBySyncer(kind, current, tenant) && !current.metadata.deletionTimestamp) {
         await deleteObject(ctx.superCluster, ref);
         if (kind === "namespace") session.namespaces.delete(name);
       }
+      if (kind === "persistentvolumeclaim") await removeTenantVolume(session, object, current);
       return;
     }
     const malformed = malformedReason(kind, object);
@@ -118,11 +120,19 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
       await giveDefaultShare(session, object);
       return;
     }
+    if (kind === "persistentvolumeclaim") {
+      const refusal = claimRefusal(object, session.isolation);
+      if (refusal) {
+        await warnOnce(session, kind, object, "SyncRefused", refusal);
+        return;
+      }
+    }
     await ensureNamespace(session, namespace);
     const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
     const current = await readOrNull<Obj>(ctx.superCluster, ref);
     if (current && syncHashOf(current) === syncHashOf(desired)) {
       if (kind === "service") await copyServiceStatus(session, object, current);
+      if (kind === "persistentvolumeclaim") await bindUp(session, object, current);
       return;
     }
     if (current && current.metadata.labels?.[syncLabels.tenant] !== tenant) {
@@ -138,6 +148,7 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     try {
       const written = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
       if (kind === "service") await copyServiceStatus(session, object, written);
+      if (kind === "persistentvolumeclaim") await bindUp(session, object, written);
     } catch (error) {
       if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
         await warnOnce(
@@ -169,6 +180,36 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
+  }
+
+  /**
+   * Upward: once the claim's copy is bound below, the tenant gets a volume of the same name
+   * pre-bound to its claim, and its own controller binds the claim to it (claims.ts).
+   */
+  async function bindUp(session: TenantSession, claim: Obj, below: Obj): Promise<void> {
+    const volume = boundVolumeOf(below);
+    if (!volume || isBoundInTenant(claim, volume)) return;
+    const superVolume = await readOrNull<Obj>(ctx.superCluster, {
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name: volume },
+    });
+    if (!superVolume) return;
+    await serverSideApply(session.conn, tenantVolume(claim, superVolume), { force: true });
+  }
+
+  /** The volume the syncer put up for a claim that is going (named by the claim or its copy below). */
+  async function removeTenantVolume(session: TenantSession, claim: Obj | undefined, below: Obj | null) {
+    const volume = [claim?.spec?.volumeName, below?.spec?.volumeName].find(
+      (name): name is string => typeof name === "string" && name !== "",
+    );
+    if (!volume) return;
+    const ref = { apiVersion: "v1", kind: "PersistentVolume", metadata: { name: volume } };
+    const current = await readOrNull<Obj>(session.conn, ref);
+    if (current?.metadata.labels?.[syncLabels.managed] !== "true") return;
+    await deleteObject(session.conn, ref).catch((error: unknown) => {
+      if (!isNotFound(error)) throw error;
+    });
   }
 
   return { syncObject, ensureNamespace };

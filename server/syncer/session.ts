@@ -47,8 +47,8 @@ export interface TenantSession {
   defaultShares: Set<string>;
   /** Pods' identity secrets below and when their tokens are due (identity-secrets.ts). */
   identities: IdentityRecords;
-  /** Every runtime class the tenant may name was copied into its control plane (runtime-classes.ts). */
-  runtimeClassesCopied?: boolean;
+  /** Every runtime and storage class the tenant may name was copied into its control plane (tenant-classes.ts). */
+  classesCopied?: boolean;
 }
 
 /** The syncer's view of the super cluster and its settings, for the parts beside the engine. */

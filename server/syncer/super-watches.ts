@@ -1,5 +1,5 @@
 /**
- * The super cluster's side of the syncer, one watch each: pods, namespaces and services labelled
+ * The super cluster's side of the syncer, one watch each: pods, namespaces, services and claims labelled
  * `ring0.dev/synced=true`, nodes, and events about pods. Each change becomes a key of the tenant it
  * belongs to (read from the sync label and annotations); the caches are also what the reconcilers
  * read the super cluster from.
@@ -47,6 +47,7 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
   let superNodes: WatchCache<Obj> | undefined;
   let superEvents: WatchCache<Obj> | undefined;
   let superServices: WatchCache<Obj> | undefined;
+  let superClaims: WatchCache<Obj> | undefined;
 
   const reportSuperError = (what: string) => (error: K8sError) =>
     log.debug(`watching ${what} in the super cluster failed`, { error: error.message });
@@ -94,6 +95,18 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
       enqueue(tenant, workKey("service", namespace, name));
   }
 
+  /** A synced claim was bound below (or its copy went): its tenant's key again, to bind it up. */
+  function onSuperClaim(claim: Obj, previous: Obj | undefined, deleted: boolean): void {
+    const tenant = claim.metadata.labels?.[syncLabels.tenant];
+    const namespace = claim.metadata.annotations?.[syncAnnotations.namespace];
+    const name = claim.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || !serves(tenant) || namespace === undefined || !name) return;
+    const binding = (object: Obj | undefined) =>
+      `${(object?.spec as Json | undefined)?.volumeName ?? ""}|${(object?.status as Json | undefined)?.phase ?? ""}`;
+    if (deleted || binding(claim) !== binding(previous))
+      enqueue(tenant, workKey("persistentvolumeclaim", namespace, name));
+  }
+
   function onSuperNode(node: Obj, previous: Obj | undefined): void {
     const changed =
       !previous ||
@@ -136,6 +149,12 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
         onSuperService,
         reportSuperError("services"),
       );
+      superClaims = createWatchCache<Obj>(
+        superCluster,
+        { path: "/api/v1/persistentvolumeclaims", labelSelector: `${syncLabels.managed}=true` },
+        onSuperClaim,
+        reportSuperError("claims"),
+      );
       await Promise.all([superNamespaces.synced(), superPods.synced(), superNodes.synced()]);
     },
 
@@ -149,7 +168,8 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     },
 
     stop() {
-      for (const cache of [superPods, superNamespaces, superNodes, superEvents, superServices]) cache?.stop();
+      for (const cache of [superPods, superNamespaces, superNodes, superEvents, superServices, superClaims])
+        cache?.stop();
     },
   };
 }

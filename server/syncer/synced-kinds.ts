@@ -14,7 +14,8 @@ export type SyncedKind =
   | "endpoints"
   | "configmap"
   | "secret"
-  | "serviceaccount";
+  | "serviceaccount"
+  | "persistentvolumeclaim";
 
 export const syncedKinds: SyncedKind[] = [
   "namespace",
@@ -23,6 +24,7 @@ export const syncedKinds: SyncedKind[] = [
   "secret",
   "service",
   "endpoints",
+  "persistentvolumeclaim",
   "pod",
 ];
 
@@ -42,6 +44,12 @@ export const kindInfo: Record<SyncedKind, KindInfo> = {
   configmap: { apiVersion: "v1", kind: "ConfigMap", resource: "configmaps", namespaced: true },
   secret: { apiVersion: "v1", kind: "Secret", resource: "secrets", namespaced: true },
   serviceaccount: { apiVersion: "v1", kind: "ServiceAccount", resource: "serviceaccounts", namespaced: true },
+  persistentvolumeclaim: {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    resource: "persistentvolumeclaims",
+    namespaced: true,
+  },
 };
 
 /** A tenant object larger than this (serialised) is refused with an event instead of copied. */

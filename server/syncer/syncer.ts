@@ -28,9 +28,9 @@ import type { FairQueue, IsolationPolicy } from "./contracts";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createReconcilers } from "./reconcile";
-import { ensureTenantRuntimeClasses } from "./runtime-classes";
 import { messageOf, type PatrolKind, parseWorkKey, type SyncContext, syncerComponent } from "./session";
 import { createSuperWatches } from "./super-watches";
+import { ensureTenantClasses } from "./tenant-classes";
 import { createTenantSessions } from "./tenant-sessions";
 import { createVNodes } from "./vnodes";
 import { createWork } from "./work";
@@ -267,18 +267,17 @@ export function createSyncer(options: SyncerOptions): Syncer {
           for (const session of tenants.sessions.values()) {
             if (session.stopped) continue;
             for (const key of reconcilers.identities.due(session)) work.enqueue(session.tenant, key);
-            if (session.synced && !session.runtimeClassesCopied)
-              if (session.synced && !session.runtimeClassesCopied) {
-                await ensureTenantRuntimeClasses(context, session).catch((error: unknown) =>
-                  log.warn("could not give a tenant the runtime classes it may name", {
-                    tenant: session.tenant,
-                    error: messageOf(error),
-                  }),
-                );
-              }
+            if (session.synced && !session.classesCopied) {
+              await ensureTenantClasses(context, session).catch((error: unknown) =>
+                log.warn("could not give a tenant the runtime and storage classes it may name", {
+                  tenant: session.tenant,
+                  error: messageOf(error),
+                }),
+              );
+            }
           }
         },
-        "renewing pods' tokens and copying runtime classes",
+        "renewing pods' tokens and copying runtime and storage classes",
       );
       log.info("syncer started", { workers: workerCount, patrolIntervalMs });
     },

@@ -21,7 +21,6 @@ import { tenantIsolationPolicy } from "./isolation-policy";
 import { type PrefixRefusal, prefixRefusals } from "./naming";
 import type { Patroller } from "./patroller";
 import { createQuotaHoldState } from "./quota-hold";
-import { ensureTenantRuntimeClasses } from "./runtime-classes";
 import {
   isTerminal,
   messageOf,
@@ -34,6 +33,7 @@ import {
 } from "./session";
 import type { PlacementPolicy } from "./super-pod-spec";
 import { type Json, kindInfo, type SyncedKind, syncedKinds } from "./synced-kinds";
+import { ensureTenantClasses } from "./tenant-classes";
 import { vNodeLabel } from "./vnode-content";
 import { createWatchCache, type WatchCache } from "./watch-cache";
 
@@ -289,8 +289,8 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       if (session.stopped) return;
       session.synced = true;
       log.info("tenant control plane watched; syncing", { tenant });
-      ensureTenantRuntimeClasses(options.context, session).catch((error: unknown) =>
-        log.warn("could not give the tenant the runtime classes it may name", {
+      ensureTenantClasses(options.context, session).catch((error: unknown) =>
+        log.warn("could not give the tenant the runtime and storage classes it may name", {
           tenant,
           error: error instanceof Error ? error.message : String(error),
         }),

@@ -7,6 +7,7 @@
  */
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
+import { superClaimSpec, withEphemeralClaims } from "./claims";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
@@ -138,12 +139,15 @@ export function superObject(
           ...metadata,
           labels: { ...metadata.labels, ...placement.podLabels, ...ring0Labels(tenant) },
         },
-        spec: superPodSpec(
-          object.spec ?? {},
-          placement,
-          tenant,
-          object.metadata.uid,
-          runtimeClassOf(object.spec as { runtimeClassName?: unknown } | undefined, policy),
+        spec: withEphemeralClaims(
+          superPodSpec(
+            object.spec ?? {},
+            placement,
+            tenant,
+            object.metadata.uid,
+            runtimeClassOf(object.spec as { runtimeClassName?: unknown } | undefined, policy),
+          ),
+          object.metadata.name,
         ),
       };
     case "service":
@@ -164,6 +168,8 @@ export function superObject(
         ...(object.data ? { data: object.data } : {}),
         ...(object.immutable !== undefined ? { immutable: object.immutable } : {}),
       };
+    case "persistentvolumeclaim":
+      return { ...base, spec: superClaimSpec(object.spec, policy) };
     case "serviceaccount":
       return {
         ...base,

@@ -1,7 +1,8 @@
 /**
  * The real nodes of a local super cluster, together: made to number exactly `count` (ring0-real-0 …),
  * with the host's wall (./host-firewall.ts), kube-proxy (one per host, for Services), the RBAC the
- * vn-agents need on kubelets, and the host lock; and all removed again.
+ * vn-agents need on kubelets, the sandbox's RuntimeClass and the local volumes' StorageClass, and
+ * the host lock; and all removed again.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -38,6 +39,7 @@ import {
   realNodesDir,
 } from "./plan";
 import { ensureRegistry, pushImageArchive, stopRegistry } from "./registry";
+import { localStorageClass } from "./volumes";
 
 /** Real nodes whose directories exist under the state dir, by index. */
 export function realNodesOnDisk(stateDir: string): number[] {
@@ -192,6 +194,8 @@ export async function ensureRealNodes(
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
   await waitLocalNodesReady(context.connection, count, 120_000, `${REAL_NODE_LABEL}=true`);
   await ensureSandboxRuntimeClass(context.connection, count, stateDir, Boolean(context.sandboxBinDir));
+  // Local volumes on the real nodes (./volumes.ts provisions them while Ring0 leads).
+  await serverSideApply(context.connection, localStorageClass(), { force: true });
 }
 
 /**

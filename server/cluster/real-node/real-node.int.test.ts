@@ -46,6 +46,7 @@ import {
   TOOLBOX_IMAGE,
 } from "./plan";
 import { pushImageArchive, runningRegistryPort } from "./registry";
+import { type LocalVolumes, startLocalVolumes } from "./volumes";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -1232,6 +1233,234 @@ describe.skipIf(problems.length > 0)(
           expect(below.spec.automountServiceAccountToken).toBe(false);
           expect(JSON.stringify(below.spec.volumes)).not.toContain("serviceAccountToken");
           expect(JSON.stringify(below.spec.volumes)).toContain(IDENTITY_SECRET_PREFIX);
+        });
+      });
+
+      describe("storage: claims on local volumes of the real node (issue 18)", () => {
+        let volumes: LocalVolumes | undefined;
+        beforeAll(() => {
+          volumes = startLocalVolumes({ superCluster: conn, stateDir, logger });
+        });
+        afterAll(() => volumes?.stop());
+
+        const statefulSet = {
+          apiVersion: "apps/v1",
+          kind: "StatefulSet",
+          metadata: { name: "db" },
+          spec: {
+            serviceName: "db",
+            replicas: 1,
+            selector: { matchLabels: { app: "db" } },
+            template: {
+              metadata: { labels: { app: "db" } },
+              spec: {
+                terminationGracePeriodSeconds: 1,
+                containers: [
+                  {
+                    name: "db",
+                    image: TOOLBOX_IMAGE,
+                    command: [
+                      "sh",
+                      "-c",
+                      'test -f /data/first || echo "$(hostname) $RANDOM$RANDOM" > /data/first; echo boot >> /data/boots; exec sleep 3600',
+                    ],
+                    volumeMounts: [{ name: "data", mountPath: "/data" }],
+                  },
+                ],
+              },
+            },
+            volumeClaimTemplates: [
+              {
+                metadata: { name: "data" },
+                spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "64Mi" } } },
+              },
+            ],
+          },
+        };
+        const podUid = async (tenant: string, name: string) =>
+          (await tenantKubectl(tenant, ["get", "pod", name, "-o", "jsonpath={.metadata.uid}"])).stdout;
+        const runningAgain = (tenant: string, name: string, notUid: string) =>
+          eventually(async () => {
+            const got = await tenantKubectl(tenant, ["get", "pod", name, "-o", "json"]);
+            if (got.code !== 0) return undefined;
+            const pod = JSON.parse(got.stdout) as { metadata: { uid: string }; status?: { phase?: string } };
+            return pod.metadata.uid !== notUid && pod.status?.phase === "Running" ? pod : undefined;
+          }, 180_000);
+        const claimBelow = (tenant: string, name: string) =>
+          kubeRequest<{
+            spec: { volumeName?: string; storageClassName?: string };
+            status: { phase?: string };
+          }>(conn, {
+            path: `/api/v1/namespaces/${superNamespace(tenant, "default")}/persistentvolumeclaims/${name}`,
+          });
+        let volumeName = "";
+
+        it("a StatefulSet's claim gets a volume on the real node, bound in the tenant too, and its data survives the pod", async () => {
+          // The tenant has the class it may name, as its default.
+          const classes = await tenantKubectl(acme, ["get", "storageclass", "-o", "json"]);
+          const offered = (
+            JSON.parse(classes.stdout) as {
+              items: { metadata: { name: string; annotations?: Record<string, string> } }[];
+            }
+          ).items;
+          expect(offered.map((entry) => entry.metadata.name)).toEqual(["ring0-local"]);
+          expect(offered[0]?.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"]).toBe(
+            "true",
+          );
+          await applyAs(acme, [statefulSet]);
+          const first = await runningAgain(acme, "db-0", "");
+          const data = await tenantKubectl(acme, ["exec", "db-0", "--", "cat", "/data/first"]);
+          expect(data.stdout).toMatch(/^db-0 \d+\n$/);
+          // Bound below to a volume Ring0 made under the node's files, and bound up to its namesake.
+          const below = await eventually(async () => {
+            const claim = await claimBelow(acme, "data-db-0");
+            return claim.status.phase === "Bound" ? claim : undefined;
+          }, 60_000);
+          expect(below.spec.storageClassName).toBe("ring0-local");
+          volumeName = below.spec.volumeName as string;
+          const superVolume = await kubeRequest<{ spec: { local?: { path: string } } }>(conn, {
+            path: `/api/v1/persistentvolumes/${volumeName}`,
+          });
+          expect(superVolume.spec.local?.path).toBe(
+            path.join(realNodesDir(stateDir), plan.name, "volumes", volumeName),
+          );
+          expect(fs.readFileSync(path.join(superVolume.spec.local?.path as string, "first"), "utf8")).toBe(
+            data.stdout,
+          );
+          const claim = await eventually(async () => {
+            const got = await tenantKubectl(acme, ["get", "pvc", "data-db-0", "-o", "json"]);
+            const parsed = JSON.parse(got.stdout || "{}") as {
+              spec?: { volumeName?: string };
+              status?: { phase?: string; capacity?: { storage?: string } };
+            };
+            return parsed.status?.phase === "Bound" ? parsed : undefined;
+          }, 60_000);
+          expect(claim.spec?.volumeName).toBe(volumeName);
+          expect(claim.status?.capacity?.storage).toBe("64Mi");
+          const tenantVolume = await tenantKubectl(acme, ["get", "pv", volumeName, "-o", "json"]);
+          expect(tenantVolume.stdout).not.toContain(stateDir);
+          // The pod goes; its replacement mounts the same data.
+          const deleted = await tenantKubectl(acme, ["delete", "pod", "db-0", "--wait=false"]);
+          expect(deleted.code, deleted.stderr).toBe(0);
+          await runningAgain(acme, "db-0", first.metadata.uid);
+          const again = await tenantKubectl(acme, [
+            "exec",
+            "db-0",
+            "--",
+            "cat",
+            "/data/first",
+            "/data/boots",
+          ]);
+          expect(again.stdout).toBe(`${data.stdout}boot\nboot\n`);
+          expect(await podUid(acme, "db-0")).not.toBe(first.metadata.uid);
+        });
+
+        it("another tenant's claim naming that volume gets a new, empty one", async () => {
+          await applyAs(globex, [
+            {
+              apiVersion: "v1",
+              kind: "PersistentVolumeClaim",
+              metadata: { name: "steal" },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                resources: { requests: { storage: "64Mi" } },
+                storageClassName: "ring0-local",
+                volumeName,
+              },
+            },
+            {
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name: "thief" },
+              spec: {
+                terminationGracePeriodSeconds: 1,
+                containers: [
+                  {
+                    name: "thief",
+                    image: TOOLBOX_IMAGE,
+                    command: ["sh", "-c", "ls -A /data; echo listed; exec sleep 3600"],
+                    volumeMounts: [{ name: "data", mountPath: "/data" }],
+                  },
+                ],
+                volumes: [{ name: "data", persistentVolumeClaim: { claimName: "steal" } }],
+              },
+            },
+          ]);
+          const logs = await eventually(async () => {
+            const got = await tenantKubectl(globex, ["logs", "thief"]);
+            return got.stdout.includes("listed") ? got.stdout : undefined;
+          }, 120_000);
+          expect(logs).toBe("listed\n");
+          const below = await claimBelow(globex, "steal");
+          expect(below.spec.volumeName).toBeDefined();
+          expect(below.spec.volumeName).not.toBe(volumeName);
+        });
+
+        it("refuses a claim that picks existing data or a class not offered, saying why", async () => {
+          await applyAs(acme, [
+            {
+              apiVersion: "v1",
+              kind: "PersistentVolumeClaim",
+              metadata: { name: "elsewhere" },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                resources: { requests: { storage: "64Mi" } },
+                storageClassName: "host-disks",
+              },
+            },
+            {
+              apiVersion: "v1",
+              kind: "PersistentVolumeClaim",
+              metadata: { name: "picky" },
+              spec: {
+                accessModes: ["ReadWriteOnce"],
+                resources: { requests: { storage: "64Mi" } },
+                selector: { matchLabels: { "ring0.dev/local-volume": "true" } },
+              },
+            },
+          ]);
+          for (const [name, text] of [
+            ["elsewhere", 'names storage class "host-disks", which the operator does not offer'],
+            ["picky", "sets spec.selector"],
+          ] as const) {
+            const event = await eventually(async () => {
+              const got = await tenantKubectl(acme, [
+                "get",
+                "events",
+                "--field-selector",
+                `involvedObject.name=${name},reason=SyncRefused`,
+                "-o",
+                "jsonpath={.items[*].message}",
+              ]);
+              return got.stdout.includes(text) ? got.stdout : undefined;
+            }, 60_000);
+            expect(event).toContain(text);
+            await expect(claimBelow(acme, name)).rejects.toThrow();
+          }
+        });
+
+        it("deleting the claim removes the volume below, its files on the node and its namesake in the tenant", async () => {
+          const dir = path.join(realNodesDir(stateDir), plan.name, "volumes", volumeName);
+          expect(fs.existsSync(dir)).toBe(true);
+          for (const args of [
+            ["delete", "statefulset", "db", "--wait=true"],
+            ["delete", "pod", "db-0", "--ignore-not-found", "--wait=true"],
+            ["delete", "pvc", "data-db-0", "--wait=true"],
+          ]) {
+            const done = await tenantKubectl(acme, args);
+            expect(done.code, done.stderr).toBe(0);
+          }
+          await eventually(async () => {
+            const gone = await kubeRequest(conn, { path: `/api/v1/persistentvolumes/${volumeName}` }).then(
+              () => false,
+              () => true,
+            );
+            return gone && !fs.existsSync(dir) ? true : undefined;
+          }, 120_000);
+          await eventually(async () => {
+            const got = await tenantKubectl(acme, ["get", "pv", volumeName]);
+            return got.code !== 0 && got.stderr.includes("NotFound") ? true : undefined;
+          }, 60_000);
         });
       });
 
