@@ -5,6 +5,9 @@
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { localSuperCluster } from "@/server/cluster/local";
+import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
+import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
+import { type PodDns, startPodDns } from "@/server/cluster/real-node/pod-dns";
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
@@ -253,11 +256,14 @@ export async function startTenants(
       // Not awaited: it waits for the super cluster's first lists, and losing the lease meanwhile must still stop it.
       // On the local super cluster kwok serves a pod's logs and exec only when it is labelled for it.
       const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
+      // Tenants' pods on this host's real nodes ask their DNS of Ring0 (server/cluster/real-node/pod-dns.ts).
+      const podDns = localWorld && hasPodApiAddress() ? await startTenantPodDns(superCluster, log) : null;
       const syncer = createSyncer({
         superCluster,
         directory,
         logger: log,
         superPodLabels: localWorld ? { [SIMULATED_POD_LABEL]: "true" } : undefined,
+        podDns: podDns ? POD_API_ADDRESS : undefined,
         // A new namespace without a ResourceQuota gets the tenant's default share.
         namespaceDefaultShare,
         // Validated at start-up (server/env.ts); absent: every rule, NET_BIND_SERVICE only.
@@ -281,6 +287,7 @@ export async function startTenants(
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       sampler.stop();
       volumes?.stop();
+      await podDns?.close();
       setSyncer(null);
       await syncer.stop();
       await running.stop();
@@ -313,4 +320,20 @@ export async function startTenants(
       setControlPlaneDirectory(null);
     },
   };
+}
+
+/** The pods' DNS on the pod API address, or null (logged) when it cannot serve: pods keep the nodes' resolver. */
+async function startTenantPodDns(superCluster: ClusterConnection, log: Logger): Promise<PodDns | null> {
+  try {
+    return await startPodDns({
+      superCluster,
+      logger: log,
+      host: POD_API_ADDRESS,
+      // Every tenant's pods on real nodes reach their own API server there (provisioners/local/pod-api.ts).
+      podApi: () => POD_API_ADDRESS,
+    });
+  } catch (error) {
+    log.error("starting the tenants' pod DNS failed: tenant pods resolve no Services", { error });
+    return null;
+  }
 }

@@ -26,6 +26,12 @@ export interface PlacementPolicy {
    * (a provisioner that gives pods no address), token volumes are dropped.
    */
   podApi?: PodApi;
+  /**
+   * The pods' DNS server (server/cluster/real-node/pod-dns.ts), which answers each pod with its own
+   * tenant's Services: ClusterFirst pods are pointed at it (dns-config.ts); without it they keep the
+   * nodes' resolver.
+   */
+  podDns?: string;
 }
 
 const serviceAccountMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -223,15 +229,18 @@ export function superEphemeralContainers(spec: Json, placement: PlacementPolicy 
 
 /**
  * A running pod's copy keeps what Kubernetes never changes on a running pod and only Ring0's
- * translation could (after an upgrade, or a Tenant's new default runtime class): its runtime class
- * and each container's security context. The tenant's own API server refuses changes to these on a
+ * translation could (after an upgrade, or a Tenant's new default runtime class): its runtime class,
+ * resolver and volumes, and each container's security context. The tenant's own API server refuses changes to these on a
  * running pod, so the copy's are exact, and the pod's other changes (images, tolerations) still go
  * below instead of the whole update being refused.
  */
 export function withImmutableOfRunning(desired: Json, below: Json): Json {
   const copy: Json = { ...desired };
-  if (below.runtimeClassName === undefined) delete copy.runtimeClassName;
-  else copy.runtimeClassName = below.runtimeClassName;
+  // Fields a pod's spec never changes once made (a new default or resolver reaches new pods only).
+  for (const field of ["runtimeClassName", "dnsPolicy", "dnsConfig", "volumes"]) {
+    if (below[field] === undefined) delete copy[field];
+    else copy[field] = below[field];
+  }
   for (const field of ["containers", "initContainers"]) {
     const running = new Map(
       ((below[field] as Json[] | undefined) ?? []).map((container) => [container?.name, container]),

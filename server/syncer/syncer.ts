@@ -62,6 +62,8 @@ export interface SyncerOptions {
   isolationPolicy?: IsolationPolicy;
   /** Labels every synced pod gets in the super cluster (see PlacementPolicy.podLabels). */
   superPodLabels?: Record<string, string>;
+  /** The address of the pods' DNS server (server/cluster/real-node/pod-dns.ts), when one serves. */
+  podDns?: string;
   /**
    * Which tenants this syncer serves (default: all). Lets replicas shard tenants, and keeps an
    * integration test to its own tenants in a super cluster other suites share.
@@ -139,6 +141,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     directory,
     policy,
     superPodLabels: options.superPodLabels,
+    podDns: options.podDns,
     serves,
     running: () => running,
     queue: () => work.queue(),

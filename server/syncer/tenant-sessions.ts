@@ -44,6 +44,8 @@ export interface TenantSessionOptions {
   policy: IsolationPolicy;
   /** Labels every synced pod gets in the super cluster (SyncerOptions.superPodLabels). */
   superPodLabels?: Record<string, string>;
+  /** The pods' DNS server (SyncerOptions.podDns), for tenants whose pods reach their API server. */
+  podDns?: string;
   serves(tenant: string): boolean;
   /** Whether the syncer runs. */
   running(): boolean;
@@ -201,7 +203,10 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       ...placementOf(resource),
       podLabels: options.superPodLabels,
       ...(lookup.access.podEndpoint
-        ? { podApi: { ...lookup.access.podEndpoint, ca: lookup.access.ca } }
+        ? {
+            podApi: { ...lookup.access.podEndpoint, ca: lookup.access.ca },
+            ...(options.podDns ? { podDns: options.podDns } : {}),
+          }
         : {}),
     };
     const isolation = tenantIsolationPolicy(

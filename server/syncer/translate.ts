@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import { superClaimSpec, withEphemeralClaims } from "./claims";
 import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
+import { withTenantDns } from "./dns-config";
 import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { allowListed, podAnnotationsBelow, withoutRing0OwnedKeys } from "./metadata";
@@ -139,15 +140,19 @@ export function superObject(
           ...metadata,
           labels: { ...metadata.labels, ...placement.podLabels, ...ring0Labels(tenant) },
         },
-        spec: withEphemeralClaims(
-          superPodSpec(
-            object.spec ?? {},
-            placement,
-            tenant,
-            object.metadata.uid,
-            runtimeClassOf(object.spec as { runtimeClassName?: unknown } | undefined, policy),
+        spec: withTenantDns(
+          withEphemeralClaims(
+            superPodSpec(
+              object.spec ?? {},
+              placement,
+              tenant,
+              object.metadata.uid,
+              runtimeClassOf(object.spec as { runtimeClassName?: unknown } | undefined, policy),
+            ),
+            object.metadata.name,
           ),
-          object.metadata.name,
+          placement.podDns,
+          tenantNamespace,
         ),
       };
     case "service":

@@ -11,6 +11,9 @@ import path from "node:path";
 import { inject } from "vitest";
 import { localSuperCluster } from "@/server/cluster/local";
 import { killProcessesMentioning } from "@/server/cluster/process";
+import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
+import { startPodDns } from "@/server/cluster/real-node/pod-dns";
+import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import {
   SIMULATED_POD_LABEL,
   simulatedPodLogFile,
@@ -80,6 +83,11 @@ export async function startDataPlaneWorld(options: {
   superCluster?: { connection: ClusterConnection; stateDir: string };
   /** The tenants' pods' API address, as if real nodes had given them one (their pods are simulated). */
   podEndpoint?: { host: string; port: number };
+  /**
+   * The super cluster has real nodes: run what Ring0's leader runs for them (the pods' DNS, the
+   * local volumes' provisioner), as server/runtime/tenants.ts does.
+   */
+  realNodes?: boolean;
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -150,6 +158,17 @@ export async function startDataPlaneWorld(options: {
       }),
     );
 
+    if (options.realNodes) {
+      const volumes = startLocalVolumes({ superCluster, stateDir: superStateDir, logger });
+      cleanups.push(async () => volumes.stop());
+      const dns = await startPodDns({
+        superCluster,
+        logger,
+        host: POD_API_ADDRESS,
+        podApi: () => POD_API_ADDRESS,
+      });
+      cleanups.push(() => dns.close());
+    }
     const syncer = createSyncer({
       superCluster,
       directory,
@@ -158,6 +177,7 @@ export async function startDataPlaneWorld(options: {
       tenantRecheckMs: 1_000,
       superPodLabels: { [SIMULATED_POD_LABEL]: "true" },
       tenantFilter: (tenant) => ours.has(tenant),
+      podDns: options.realNodes ? POD_API_ADDRESS : undefined,
     });
     await syncer.start();
     cleanups.push(() => syncer.stop());

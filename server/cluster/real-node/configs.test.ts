@@ -139,14 +139,15 @@ describe("a real node's configuration", () => {
     expect(text).toContain("maxPerCore: 0");
   });
 
-  it("the host's wall: pods reach the host only with replies and their API listeners, and nothing beyond the pod network", () => {
+  it("the host's wall: pods reach the host only with replies, their API listeners and their DNS, and nothing beyond the pod network", () => {
     const [input, forward] = firewallRules();
     expect(input?.from).toBe("INPUT");
     expect(input?.rules.at(-1)).toEqual(["-j", "DROP"]);
     expect(input?.rules[0]).toContain("ESTABLISHED,RELATED");
     // Only sockets bound to exactly the tenants' API address (the socket match skips wildcard ones).
     expect(input?.rules[1]).toEqual(["-d", "10.244.255.1/32", "-p", "tcp", "-m", "socket", "-j", "ACCEPT"]);
-    expect(input?.rules).toHaveLength(3);
+    expect(input?.rules[2]).toEqual(["-d", "10.244.255.1/32", "-p", "udp", "-m", "socket", "-j", "ACCEPT"]);
+    expect(input?.rules).toHaveLength(4);
     expect(forward?.from).toBe("FORWARD");
     expect(forward?.rules).toEqual([
       ["-d", "10.244.0.0/16", "-j", "RETURN"],

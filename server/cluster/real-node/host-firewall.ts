@@ -1,9 +1,9 @@
 /**
  * The host's wall around real nodes' pods (iptables, filter table). A pod's packets arrive on a
  * ring0br* bridge:
- *   - to the host itself (INPUT): only replies to connections the host opened, and connections to
+ *   - to the host itself (INPUT): only replies to connections the host opened, and TCP or UDP to
  *     a socket bound to exactly POD_API_ADDRESS (Ring0's listeners for tenants' API servers, each of
- *     which admits only its own tenant's pods); a pod cannot reach anything else listening on this
+ *     which admits only its own tenant's pods, and the pods' DNS, which answers each pod as its tenant); a pod cannot reach anything else listening on this
  *     host, on any address (Ring0, the super cluster's API server, an agent on 0.0.0.0 — the socket
  *     match ignores wildcard listeners —, the kubelet);
  *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
@@ -61,6 +61,7 @@ export function firewallRules(
       rules: [
         ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
         ["-d", `${POD_API_ADDRESS}/32`, "-p", "tcp", "-m", "socket", "-j", "ACCEPT"],
+        ["-d", `${POD_API_ADDRESS}/32`, "-p", "udp", "-m", "socket", "-j", "ACCEPT"],
         ["-j", "DROP"],
       ],
     },

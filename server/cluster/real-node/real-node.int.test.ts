@@ -6,6 +6,7 @@
  */
 
 import { spawn } from "node:child_process";
+import dgram from "node:dgram";
 import fs from "node:fs";
 import https from "node:https";
 import net from "node:net";
@@ -46,7 +47,6 @@ import {
   TOOLBOX_IMAGE,
 } from "./plan";
 import { pushImageArchive, runningRegistryPort } from "./registry";
-import { type LocalVolumes, startLocalVolumes } from "./volumes";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -443,6 +443,7 @@ describe.skipIf(problems.length > 0)(
           logger,
           name: "real-node-data-plane",
           superCluster: { connection: conn, stateDir },
+          realNodes: true,
         });
         home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-real-node-home-"));
         const tokens = createTokenService({ db: world.db });
@@ -1234,15 +1235,107 @@ describe.skipIf(problems.length > 0)(
           expect(JSON.stringify(below.spec.volumes)).not.toContain("serviceAccountToken");
           expect(JSON.stringify(below.spec.volumes)).toContain(IDENTITY_SECRET_PREFIX);
         });
+
+        describe("DNS: each tenant's pods resolve their own tenant's Services", () => {
+          let webIp = "";
+          beforeAll(async () => {
+            await applyAs(acme, [
+              {
+                apiVersion: "v1",
+                kind: "Pod",
+                metadata: { name: "site", labels: { app: "site" } },
+                spec: {
+                  terminationGracePeriodSeconds: 1,
+                  containers: [{ name: "site", image: HTTPD_IMAGE, ports: [{ containerPort: 8080 }] }],
+                },
+              },
+              {
+                apiVersion: "v1",
+                kind: "Service",
+                metadata: { name: "web" },
+                spec: { selector: { app: "site" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+              },
+            ]);
+            await runningInTenant("site");
+            const below = await eventually(
+              () =>
+                kubeRequest<{ spec: { clusterIP?: string } }>(conn, {
+                  path: `/api/v1/namespaces/${superNamespace(acme, "default")}/services/web`,
+                }).catch(() => undefined),
+              60_000,
+            );
+            webIp = below.spec.clusterIP as string;
+            expect(webIp).toMatch(/^10\.0\.0\./);
+          }, 180_000);
+
+          it("nslookup web.default from acme's pod answers, and the answer serves acme's web", async () => {
+            const resolv = await inPod(acme, "cat /etc/resolv.conf");
+            expect(resolv.stdout).toContain(`nameserver ${POD_API_ADDRESS}`);
+            expect(resolv.stdout).toContain(
+              "search default.svc.cluster.local svc.cluster.local cluster.local",
+            );
+            for (const [name, answered] of [
+              ["web.default", "web.default"],
+              ["web", "web.default.svc.cluster.local"],
+              ["web.default.svc.cluster.local", "web.default.svc.cluster.local"],
+            ]) {
+              const answer = await inPod(acme, `nslookup ${name} 2>&1`);
+              expect(answer.stdout, name).toContain(`Name:\t${answered}\n`);
+              expect(answer.stdout, name).toContain(`Address: ${webIp}`);
+            }
+            const served = await eventually(async () => {
+              const got = await inPod(acme, `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${webIp} 80`);
+              return got.stdout.includes("200 OK") ? got.stdout : undefined;
+            }, 60_000);
+            expect(served).toContain("site");
+            // The tenant's API server by its Service name, and a port by its SRV record.
+            expect((await inPod(acme, "nslookup kubernetes.default 2>&1")).stdout).toContain(
+              `Address: ${POD_API_ADDRESS}`,
+            );
+            const srv = await inPod(acme, "nslookup -type=SRV _http._tcp.web.default.svc.cluster.local 2>&1");
+            expect(srv.stdout).toMatch(/port = 80|\s80\s+web\.default\.svc\.cluster\.local/);
+          });
+
+          it("from globex's pod, acme's Services do not exist, by any name", async () => {
+            for (const name of [
+              "web.default",
+              "web",
+              "web.default.svc.cluster.local",
+              `web.${superNamespace(acme, "default")}.svc.cluster.local`,
+            ]) {
+              const answer = await inPod(globex, `nslookup ${name} 2>&1`);
+              expect(answer.stdout, name).toMatch(/can't find .*: (NXDOMAIN|REFUSED)/);
+              expect(answer.stdout, name).not.toContain(webIp);
+            }
+            // Nothing beyond the cluster's names is resolved for a pod (no path to other resolvers).
+            const outside = await inPod(globex, "nslookup example.com 2>&1");
+            expect(outside.stdout).toMatch(/REFUSED/);
+          });
+
+          it("answers no one but tenants' pods", async () => {
+            const query = Buffer.from(
+              "abcd01000001000000000000037765620764656661756c740373766307636c7573746572056c6f63616c0000010001",
+              "hex",
+            );
+            const client = dgram.createSocket("udp4");
+            try {
+              const reply = await new Promise<Buffer>((resolve, reject) => {
+                client.once("message", resolve);
+                client.once("error", reject);
+                client.send(query, 53, POD_API_ADDRESS);
+                setTimeout(() => reject(new Error("no reply")), 5_000).unref();
+              });
+              expect(reply.readUInt16BE(0)).toBe(0xabcd);
+              expect(reply.readUInt16BE(2) & 0xf).toBe(5); // REFUSED
+              expect(reply.readUInt16BE(6)).toBe(0); // no answers
+            } finally {
+              client.close();
+            }
+          });
+        });
       });
 
       describe("storage: claims on local volumes of the real node (issue 18)", () => {
-        let volumes: LocalVolumes | undefined;
-        beforeAll(() => {
-          volumes = startLocalVolumes({ superCluster: conn, stateDir, logger });
-        });
-        afterAll(() => volumes?.stop());
-
         const statefulSet = {
           apiVersion: "apps/v1",
           kind: "StatefulSet",
