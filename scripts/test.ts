@@ -135,6 +135,8 @@ async function main() {
   await check("helm-build", "bash", ["scripts/helm-build.sh"]);
   // gVisor (runsc and its containerd shim) for the real node's sandboxed runtime (tools/sandbox, cached; cold ~2 minutes).
   await check("sandbox-build", "bash", ["scripts/sandbox-build.sh"]);
+  // kube-router for real nodes' NetworkPolicies (tools/netpol, cached; cold ~3 minutes).
+  await check("netpol-build", "bash", ["scripts/netpol-build.sh"]);
   await goTests("go:tools", "tools/kube/kwok", ["./simkubelet", "./image"]);
   await check("lint", "biome", ["ci", "."]);
   // The house plan: no folder of server/ imports from a floor above its own (scripts/layers.ts).

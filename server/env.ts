@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { processSlot } from "@/server/core/process-slots";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
@@ -162,6 +163,11 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined)),
+    RING0_TENANT_TRAFFIC_ALLOW: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
     RING0_ISOLATION_POLICY: z
       .string()
       .trim()
@@ -219,6 +225,17 @@ const schema = z
         ctx.addIssue({
           code: "custom",
           path: ["RING0_TENANT_EGRESS_ALLOW"],
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    if (env.RING0_TENANT_TRAFFIC_ALLOW) {
+      try {
+        parseTrafficAllowances(env.RING0_TENANT_TRAFFIC_ALLOW);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["RING0_TENANT_TRAFFIC_ALLOW"],
           message: error instanceof Error ? error.message : String(error),
         });
       }

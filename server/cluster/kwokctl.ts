@@ -60,6 +60,15 @@ export function sandboxBinaries(logger: Logger, options: { build?: boolean } = {
   );
 }
 
+/** The bin dir of scripts/netpol-build.sh (kube-router, the NetworkPolicy enforcer), building when allowed. */
+export function netpolBinaries(logger: Logger, options: { build?: boolean } = {}): Promise<string> {
+  return builtBinaries(
+    logger,
+    { script: "netpol-build.sh", what: "kube-router", npmScript: "netpol:build" },
+    options,
+  );
+}
+
 /**
  * kwokctl and everything it forks get this environment and nothing else from ours: no host secrets
  * reach simulated containers, and kwokctl reads only its own config under its work dir.

@@ -26,7 +26,7 @@ import { NodeKind } from "@/server/k8s/kinds/node";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { closeKwokctlKeys, ensureEtcdPki, ensureNodePki, type NodePki } from "./hardening";
-import { kubeBinaries, runKwokctl, sandboxBinaries } from "./kwokctl";
+import { kubeBinaries, netpolBinaries, runKwokctl, sandboxBinaries } from "./kwokctl";
 import { type ComponentFlags, componentFlagsOf, type KwokctlPorts } from "./kwokctl-config";
 import {
   addLocalNodes,
@@ -189,8 +189,12 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     await ensureRealNodes(stateDir, realNodes, {
       binDir,
       // gVisor for pods of the ring0-gvisor runtime class (built once, about 2 minutes cold).
+      // and kube-router for NetworkPolicies (built once, about 3 minutes cold).
       ...(realNodes > 0
-        ? { sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }) }
+        ? {
+            sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }),
+            netpolBinDir: await netpolBinaries(log, { build: options.build ?? true }),
+          }
         : {}),
       server: serverOf(),
       clusterCa: clusterCa(path.join(clusterDir, "pki")),

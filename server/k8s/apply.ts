@@ -5,6 +5,7 @@
 import { type KubernetesObject, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
 import type { ClusterConnection } from "./cluster";
 import { isNotFound, toK8sError } from "./errors";
+import { kubeRequest } from "./transport";
 
 export const FIELD_MANAGER = "ring0";
 
@@ -76,7 +77,16 @@ function validateManifest(manifest: KubeObject): void {
 export async function serverSideApply<T extends KubeObject = KubeObject>(
   conn: ClusterConnection,
   manifest: KubeObject,
-  options: { force?: boolean; dryRun?: boolean } = {},
+  options: {
+    force?: boolean;
+    dryRun?: boolean;
+    /**
+     * The object's own path (`/apis/<group>/<version>/namespaces/<ns>/<resource>/<name>`). Given, the
+     * body is sent exactly as written; otherwise client-node serialises it through its typed model
+     * of the kind, which drops fields its model renames (NetworkPolicy's `from` is `_from` there).
+     */
+    path?: string;
+  } = {},
 ): Promise<T> {
   validateManifest(manifest);
   // Apply bodies must not carry server-owned metadata.
@@ -88,6 +98,20 @@ export async function serverSideApply<T extends KubeObject = KubeObject>(
     ...metadata
   } = manifest.metadata;
   const body = { ...manifest, metadata } as KubernetesObject;
+  if (options.path) {
+    return kubeRequest<T>(conn, {
+      method: "PATCH",
+      path: options.path,
+      query: {
+        fieldManager: FIELD_MANAGER,
+        ...(options.force ? { force: "true" } : {}),
+        ...(options.dryRun ? { dryRun: "All" } : {}),
+      },
+      contentType: "application/apply-patch+yaml",
+      body,
+      timeoutMs: 30_000,
+    });
+  }
   const applied = await call(conn, (client) =>
     client.patch(
       body,

@@ -8,6 +8,8 @@ import { localSuperCluster } from "@/server/cluster/local";
 import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { type PodDns, startPodDns } from "@/server/cluster/real-node/pod-dns";
+import { startTenantWall } from "@/server/cluster/real-node/tenant-wall";
+import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
@@ -257,7 +259,21 @@ export async function startTenants(
       // On the local super cluster kwok serves a pod's logs and exec only when it is labelled for it.
       const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
       // Tenants' pods on this host's real nodes ask their DNS of Ring0 (server/cluster/real-node/pod-dns.ts).
-      const podDns = localWorld && hasPodApiAddress() ? await startTenantPodDns(superCluster, log) : null;
+      const realNodes = localWorld && hasPodApiAddress();
+      const podDns = realNodes ? await startTenantPodDns(superCluster, log) : null;
+      // The wall between tenants' pods (server/cluster/real-node/tenant-wall.ts).
+      const wall = realNodes
+        ? await startTenantWall({
+            superCluster,
+            logger: log,
+            allowances: parseTrafficAllowances(config.RING0_TENANT_TRAFFIC_ALLOW),
+          }).catch((error: unknown) => {
+            log.error("keeping the wall between tenants' pods failed: new pods reach no other pod", {
+              error,
+            });
+            return null;
+          })
+        : null;
       const syncer = createSyncer({
         superCluster,
         directory,
@@ -287,6 +303,7 @@ export async function startTenants(
       await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
       sampler.stop();
       volumes?.stop();
+      wall?.stop();
       await podDns?.close();
       setSyncer(null);
       await syncer.stop();

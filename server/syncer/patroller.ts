@@ -51,7 +51,7 @@ export interface PatrollerDependencies {
 
 /** Where a kind is listed in the super cluster (all namespaces). */
 function superListPath(kind: SyncedKind): string {
-  return `${groupVersionPath("v1")}/${kindInfo[kind].resource}`;
+  return `${groupVersionPath(kindInfo[kind].apiVersion)}/${kindInfo[kind].resource}`;
 }
 
 function tenantSelector(tenant: string): string {

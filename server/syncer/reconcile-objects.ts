@@ -6,6 +6,7 @@
 import { deleteObject, serverSideApply } from "@/server/k8s/apply";
 import { isNotFound, K8sError } from "@/server/k8s/errors";
 import { ServiceKind } from "@/server/k8s/kinds/core";
+import { groupVersionPath } from "@/server/k8s/kinds/kind";
 import { kubeRequest } from "@/server/k8s/transport";
 import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-share";
 import { boundVolumeOf, claimRefusal, isBoundInTenant, tenantVolume } from "./claims";
@@ -22,6 +23,13 @@ export interface ObjectReconciler {
   syncObject(session: TenantSession, kind: SyncedKind, namespace: string, name: string): Promise<void>;
   /** The tenant namespace's super namespace, applied once per session (before anything goes into it). */
   ensureNamespace(session: TenantSession, namespace: string): Promise<void>;
+}
+
+/** A synced kind's object path below. */
+function objectPath(kind: SyncedKind, namespace: string | undefined, name: string): string {
+  const info = kindInfo[kind];
+  const scope = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+  return `${groupVersionPath(info.apiVersion)}${scope}/${info.resource}/${encodeURIComponent(name)}`;
 }
 
 export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): ObjectReconciler {
@@ -146,7 +154,11 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
       return;
     }
     try {
-      const written = await serverSideApply<Obj>(ctx.superCluster, desired, { force: true });
+      // Sent as written: client-node's typed models drop fields they rename (NetworkPolicy's `from`).
+      const written = await serverSideApply<Obj>(ctx.superCluster, desired, {
+        force: true,
+        path: objectPath(kind, ref.metadata.namespace, ref.metadata.name),
+      });
       if (kind === "service") await copyServiceStatus(session, object, written);
       if (kind === "persistentvolumeclaim") await bindUp(session, object, written);
     } catch (error) {

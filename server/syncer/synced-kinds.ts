@@ -6,7 +6,7 @@
 import type { KubeObject } from "@/server/k8s/apply";
 import { IDENTITY_SECRET_PREFIX, identityRefusal } from "./pod-identity";
 
-/** The kinds the syncer copies down (vNodes and events travel up). */
+/** The kinds the syncer copies down (vNodes and events travel up, and claims' volumes). */
 export type SyncedKind =
   | "namespace"
   | "pod"
@@ -15,7 +15,8 @@ export type SyncedKind =
   | "configmap"
   | "secret"
   | "serviceaccount"
-  | "persistentvolumeclaim";
+  | "persistentvolumeclaim"
+  | "networkpolicy";
 
 export const syncedKinds: SyncedKind[] = [
   "namespace",
@@ -25,6 +26,7 @@ export const syncedKinds: SyncedKind[] = [
   "service",
   "endpoints",
   "persistentvolumeclaim",
+  "networkpolicy",
   "pod",
 ];
 
@@ -48,6 +50,12 @@ export const kindInfo: Record<SyncedKind, KindInfo> = {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
     resource: "persistentvolumeclaims",
+    namespaced: true,
+  },
+  networkpolicy: {
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    resource: "networkpolicies",
     namespaced: true,
   },
 };

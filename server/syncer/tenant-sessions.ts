@@ -255,7 +255,7 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       const info = kindInfo[kind];
       caches[kind] = createWatchCache<Obj>(
         conn,
-        { path: `${groupVersionPath("v1")}/${info.resource}` },
+        { path: `${groupVersionPath(info.apiVersion)}/${info.resource}` },
         (object, previous, deleted) => {
           if (session.stopped) return;
           const namespace = object.metadata.namespace ?? "";

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { syncAnnotations, syncLabels } from "./contracts";
 import { defaultIsolationPolicy, parseIsolationPolicy } from "./isolation-schema";
 import { superNamespace } from "./naming";
+import { namespaceLabelsBelow } from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
 import {
   resizePatch,
@@ -221,7 +222,7 @@ describe("downward translation", () => {
     ).toBe("below");
   });
 
-  it("gives a super namespace Ring0's labels and the tenant's Pod Security level, and none of the tenant's", () => {
+  it("gives a super namespace Ring0's labels, the tenant's Pod Security level and its own labels only mirrored into Ring0's domain", () => {
     const namespace: TenantObject = {
       apiVersion: "v1",
       kind: "Namespace",
@@ -246,9 +247,16 @@ describe("downward translation", () => {
     expect(copy.metadata.name).toBe(superNamespace("acme", "team"));
     expect(copy.metadata.labels).toEqual({
       ...podSecurityLabels(defaultIsolationPolicy()),
+      // For NetworkPolicies' namespace selectors (network-policies.ts); nothing else reads these keys.
+      ...namespaceLabelsBelow(namespace.metadata.labels, "team"),
       [syncLabels.tenant]: "acme",
       [syncLabels.managed]: "true",
     });
+    expect(
+      Object.keys(copy.metadata.labels ?? {}).filter(
+        (key) => !key.startsWith("ns.ring0.dev/") && !key.startsWith("pod-security.kubernetes.io/"),
+      ),
+    ).toEqual([syncLabels.tenant, syncLabels.managed]);
     expect(copy.metadata.labels?.["pod-security.kubernetes.io/enforce"]).toBe("baseline");
     expect(copy.metadata.annotations).toEqual({
       [syncAnnotations.namespace]: "team",
@@ -266,6 +274,7 @@ describe("downward translation", () => {
     const careless = { ...restricted, namespaceLabels: ["pod-security.kubernetes.io/*", "ring0.dev/*"] };
     expect(superObject("acme", "namespace", namespace, {}, careless).metadata.labels).toEqual({
       ...podSecurityLabels(restricted),
+      ...namespaceLabelsBelow(namespace.metadata.labels, "team"),
       [syncLabels.tenant]: "acme",
       [syncLabels.managed]: "true",
     });

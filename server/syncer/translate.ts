@@ -14,6 +14,7 @@ import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { allowListed, podAnnotationsBelow, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
+import { namespaceLabelsBelow, superNetworkPolicySpec } from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
 import { type PlacementPolicy, superPodSpec } from "./super-pod-spec";
 import { type Json, kindInfo, type SyncedKind, type TenantObject } from "./synced-kinds";
@@ -40,6 +41,7 @@ function labelsFor(
   if (kind === "namespace") {
     return {
       ...allowListed(object.metadata.labels, policy.namespaceLabels),
+      ...namespaceLabelsBelow(object.metadata.labels, object.metadata.name),
       ...podSecurityLabels(policy),
       ...ring0Labels(tenant),
     };
@@ -175,6 +177,8 @@ export function superObject(
       };
     case "persistentvolumeclaim":
       return { ...base, spec: superClaimSpec(object.spec, policy) };
+    case "networkpolicy":
+      return { ...base, spec: superNetworkPolicySpec(object.spec, tenant) };
     case "serviceaccount":
       return {
         ...base,

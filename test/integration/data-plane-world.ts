@@ -13,6 +13,7 @@ import { localSuperCluster } from "@/server/cluster/local";
 import { killProcessesMentioning } from "@/server/cluster/process";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { startPodDns } from "@/server/cluster/real-node/pod-dns";
+import { startTenantWall } from "@/server/cluster/real-node/tenant-wall";
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import {
   SIMULATED_POD_LABEL,
@@ -88,6 +89,8 @@ export async function startDataPlaneWorld(options: {
    * local volumes' provisioner), as server/runtime/tenants.ts does.
    */
   realNodes?: boolean;
+  /** With realNodes: the operator's leave for one tenant's pods to reach another's. */
+  trafficAllowances?: [string, string][];
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -168,6 +171,8 @@ export async function startDataPlaneWorld(options: {
         podApi: () => POD_API_ADDRESS,
       });
       cleanups.push(() => dns.close());
+      const wall = await startTenantWall({ superCluster, logger, allowances: options.trafficAllowances });
+      cleanups.push(() => wall.stop());
     }
     const syncer = createSyncer({
       superCluster,

@@ -9,7 +9,7 @@ import {
   registryHostsToml,
   runscConfig,
 } from "./configs";
-import { firewallRules } from "./host-firewall";
+import { firewallRestoreText, firewallRules } from "./host-firewall";
 import { realNodeIndex, realNodeName, realNodePlan } from "./plan";
 
 const plan = realNodePlan("/state", 2);
@@ -150,9 +150,15 @@ describe("a real node's configuration", () => {
     expect(input?.rules).toHaveLength(4);
     expect(forward?.from).toBe("FORWARD");
     expect(forward?.rules).toEqual([
+      ["-d", "10.244.0.0/16", "-j", "RING0-TENANTS"],
       ["-d", "10.244.0.0/16", "-j", "RETURN"],
       ["-j", "DROP"],
     ]);
+    // The tenant wall's chain is declared apart (a declared chain is flushed by iptables-restore).
+    const text = firewallRestoreText();
+    expect(text.startsWith("*mangle\n")).toBe(true);
+    expect(text).not.toContain(":RING0-TENANTS");
+    expect(text).toContain("-A RING0-PODS-FORWARD -d 10.244.0.0/16 -j RING0-TENANTS");
     // IPv6 (pods have link-local addresses only): replies in, nothing else in or through.
     const [input6, forward6] = firewallRules("ipv6");
     expect(input6?.rules).toEqual([

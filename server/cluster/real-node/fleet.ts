@@ -21,6 +21,7 @@ import { kubeconfigYaml, kubeProxyConfig, SANDBOX_HANDLER, SANDBOX_NODE_LABEL } 
 import { realNodePrerequisites, releaseHostLock, takeHostLock } from "./host";
 import { ensureHostFirewall, removeHostFirewall } from "./host-firewall";
 import { ensureImageArchives } from "./images";
+import { ensureNetworkPolicyEnforcer, removeNetworkPolicyEnforcer } from "./network-policy";
 import {
   daemonEnv,
   ensureRealNode,
@@ -192,6 +193,15 @@ export async function ensureRealNodes(
   }
   await ensureNodeProxyRbac(context.connection);
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
+  if (context.netpolBinDir) {
+    await ensureNetworkPolicyEnforcer(
+      stateDir,
+      { ...context, netpolBinDir: context.netpolBinDir },
+      realNodePlan(stateDir, 0).name,
+    );
+  } else {
+    await removeNetworkPolicyEnforcer(stateDir);
+  }
   await waitLocalNodesReady(context.connection, count, 120_000, `${REAL_NODE_LABEL}=true`);
   await ensureSandboxRuntimeClass(context.connection, count, stateDir, Boolean(context.sandboxBinDir));
   // Local volumes on the real nodes (./volumes.ts provisions them while Ring0 leads).
@@ -256,6 +266,7 @@ export async function removeRealNodes(stateDir: string, binDir: string, logger: 
   }
   if (fs.existsSync(realNodesDir(stateDir))) {
     await removeKubeProxy(stateDir, binDir);
+    await removeNetworkPolicyEnforcer(stateDir);
     await stopRegistry(stateDir, binDir);
     await removeHostFirewall().catch((error: unknown) => left.push(`firewall: ${String(error)}`));
     releaseHostLock(path.resolve(stateDir));

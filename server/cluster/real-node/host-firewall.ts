@@ -1,13 +1,16 @@
 /**
- * The host's wall around real nodes' pods (iptables, filter table). A pod's packets arrive on a
- * ring0br* bridge:
+ * The host's wall around real nodes' pods (iptables, mangle table: traversed before the filter
+ * table, where kube-router's NetworkPolicy chains ACCEPT what policies allow, so nothing there can
+ * open what this wall drops). A pod's packets arrive on a ring0br* bridge:
  *   - to the host itself (INPUT): only replies to connections the host opened, and TCP or UDP to
  *     a socket bound to exactly POD_API_ADDRESS (Ring0's listeners for tenants' API servers, each of
- *     which admits only its own tenant's pods, and the pods' DNS, which answers each pod as its tenant); a pod cannot reach anything else listening on this
- *     host, on any address (Ring0, the super cluster's API server, an agent on 0.0.0.0 — the socket
- *     match ignores wildcard listeners —, the kubelet);
+ *     which admits only its own tenant's pods, and the pods' DNS, which answers each pod as its tenant);
+ *     a pod cannot reach anything else listening on this host, on any address (Ring0, the super
+ *     cluster's API server, an agent on 0.0.0.0 — the socket match ignores wildcard listeners —,
+ *     the kubelet);
  *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
- *     this); nothing beyond this host's pods, whatever route a pod would add;
+ *     this), and there only to pods of its own tenant (TENANTS_CHAIN, filled by ./tenant-wall.ts);
+ *     nothing beyond this host's pods, whatever route a pod would add;
  *   - over IPv6 (ip6tables; pods have link-local addresses and no IPv6 network): replies only, in
  *     and through, so a host listener on [::] is out of reach too.
  * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
@@ -23,6 +26,10 @@ import { POD_API_ADDRESS, POD_NETWORK } from "./plan";
 
 export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
+/** Which pods a pod may open connections to (./tenant-wall.ts writes its rules; empty until then). */
+export const TENANTS_CHAIN = "RING0-TENANTS";
+/** The table of Ring0's chains (before filter, where other programs ACCEPT). */
+export const WALL_TABLE = "mangle";
 const BRIDGES = "ring0br+";
 /** The kubelet's chain against packets to 127.0.0.0/8 from elsewhere. */
 const KUBELET_CHAIN = "KUBE-FIREWALL";
@@ -40,7 +47,7 @@ const BINARIES: Record<IpFamily, { tables: string; restore: string }> = {
  */
 export function firewallRules(
   family: IpFamily = "ipv4",
-): { chain: string; from: string; rules: string[][] }[] {
+): { chain: string; from?: string; rules: string[][] }[] {
   if (family === "ipv6") {
     return [
       {
@@ -69,18 +76,22 @@ export function firewallRules(
       chain: FORWARD_CHAIN,
       from: "FORWARD",
       rules: [
+        ["-d", POD_NETWORK, "-j", TENANTS_CHAIN],
         ["-d", POD_NETWORK, "-j", "RETURN"],
         ["-j", "DROP"],
       ],
     },
+    // Jumped to from the FORWARD chain above only; its rules are the tenant wall's.
+    { chain: TENANTS_CHAIN, rules: [] },
   ];
 }
 
-const iptables = (args: string[], binary = "iptables") => runHost(binary, ["-w", "5", ...args]);
+const iptables = (args: string[], binary = "iptables", table = WALL_TABLE) =>
+  runHost(binary, ["-w", "5", "-t", table, ...args]);
 
-async function succeeds(args: string[], binary = "iptables"): Promise<boolean> {
+async function succeeds(args: string[], binary = "iptables", table = WALL_TABLE): Promise<boolean> {
   try {
-    await iptables(args, binary);
+    await iptables(args, binary, table);
     return true;
   } catch (error) {
     if (error instanceof CommandError) return false;
@@ -88,11 +99,15 @@ async function succeeds(args: string[], binary = "iptables"): Promise<boolean> {
   }
 }
 
-/** Ring0's chains as one iptables-restore transaction (`--noflush`: the rest of the table stays). */
+/**
+ * Ring0's chains as one iptables-restore transaction (`--noflush`: the rest of the table stays).
+ * The tenants' chain must exist already (ensureHostFirewall makes it): its rules are the tenant wall's.
+ */
 export function firewallRestoreText(family: IpFamily = "ipv4"): string {
-  const chains = firewallRules(family);
+  // A declared chain is flushed even with --noflush: the tenants' chain is made apart, never declared.
+  const chains = firewallRules(family).filter(({ chain }) => chain !== TENANTS_CHAIN);
   return [
-    "*filter",
+    `*${WALL_TABLE}`,
     ...chains.map(({ chain }) => `:${chain} - [0:0]`),
     ...chains.flatMap(({ chain, rules }) => rules.map((rule) => `-A ${chain} ${rule.join(" ")}`)),
     "COMMIT",
@@ -108,6 +123,10 @@ export function firewallRestoreText(family: IpFamily = "ipv4"): string {
 export async function ensureHostFirewall(): Promise<void> {
   for (const family of ["ipv4", "ipv6"] as const) {
     const { tables, restore } = BINARIES[family];
+    for (const { chain } of firewallRules(family)) {
+      if (chain === TENANTS_CHAIN && !(await succeeds(["-n", "-L", chain], tables)))
+        await iptables(["-N", chain], tables);
+    }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
     try {
       const file = path.join(dir, "rules");
@@ -117,6 +136,7 @@ export async function ensureHostFirewall(): Promise<void> {
       fs.rmSync(dir, { recursive: true, force: true });
     }
     for (const { chain, from } of firewallRules(family)) {
+      if (!from) continue;
       const jump = [from, "-i", BRIDGES, "-j", chain];
       if (!(await succeeds(["-C", ...jump], tables)))
         await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain], tables);
@@ -144,25 +164,46 @@ export async function removeHostFirewall(): Promise<void> {
   await removePodApiAddress();
   for (const family of ["ipv4", "ipv6"] as const) {
     const { tables } = BINARIES[family];
-    for (const { chain, from } of firewallRules(family)) {
-      while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain], tables)) {
-        // every copy of the jump
+    // The filter table too: Ring0 kept its chains there before kube-router came.
+    for (const table of [WALL_TABLE, "filter"]) {
+      const chains = firewallRules(family);
+      for (const { chain, from } of chains) {
+        if (!from) continue;
+        while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain], tables, table)) {
+          // every copy of the jump
+        }
       }
-      if (await succeeds(["-n", "-L", chain], tables)) {
-        await iptables(["-F", chain], tables);
-        await iptables(["-X", chain], tables);
+      for (const { chain } of chains) {
+        if (await succeeds(["-n", "-L", chain], tables, table)) {
+          await iptables(["-F", chain], tables, table);
+          await iptables(["-X", chain], tables, table);
+        }
       }
     }
   }
+  await removeTenantChains();
   for (const binary of ["iptables", "ip6tables"]) {
     for (const from of ["INPUT", "OUTPUT"]) {
-      while (await succeeds(["-D", from, "-j", KUBELET_CHAIN], binary)) {
+      while (await succeeds(["-D", from, "-j", KUBELET_CHAIN], binary, "filter")) {
         // every copy of the kubelet's jump
       }
     }
-    if (await succeeds(["-n", "-L", KUBELET_CHAIN], binary)) {
-      await iptables(["-F", KUBELET_CHAIN], binary);
-      await iptables(["-X", KUBELET_CHAIN], binary);
+    if (await succeeds(["-n", "-L", KUBELET_CHAIN], binary, "filter")) {
+      await iptables(["-F", KUBELET_CHAIN], binary, "filter");
+      await iptables(["-X", KUBELET_CHAIN], binary, "filter");
     }
   }
+}
+
+/** Prefix of the tenant wall's per-owner chains (./tenant-wall.ts), removed with the wall. */
+export const TENANT_CHAIN_PREFIX = "RING0-T-";
+
+/** The tenant wall's per-owner chains, once the tenants' chain that jumps to them is gone. */
+async function removeTenantChains(): Promise<void> {
+  const listed = (await iptables(["-S"])).stdout.split("\n");
+  const chains = listed
+    .map((line) => /^-N (\S+)$/.exec(line)?.[1])
+    .filter((chain): chain is string => Boolean(chain?.startsWith(TENANT_CHAIN_PREFIX)));
+  for (const chain of chains) await iptables(["-F", chain]);
+  for (const chain of chains) await iptables(["-X", chain]);
 }

@@ -32,9 +32,15 @@ export function realNodePrerequisites(): string[] {
       `CNI plugins ${plugins.join(", ")} are missing in ${CNI_BIN_DIR}: apt-get install containernetworking-plugins`,
     );
   }
-  for (const tool of ["/usr/sbin/iptables", "/usr/sbin/iptables-restore", "/usr/sbin/ip"]) {
+  const packages: Record<string, string> = { ip: "iproute2", ipset: "ipset" };
+  for (const tool of [
+    "/usr/sbin/iptables",
+    "/usr/sbin/iptables-restore",
+    "/usr/sbin/ip",
+    "/usr/sbin/ipset",
+  ]) {
     if (!fs.existsSync(tool) && !fs.existsSync(tool.replace("/usr/sbin/", "/sbin/"))) {
-      problems.push(`${tool} is missing: apt-get install ${tool.endsWith("/ip") ? "iproute2" : "iptables"}`);
+      problems.push(`${tool} is missing: apt-get install ${packages[path.basename(tool)] ?? "iptables"}`);
     }
   }
   if (

@@ -44,6 +44,8 @@ export interface RealNodeContext {
   logger: Logger;
   /** gVisor's binaries (scripts/sandbox-build.sh): the node then also runs pods under runsc. */
   sandboxBinDir?: string;
+  /** kube-router (scripts/netpol-build.sh): NetworkPolicies are then enforced (./network-policy.ts). */
+  netpolBinDir?: string;
 }
 
 /** The environment of a node's processes: its binaries and the system's, nothing of Ring0's. */

@@ -2,7 +2,8 @@
  * A real node's certificates: the kubelet's client certificate (system:node:<name> in system:nodes,
  * so the Node authorizer confines it to its own node), its serving certificate for the node IP from
  * the node PKI's kubelet CA (what kube-apiserver verifies, --kubelet-certificate-authority), and
- * kube-proxy's client certificate (system:kube-proxy, bound to system:node-proxier by default).
+ * kube-proxy's client certificate (system:kube-proxy, bound to system:node-proxier by default) and
+ * kube-router's (ring0:network-policy, bound by ./network-policy.ts).
  * Client certificates come from kwokctl's cluster CA, the API server's --client-ca-file.
  */
 import fs from "node:fs";
@@ -54,9 +55,18 @@ export function ensureRealNodePki(
   });
 }
 
-export async function ensureKubeProxyPki(dir: string, cluster: CertificateAndKey): Promise<PkiEntry> {
+/** A client certificate for `user` from the cluster CA (kube-proxy's, kube-router's), kept in `dir`. */
+export async function ensureClientPki(
+  dir: string,
+  cluster: CertificateAndKey,
+  user: string,
+): Promise<PkiEntry> {
   const { client } = await ensureLeaves(dir, {
-    client: { issuer: cluster, subject: "CN=system:kube-proxy", usages: ["clientAuth"] },
+    client: { issuer: cluster, subject: `CN=${user}`, usages: ["clientAuth"] },
   });
   return client;
+}
+
+export function ensureKubeProxyPki(dir: string, cluster: CertificateAndKey): Promise<PkiEntry> {
+  return ensureClientPki(dir, cluster, "system:kube-proxy");
 }

@@ -1236,7 +1236,7 @@ describe.skipIf(problems.length > 0)(
           expect(JSON.stringify(below.spec.volumes)).toContain(IDENTITY_SECRET_PREFIX);
         });
 
-        describe("DNS: each tenant's pods resolve their own tenant's Services", () => {
+        describe("DNS and the network walls: each tenant's pods find and reach their own tenant's", () => {
           let webIp = "";
           beforeAll(async () => {
             await applyAs(acme, [
@@ -1310,6 +1310,82 @@ describe.skipIf(problems.length > 0)(
             // Nothing beyond the cluster's names is resolved for a pod (no path to other resolvers).
             const outside = await inPod(globex, "nslookup example.com 2>&1");
             expect(outside.stdout).toMatch(/REFUSED/);
+          });
+
+          /** What an HTTP GET from `tenant`'s pod to `address` got (nothing when refused). */
+          const httpFrom = async (tenant: string, address: string) =>
+            (await inPod(tenant, `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${address}; echo "exit=$?"`))
+              .stdout;
+          const sitePodIp = async () =>
+            (await tenantKubectl(acme, ["get", "pod", "site", "-o", "jsonpath={.status.podIP}"])).stdout;
+
+          it("globex's pod cannot open a connection to acme's pod or Service, while acme's own can", async () => {
+            const podIp = await sitePodIp();
+            expect(podIp).toMatch(/^10\.244\./);
+            expect(await httpFrom(acme, `${podIp} 8080`)).toContain("200 OK");
+            expect(await httpFrom(acme, `${webIp} 80`)).toContain("200 OK");
+            for (const target of [`${podIp} 8080`, `${webIp} 80`]) {
+              const attempt = await httpFrom(globex, target);
+              expect(attempt, target).not.toContain("200 OK");
+              expect(attempt, target).toMatch(/exit=[1-9]/);
+            }
+          });
+
+          it("a tenant's own NetworkPolicy denying ingress within acme is enforced, and lifting it lets traffic back", async () => {
+            const podIp = await sitePodIp();
+            await applyAs(acme, [
+              {
+                apiVersion: "networking.k8s.io/v1",
+                kind: "NetworkPolicy",
+                metadata: { name: "site-closed" },
+                spec: { podSelector: { matchLabels: { app: "site" } }, policyTypes: ["Ingress"] },
+              },
+            ]);
+            // Copied below into acme's namespace, where kube-router enforces it.
+            await eventually(
+              () =>
+                kubeRequest(conn, {
+                  path: `/apis/networking.k8s.io/v1/namespaces/${superNamespace(acme, "default")}/networkpolicies/site-closed`,
+                }).catch(() => undefined),
+              60_000,
+            );
+            const denied = await eventually(async () => {
+              const got = await httpFrom(acme, `${podIp} 8080`);
+              return got.includes("200 OK") ? undefined : got;
+            }, 90_000);
+            expect(denied).toMatch(/exit=[1-9]/);
+            expect(await httpFrom(acme, `${webIp} 80`)).not.toContain("200 OK");
+            // A policy admitting acme's whoami pod (by label, from every namespace of acme) opens it to that pod only.
+            await applyAs(acme, [
+              {
+                apiVersion: "networking.k8s.io/v1",
+                kind: "NetworkPolicy",
+                metadata: { name: "site-from-whoami" },
+                spec: {
+                  podSelector: { matchLabels: { app: "site" } },
+                  ingress: [
+                    { from: [{ namespaceSelector: {}, podSelector: { matchLabels: { run: apiPod } } }] },
+                  ],
+                },
+              },
+            ]);
+            await eventually(
+              async () => ((await httpFrom(acme, `${podIp} 8080`)).includes("200 OK") ? true : undefined),
+              90_000,
+            );
+            // globex's pod still reaches nothing of acme: the tenant wall comes before any policy.
+            expect(await httpFrom(globex, `${podIp} 8080`)).not.toContain("200 OK");
+            const removed = await tenantKubectl(acme, [
+              "delete",
+              "networkpolicy",
+              "site-closed",
+              "site-from-whoami",
+            ]);
+            expect(removed.code, removed.stderr).toBe(0);
+            await eventually(
+              async () => ((await httpFrom(acme, `${webIp} 80`)).includes("200 OK") ? true : undefined),
+              90_000,
+            );
           });
 
           it("answers no one but tenants' pods", async () => {
@@ -1683,16 +1759,19 @@ describe.skipIf(problems.length > 0)(
       for (const hierarchy of fs.readdirSync("/sys/fs/cgroup")) {
         expect(fs.existsSync(path.join("/sys/fs/cgroup", hierarchy, plan.cgroupRoot))).toBe(false);
       }
-      const rules = (await run("iptables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
-      expect(rules).not.toMatch(/RING0-PODS|KUBE-/);
-      const rules6 = (await run("ip6tables", ["-w", "5", "-S"], { timeoutMs: 30_000 })).stdout;
-      expect(rules6).not.toMatch(/RING0-PODS|KUBE-/);
+      for (const binary of ["iptables", "ip6tables"]) {
+        for (const table of ["filter", "mangle", "nat"]) {
+          const rules = (await run(binary, ["-w", "5", "-t", table, "-S"], { timeoutMs: 30_000 })).stdout;
+          expect(rules, `${binary} ${table}`).not.toMatch(/RING0-|KUBE-/);
+        }
+      }
+      // Neither the tenant wall's address sets nor kube-router's.
+      const sets = (await run("ipset", ["list", "-n"], { timeoutMs: 30_000 })).stdout;
+      expect(sets).not.toMatch(/ring0-|kube-router|KUBE-/i);
       // The tenants' pod API address goes with the wall.
       expect(
         (await run("ip", ["-o", "addr", "show", "dev", "lo"], { timeoutMs: 30_000 })).stdout,
       ).not.toContain(POD_API_ADDRESS);
-      const nat = (await run("iptables", ["-w", "5", "-t", "nat", "-S"], { timeoutMs: 30_000 })).stdout;
-      expect(nat).not.toMatch(/KUBE-/);
       const cache = fs.existsSync("/var/lib/cni/results") ? fs.readdirSync("/var/lib/cni/results") : [];
       for (const entry of cache) {
         const text = fs.readFileSync(path.join("/var/lib/cni/results", entry), "utf8");

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { OTHERS_CHAIN, podOwners, tenantChain, tenantWallChains, wallRestoreText } from "./tenant-wall";
+import { parseTrafficAllowances } from "./traffic-allowances";
+
+const pod = (name: string, ip: string | undefined, tenant?: string, extra: Record<string, unknown> = {}) => ({
+  metadata: { name, namespace: "ns", labels: tenant ? { "ring0.dev/tenant": tenant } : {} },
+  spec: {},
+  status: { podIP: ip, phase: "Running" },
+  ...extra,
+});
+
+const owners = new Map<string, string | null>([
+  ["10.244.0.5", "acme"],
+  ["10.244.0.8", "acme"],
+  ["10.244.0.6", "globex"],
+  ["10.244.0.7", null],
+]);
+
+describe("the wall between tenants' pods", () => {
+  it("sends a new connection by its source to its owner's chain; replies pass; unknown sources drop", () => {
+    const chains = tenantWallChains(owners, []);
+    const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
+    expect(tenants[0]).toBe("-m conntrack --ctstate ESTABLISHED,RELATED -j RETURN");
+    expect(tenants).toContain(`-s 10.244.0.5/32 -j ${tenantChain("acme")}`);
+    expect(tenants).toContain(`-s 10.244.0.6/32 -j ${tenantChain("globex")}`);
+    expect(tenants).toContain(`-s 10.244.0.7/32 -j ${OTHERS_CHAIN}`);
+    expect(tenants.at(-1)).toBe("-j DROP");
+  });
+
+  it("lets a tenant's pods reach its own and nothing else; the operator's pods only each other", () => {
+    const chains = tenantWallChains(owners, []);
+    expect(chains.get(tenantChain("acme"))).toEqual([
+      ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(chains.get(tenantChain("globex"))).toEqual([
+      ["-d", "10.244.0.6/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(chains.get(OTHERS_CHAIN)).toEqual([
+      ["-d", "10.244.0.7/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+  });
+
+  it("an operator's leave opens one direction only", () => {
+    const chains = tenantWallChains(owners, [
+      ["globex", "acme"],
+      ["initech", "acme"],
+    ]);
+    expect(chains.get(tenantChain("globex"))).toEqual([
+      ["-d", "10.244.0.6/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(JSON.stringify(chains.get(tenantChain("acme")))).not.toContain("10.244.0.6");
+    expect(chains.has(tenantChain("initech"))).toBe(false);
+  });
+
+  it("knows a pod's address by the super cluster's tenant label, and drops what is in doubt", () => {
+    const found = podOwners([
+      pod("a", "10.244.0.5", "acme"),
+      pod("g", "10.244.0.6", "globex"),
+      pod("op", "10.244.0.7"),
+      pod("host", "10.244.0.1", "acme", { spec: { hostNetwork: true } }),
+      pod("done", "10.244.0.8", "acme", { status: { podIP: "10.244.0.8", phase: "Succeeded" } }),
+      pod("pending", undefined, "acme"),
+      pod("simulated", "10.0.0.9", "acme"),
+      // An address two owners claim belongs to neither until one is gone.
+      pod("old", "10.244.0.9", "acme"),
+      pod("new", "10.244.0.9", "globex"),
+      pod("third", "10.244.0.9", "acme"),
+    ]);
+    expect([...found.entries()].sort()).toEqual([
+      ["10.244.0.5", "acme"],
+      ["10.244.0.6", "globex"],
+      ["10.244.0.7", null],
+    ]);
+  });
+
+  it("writes every chain in one transaction, each declared (so flushed) first", () => {
+    const text = wallRestoreText(tenantWallChains(owners, []));
+    expect(text.startsWith("*mangle\n:RING0-TENANTS - [0:0]\n")).toBe(true);
+    expect(text).toContain(`:${tenantChain("acme")} - [0:0]`);
+    expect(text.trimEnd().endsWith("COMMIT")).toBe(true);
+    expect(tenantChain("a-tenant-with-a-rather-long-name-indeed").length).toBeLessThanOrEqual(28);
+  });
+
+  it("reads the operator's leave, refusing anything unclear", () => {
+    expect(parseTrafficAllowances("globex>acme, initech>acme")).toEqual([
+      ["globex", "acme"],
+      ["initech", "acme"],
+    ]);
+    expect(parseTrafficAllowances(undefined)).toEqual([]);
+    expect(() => parseTrafficAllowances("globex->acme")).toThrow(/entry 1/);
+    expect(() => parseTrafficAllowances("globex>acme>initech")).toThrow(/FROM>TO/);
+    expect(() => parseTrafficAllowances("globex>ACME")).toThrow(/two tenant names/);
+  });
+});

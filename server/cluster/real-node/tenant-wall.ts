@@ -1,0 +1,210 @@
+/**
+ * The wall between tenants' pods on this host's real nodes (issue 18): a pod may open connections
+ * to pods of its own tenant only (Services included: they are DNAT-ed to pods before the check),
+ * unless the operator lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); pods
+ * that are no tenant's (the operator's own) reach only each other. Replies to allowed connections
+ * pass. Anything the wall does not know yet (a pod whose address Ring0 has not seen) is dropped.
+ *
+ * Enforced in the host's mangle table (host-firewall.ts jumps here for pod-network traffic from
+ * the bridges), before kube-router's filter chains, so a tenant's NetworkPolicy can only narrow
+ * what this wall allows, never widen it. One ipset of pod addresses per tenant, and one for other
+ * pods, kept from the super cluster's pods (their tenant label, written by the syncer: never a
+ * tenant's word); each set is swapped in whole, so a rewrite never leaves it half full.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { Logger } from "@/server/logger";
+import { syncLabels } from "@/server/syncer/contracts";
+import type { Json } from "@/server/syncer/synced-kinds";
+import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
+import { runHost } from "./host";
+import { TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
+import { TENANT_NAME } from "./traffic-allowances";
+
+/** The chain of pods that are no tenant's (the operator's own). */
+export const OTHERS_CHAIN = `${TENANT_CHAIN_PREFIX}OTHERS`;
+
+/** A tenant's chain name (iptables chain names are at most 28 bytes; tenant names are longer). */
+export function tenantChain(tenant: string): string {
+  return `${TENANT_CHAIN_PREFIX}${createHash("sha256").update(tenant).digest("hex").slice(0, 16)}`;
+}
+
+/**
+ * The wall's chains for these pod owners (pure): the tenants' chain sends a new connection by its
+ * source address to the chain of that pod's owner, which lets it through (out of this table, on
+ * to the filter table's NetworkPolicies) to its own pods and those of tenants it may reach, and
+ * drops the rest; an address no one owns is dropped. Plain rules, no
+ * ipsets: kube-router v2.1 saves and restores every ipset of the host, so a set it did not make
+ * would be put back as it was whenever it syncs.
+ */
+export function tenantWallChains(
+  owners: Map<string, string | null>,
+  allowances: [string, string][],
+): Map<string, string[][]> {
+  const byOwner = new Map<string, string[]>();
+  for (const [ip, owner] of [...owners.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const chain = owner === null ? OTHERS_CHAIN : tenantChain(owner);
+    byOwner.set(chain, [...(byOwner.get(chain) ?? []), ip]);
+  }
+  const reaches = new Map<string, string[]>();
+  for (const [from, to] of allowances) {
+    if (from === to) continue;
+    reaches.set(tenantChain(from), [...(reaches.get(tenantChain(from)) ?? []), tenantChain(to)]);
+  }
+  const chains = new Map<string, string[][]>();
+  chains.set(TENANTS_CHAIN, [
+    ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
+    ...[...byOwner.entries()].flatMap(([chain, ips]) => ips.map((ip) => ["-s", `${ip}/32`, "-j", chain])),
+    ["-j", "DROP"],
+  ]);
+  for (const [chain, ips] of [...byOwner.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const reachable = [...ips, ...(reaches.get(chain) ?? []).flatMap((other) => byOwner.get(other) ?? [])];
+    // ACCEPT ends the wall's table only (the filter table's NetworkPolicies still apply); a RETURN
+    // would fall back into the tenants' chain and its final DROP.
+    chains.set(chain, [...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]), ["-j", "DROP"]]);
+  }
+  return chains;
+}
+
+/** Pod address → whose it is (a tenant, or null for the operator's), from the super cluster's pods. */
+export function podOwners(pods: Iterable<CachedObject>): Map<string, string | null> {
+  const owners = new Map<string, string | null>();
+  const inDoubt = new Set<string>();
+  for (const pod of pods) {
+    const status = pod.status as Json | undefined;
+    const spec = pod.spec as Json | undefined;
+    const ip = status?.podIP;
+    if (typeof ip !== "string" || !isPodAddress(ip) || spec?.hostNetwork) continue;
+    if (status?.phase === "Succeeded" || status?.phase === "Failed") continue;
+    const tenant = ((pod.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant];
+    const owner = tenant && TENANT_NAME.test(tenant) ? tenant : null;
+    // An address two owners claim (one pod leaving, one arriving) is no one's until one is gone.
+    if (owners.has(ip) && owners.get(ip) !== owner) inDoubt.add(ip);
+    owners.set(ip, owner);
+  }
+  for (const ip of inDoubt) owners.delete(ip);
+  return owners;
+}
+
+/** An address of a real node's pod (the pod network, not the pod API address). */
+function isPodAddress(ip: string): boolean {
+  const parts = ip.split(".").map(Number);
+  return parts.length === 4 && parts[0] === 10 && parts[1] === 244 && (parts[2] as number) < 255;
+}
+
+/** The restore text that writes `chains` (declaring a chain flushes it) into the wall's table. */
+export function wallRestoreText(chains: Map<string, string[][]>): string {
+  return [
+    `*${WALL_TABLE}`,
+    ...[...chains.keys()].map((chain) => `:${chain} - [0:0]`),
+    ...[...chains.entries()].flatMap(([chain, rules]) =>
+      rules.map((rule) => `-A ${chain} ${rule.join(" ")}`),
+    ),
+    "COMMIT",
+    "",
+  ].join("\n");
+}
+
+export interface TenantWall {
+  stop(): void;
+  /** Writes the sets and rules now (also done after every change of pods, debounced). */
+  sync(): Promise<void>;
+}
+
+/**
+ * Keeps the wall from the super cluster's pods until stopped. Stopping leaves the wall as it is
+ * (pods keep what they may reach; new pods reach nothing until a Ring0 keeps it again).
+ */
+export async function startTenantWall(options: {
+  superCluster: ClusterConnection;
+  logger: Logger;
+  /** RING0_TENANT_TRAFFIC_ALLOW, parsed. */
+  allowances?: [string, string][];
+  debounceMs?: number;
+}): Promise<TenantWall> {
+  const log = options.logger.child({ component: "tenant-wall" });
+  const allowances = options.allowances ?? [];
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let written = "";
+
+  const pods = createWatchCache<CachedObject>(
+    options.superCluster,
+    { path: "/api/v1/pods" },
+    (pod, previous) => {
+      const relevant = (object?: CachedObject) =>
+        JSON.stringify([
+          (object?.status as Json | undefined)?.podIP,
+          (object?.status as Json | undefined)?.phase,
+          ((object?.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant],
+        ]);
+      if (relevant(pod) !== relevant(previous)) schedule();
+    },
+    (error) => log.debug("watching pods failed", { error: error.message }),
+  );
+
+  function schedule(): void {
+    if (stopped || timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void sync().catch((error: unknown) => log.warn("writing the tenant wall failed", { error }));
+    }, options.debounceMs ?? 100);
+  }
+
+  async function write(): Promise<void> {
+    const owners = podOwners(pods.values());
+    const chains = tenantWallChains(owners, allowances);
+    const text = wallRestoreText(chains);
+    if (text === written) return;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-tenant-wall-"));
+    try {
+      const file = path.join(dir, "rules");
+      fs.writeFileSync(file, text, { mode: 0o600 });
+      await runHost("iptables-restore", ["-w", "5", "--noflush", file]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    // Chains of owners with no pod left here, now that nothing jumps to them.
+    const listed = (await runHost("iptables", ["-w", "5", "-t", WALL_TABLE, "-S"])).stdout.split("\n");
+    for (const line of listed) {
+      const chain = /^-N (\S+)$/.exec(line)?.[1];
+      if (!chain?.startsWith(TENANT_CHAIN_PREFIX) || chains.has(chain)) continue;
+      await runHost("iptables", ["-w", "5", "-t", WALL_TABLE, "-F", chain]);
+      await runHost("iptables", ["-w", "5", "-t", WALL_TABLE, "-X", chain]);
+    }
+    written = text;
+    log.debug("tenant wall written", { pods: owners.size, chains: chains.size });
+  }
+
+  async function sync(): Promise<void> {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = write().finally(() => {
+      running = null;
+      if (again && !stopped) {
+        again = false;
+        schedule();
+      }
+    });
+    return running;
+  }
+
+  await pods.synced();
+  await sync();
+  log.info("keeping the wall between tenants' pods", { allowances: allowances.length });
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      pods.stop();
+    },
+    sync,
+  };
+}
