@@ -66,6 +66,17 @@ export function superClaimSpec(spec: Json | undefined, policy: IsolationPolicy):
   return below;
 }
 
+/** A volume's reference to the claim it is bound to (pre-binding it to exactly that claim, by uid). */
+export function claimRefOf(claim: { metadata: { name: string; namespace?: string; uid?: string } }): Json {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    namespace: claim.metadata.namespace,
+    name: claim.metadata.name,
+    uid: claim.metadata.uid,
+  };
+}
+
 /** The name of the volume the copy below is bound to, once it is. */
 export function boundVolumeOf(below: TenantObject | undefined): string | undefined {
   const name = stringOf(below?.spec?.volumeName);
@@ -97,13 +108,7 @@ export function tenantVolume(claim: TenantObject, superVolume: TenantObject): Ku
       volumeMode: claim.spec?.volumeMode ?? "Filesystem",
       storageClassName: stringOf(claim.spec?.storageClassName) ?? "",
       persistentVolumeReclaimPolicy: "Retain",
-      claimRef: {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        namespace: claim.metadata.namespace,
-        name: claim.metadata.name,
-        uid: claim.metadata.uid,
-      },
+      claimRef: claimRefOf(claim),
       csi: { driver: TENANT_VOLUME_DRIVER, volumeHandle: superVolume.metadata.name },
       ...(spec.nodeAffinity ? { nodeAffinity: spec.nodeAffinity } : {}),
     },

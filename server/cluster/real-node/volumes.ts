@@ -20,6 +20,7 @@ import { createObject, deleteObject, type KubeObject } from "@/server/k8s/apply"
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists, isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
+import { claimRefOf } from "@/server/syncer/claims";
 import { LOCAL_STORAGE_CLASS, LOCAL_VOLUME_PROVISIONER } from "@/server/syncer/isolation-schema";
 import { createWatchCache, type WatchCache } from "@/server/syncer/watch-cache";
 import { REAL_NODE_LABEL, realNodeIndex, realNodesDir } from "./plan";
@@ -105,13 +106,7 @@ export function localVolume(claim: Claim, node: string, dir: string): KubeObject
       volumeMode: claim.spec?.volumeMode ?? "Filesystem",
       persistentVolumeReclaimPolicy: "Delete",
       storageClassName: LOCAL_STORAGE_CLASS,
-      claimRef: {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        namespace: claim.metadata.namespace,
-        name: claim.metadata.name,
-        uid: claim.metadata.uid,
-      },
+      claimRef: claimRefOf(claim),
       local: { path: dir },
       nodeAffinity: {
         required: {
