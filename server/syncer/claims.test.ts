@@ -61,6 +61,7 @@ describe("claims below", () => {
     ["a data source", { dataSource: { kind: "PersistentVolumeClaim", name: "other" } }, "spec.dataSource"],
     ["a data source ref", { dataSourceRef: { kind: "VolumeSnapshot", name: "s" } }, "spec.dataSourceRef"],
     ["a volume attributes class", { volumeAttributesClassName: "fast" }, "volumeAttributesClassName"],
+    ["a raw block device", { volumeMode: "Block" }, "volumeMode: Block"],
     ["a class not offered", { storageClassName: "host-disks" }, 'storage class "host-disks"'],
     ["no class at all (static binding)", { storageClassName: "" }, "asks for no storage class"],
   ])("refuses %s, saying what to change", (_what, spec, text) => {

@@ -34,6 +34,9 @@ export function claimRefusal(claim: TenantObject, policy: IsolationPolicy): stri
       return `${what} sets spec.${field}, which picks an existing volume or its data; remove it and the claim gets a new, empty volume.`;
     }
   }
+  if (spec.volumeMode === "Block") {
+    return `${what} asks for a raw block device (volumeMode: Block); local volumes are directories, use volumeMode: Filesystem.`;
+  }
   if (spec.volumeAttributesClassName) {
     return `${what} names a volume attributes class; none is offered here, remove spec.volumeAttributesClassName.`;
   }

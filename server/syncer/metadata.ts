@@ -70,6 +70,14 @@ export function withoutRing0OwnedKeys(map: unknown): Record<string, string> {
   return Object.fromEntries(stringEntries(map).filter(([key]) => !isRing0OwnedKey(key)));
 }
 
+/**
+ * The tenant's keys outside every reserved domain (Ring0's, kwok's, Kubernetes'): for objects whose
+ * Kubernetes annotations steer the super cluster's controllers (a claim's storage class or node).
+ */
+export function withoutReservedKeys(map: unknown): Record<string, string> {
+  return Object.fromEntries(stringEntries(map).filter(([key]) => !isReservedKey(key)));
+}
+
 /** Only the tenant's keys an operator allow-list names, never reserved ones. */
 export function allowListed(map: unknown, allowList: readonly string[]): Record<string, string> {
   return Object.fromEntries(

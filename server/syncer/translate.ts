@@ -12,7 +12,7 @@ import { type IsolationPolicy, syncAnnotations, syncLabels } from "./contracts";
 import { withTenantDns } from "./dns-config";
 import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
-import { allowListed, podAnnotationsBelow, withoutRing0OwnedKeys } from "./metadata";
+import { allowListed, podAnnotationsBelow, withoutReservedKeys, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
 import { namespaceLabelsBelow, superNetworkPolicySpec } from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
@@ -70,7 +70,11 @@ function annotationsFor(
       ? {}
       : kind === "pod"
         ? podAnnotationsBelow(object.metadata.annotations, policy.podAnnotations)
-        : withoutRing0OwnedKeys(object.metadata.annotations);
+        : kind === "persistentvolumeclaim"
+          ? // The PV controller and the scheduler read a claim's Kubernetes annotations (its class,
+            // its node): below they are the super cluster's to set, never the tenant's.
+            withoutReservedKeys(object.metadata.annotations)
+          : withoutRing0OwnedKeys(object.metadata.annotations);
   const annotations: Record<string, string> = { ...tenants };
   delete annotations["kubectl.kubernetes.io/last-applied-configuration"];
   if (namespace !== undefined) annotations[syncAnnotations.namespace] = namespace;

@@ -91,6 +91,8 @@ export async function startDataPlaneWorld(options: {
   realNodes?: boolean;
   /** With realNodes: the operator's leave for one tenant's pods to reach another's. */
   trafficAllowances?: [string, string][];
+  /** With realNodes: false when the caller keeps the tenant wall itself (from before the world). */
+  tenantWall?: boolean;
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -171,8 +173,10 @@ export async function startDataPlaneWorld(options: {
         podApi: () => POD_API_ADDRESS,
       });
       cleanups.push(() => dns.close());
-      const wall = await startTenantWall({ superCluster, logger, allowances: options.trafficAllowances });
-      cleanups.push(() => wall.stop());
+      if (options.tenantWall !== false) {
+        const wall = await startTenantWall({ superCluster, logger, allowances: options.trafficAllowances });
+        cleanups.push(() => wall.stop());
+      }
     }
     const syncer = createSyncer({
       superCluster,

@@ -9,7 +9,7 @@ import {
   registryHostsToml,
   runscConfig,
 } from "./configs";
-import { firewallRestoreText, firewallRules } from "./host-firewall";
+import { firewallRestoreText, firewallRules, UNWRITTEN_TENANTS_RULES } from "./host-firewall";
 import { realNodeIndex, realNodeName, realNodePlan } from "./plan";
 
 const plan = realNodePlan("/state", 2);
@@ -154,6 +154,9 @@ describe("a real node's configuration", () => {
       ["-d", "10.244.0.0/16", "-j", "RETURN"],
       ["-j", "DROP"],
     ]);
+    // Until the tenant wall writes its chain, replies pass and every new connection between pods drops.
+    expect(UNWRITTEN_TENANTS_RULES.at(-1)).toEqual(["-j", "DROP"]);
+    expect(UNWRITTEN_TENANTS_RULES[0]).toContain("ESTABLISHED,RELATED");
     // The tenant wall's chain is declared apart (a declared chain is flushed by iptables-restore).
     const text = firewallRestoreText();
     expect(text.startsWith("*mangle\n")).toBe(true);

@@ -194,6 +194,10 @@ export async function ensureRealNodes(
   await ensureNodeProxyRbac(context.connection);
   await ensureKubeProxy(stateDir, context, realNodePlan(stateDir, 0).name);
   if (context.netpolBinDir) {
+    if (count > 1)
+      context.logger.warn(
+        `NetworkPolicies are enforced for the pods of ${realNodePlan(stateDir, 0).name} only (one kube-router per host); the wall between tenants covers every real node`,
+      );
     await ensureNetworkPolicyEnforcer(
       stateDir,
       { ...context, netpolBinDir: context.netpolBinDir },

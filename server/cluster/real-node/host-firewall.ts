@@ -28,6 +28,11 @@ export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
 /** Which pods a pod may open connections to (./tenant-wall.ts writes its rules; empty until then). */
 export const TENANTS_CHAIN = "RING0-TENANTS";
+/** The tenants' chain before the tenant wall first writes it: replies only. */
+export const UNWRITTEN_TENANTS_RULES = [
+  ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
+  ["-j", "DROP"],
+];
 /** The table of Ring0's chains (before filter, where other programs ACCEPT). */
 export const WALL_TABLE = "mangle";
 const BRIDGES = "ring0br+";
@@ -124,8 +129,10 @@ export async function ensureHostFirewall(): Promise<void> {
   for (const family of ["ipv4", "ipv6"] as const) {
     const { tables, restore } = BINARIES[family];
     for (const { chain } of firewallRules(family)) {
-      if (chain === TENANTS_CHAIN && !(await succeeds(["-n", "-L", chain], tables)))
-        await iptables(["-N", chain], tables);
+      if (chain !== TENANTS_CHAIN || (await succeeds(["-n", "-L", chain], tables))) continue;
+      // Closed until the tenant wall writes it: replies pass, no new connection between pods.
+      await iptables(["-N", chain], tables);
+      for (const rule of UNWRITTEN_TENANTS_RULES) await iptables(["-A", chain, ...rule], tables);
     }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
     try {
@@ -142,7 +149,34 @@ export async function ensureHostFirewall(): Promise<void> {
         await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain], tables);
     }
   }
+  await ensureBridgeFiltering();
   await ensurePodApiAddress();
+}
+
+/** The sysctls that send bridged frames (pod to pod on one bridge) through iptables. */
+export const BRIDGE_FILTER_SYSCTLS = [
+  "/proc/sys/net/bridge/bridge-nf-call-iptables",
+  "/proc/sys/net/bridge/bridge-nf-call-ip6tables",
+];
+
+/**
+ * Pods on one bridge talk through it, not through the host's routing: only with br_netfilter's
+ * sysctls on do their frames pass the walls' iptables chains (and kube-router's). Without them
+ * every wall between pods would be open, so real nodes refuse to run.
+ */
+async function ensureBridgeFiltering(): Promise<void> {
+  if (!fs.existsSync(BRIDGE_FILTER_SYSCTLS[0] as string)) {
+    await runHost("modprobe", ["br_netfilter"]).catch(() => undefined);
+  }
+  for (const file of BRIDGE_FILTER_SYSCTLS) {
+    try {
+      if (fs.readFileSync(file, "utf8").trim() !== "1") fs.writeFileSync(file, "1\n");
+    } catch (error) {
+      throw new Error(
+        `${file} cannot be read or set to 1 (${(error as Error).message}): without br_netfilter, pods on one bridge would bypass every wall between them`,
+      );
+    }
+  }
 }
 
 /** Whether POD_API_ADDRESS is on this host now (tenants' API listeners bind it only then). */

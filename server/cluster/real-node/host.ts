@@ -32,6 +32,11 @@ export function realNodePrerequisites(): string[] {
       `CNI plugins ${plugins.join(", ")} are missing in ${CNI_BIN_DIR}: apt-get install containernetworking-plugins`,
     );
   }
+  if (!fs.existsSync("/proc/sys/net/bridge/bridge-nf-call-iptables")) {
+    problems.push(
+      "br_netfilter is not loaded (no /proc/sys/net/bridge): run 'modprobe br_netfilter'; without it pods on one bridge would bypass the walls between them",
+    );
+  }
   const packages: Record<string, string> = { ip: "iproute2", ipset: "ipset" };
   for (const tool of [
     "/usr/sbin/iptables",

@@ -28,6 +28,7 @@ import { superNamespace } from "@/server/syncer/naming";
 import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache, type WatchCache } from "@/server/syncer/watch-cache";
 import { type Answer, encodeResponse, parseQuery, QTYPE, type Question, RCODE } from "./dns-wire";
+import { podOwners } from "./tenant-wall";
 
 const TTL = 5;
 
@@ -133,9 +134,12 @@ export interface PodDnsOptions {
   podApi(tenant: string): string | undefined;
   /** How long to wait for the first lists (default 30 s). */
   listTimeoutMs?: number;
+  /** Queries a second one pod may ask (default 200, bursts of twice that). */
+  queriesPerSecond?: number;
 }
 
-const isFinished = (pod: Obj) => ["Succeeded", "Failed"].includes(String(pod.status?.phase));
+/** The most records one answer carries (a headless Service's endpoints). */
+const MAX_ANSWERS = 100;
 
 /**
  * Serves the pods' DNS until closed. Resolves once the super cluster's pods, services and endpoint
@@ -147,21 +151,15 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
   const { superCluster } = options;
   const reportError = (what: string) => (error: { message: string }) =>
     log.debug(`watching ${what} failed`, { error: error.message });
-  /** Pod IP → the tenant of the pod that has it now. */
-  const tenantsByIp = new Map<string, { tenant: string; key: string }>();
-  const keyOf = (pod: Obj) => `${pod.metadata.namespace}/${pod.metadata.name}`;
+  // Pod address → its tenant, and (namespace, service) → its slices: rebuilt when asked after a
+  // change, never per query. An address two tenants' pods claim answers no one (podOwners).
+  let owners: Map<string, string | null> | null = null;
+  let slicesByService: Map<string, Obj[]> | null = null;
   const pods: WatchCache<Obj> = createWatchCache<Obj>(
     superCluster,
     { path: "/api/v1/pods", labelSelector: `${syncLabels.managed}=true` },
-    (pod, previous, deleted) => {
-      for (const ip of [previous?.status?.podIP, pod.status?.podIP]) {
-        if (typeof ip === "string" && tenantsByIp.get(ip)?.key === keyOf(pod)) tenantsByIp.delete(ip);
-      }
-      const ip = pod.status?.podIP;
-      const tenant = ((pod.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant];
-      if (deleted || typeof ip !== "string" || !tenant || isFinished(pod)) return;
-      if ((pod.spec as { hostNetwork?: boolean } | undefined)?.hostNetwork) return;
-      tenantsByIp.set(ip, { tenant, key: keyOf(pod) });
+    () => {
+      owners = null;
     },
     reportError("pods"),
   );
@@ -174,7 +172,9 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
   const slices: WatchCache<Obj> = createWatchCache<Obj>(
     superCluster,
     { path: "/apis/discovery.k8s.io/v1/endpointslices" },
-    () => {},
+    () => {
+      slicesByService = null;
+    },
     reportError("endpoint slices"),
   );
   const caches = [pods, services, slices];
@@ -211,11 +211,19 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
     },
     endpoints(tenant, namespace, name) {
       if (!serviceBelow(tenant, namespace, name)) return [];
-      const superNs = superNamespace(tenant, namespace);
+      if (!slicesByService) {
+        slicesByService = new Map();
+        for (const slice of slices.values()) {
+          const service = ((slice.metadata.labels ?? {}) as Record<string, string>)[
+            "kubernetes.io/service-name"
+          ];
+          if (!service) continue;
+          const key = `${slice.metadata.namespace}/${service}`;
+          slicesByService.set(key, [...(slicesByService.get(key) ?? []), slice]);
+        }
+      }
       const found: { address: string; hostname?: string }[] = [];
-      for (const slice of slices.values()) {
-        const labels = (slice.metadata.labels ?? {}) as Record<string, string>;
-        if (slice.metadata.namespace !== superNs || labels["kubernetes.io/service-name"] !== name) continue;
+      for (const slice of slicesByService.get(`${superNamespace(tenant, namespace)}/${name}`) ?? []) {
         if ((slice as { addressType?: string }).addressType !== "IPv4") continue;
         const endpoints = (slice as { endpoints?: Json[] }).endpoints ?? [];
         for (const endpoint of endpoints) {
@@ -231,14 +239,32 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
     podApi: options.podApi,
   };
 
+  /** Queries a second per source address (bursts of twice that); beyond them, no answer. */
+  const rate = options.queriesPerSecond ?? 200;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  function allowed(source: string): boolean {
+    const now = Date.now();
+    const bucket = buckets.get(source) ?? { tokens: rate * 2, at: now };
+    bucket.tokens = Math.min(rate * 2, bucket.tokens + ((now - bucket.at) / 1000) * rate);
+    bucket.at = now;
+    buckets.set(source, bucket);
+    if (buckets.size > 4096) buckets.clear();
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  }
+
   function respond(message: Buffer, source: string, maxBytes: number): Buffer | null {
+    const address = source.replace(/^::ffff:/, "");
+    if (!allowed(address)) return null;
     const parsed = parseQuery(message);
     if (!("name" in parsed)) return parsed.id === undefined ? null : encodeResponse(parsed, parsed.rcode);
     const question: Question = parsed;
-    const asker = tenantsByIp.get(source.replace(/^::ffff:/, ""));
-    if (!asker || question.class !== 1) return encodeResponse(question, RCODE.refused);
-    const { rcode, answers } = answerQuestion(question, asker.tenant, view);
-    return encodeResponse(question, rcode, answers, maxBytes);
+    owners ??= podOwners(pods.values());
+    const tenant = owners.get(address);
+    if (!tenant || question.class !== 1) return encodeResponse(question, RCODE.refused);
+    const { rcode, answers } = answerQuestion(question, tenant, view);
+    return encodeResponse(question, rcode, answers.slice(0, MAX_ANSWERS), maxBytes);
   }
 
   let timer: NodeJS.Timeout | undefined;
@@ -261,14 +287,26 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
   });
   udp.on("error", (error) => log.warn("the pods' DNS socket failed", { error: error.message }));
   const sockets = new Set<net.Socket>();
+  const perSource = new Map<string, number>();
   const tcp = net.createServer((socket) => {
-    if (sockets.size >= 256) {
+    const source = (socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+    const held = perSource.get(source) ?? 0;
+    if (sockets.size >= 256 || held >= 4) {
       socket.destroy();
       return;
     }
     sockets.add(socket);
-    socket.setTimeout(10_000, () => socket.destroy());
-    socket.once("close", () => sockets.delete(socket));
+    perSource.set(source, held + 1);
+    // Idle or not, a connection lasts 15 s at most: none can be held to crowd out others.
+    socket.setTimeout(5_000, () => socket.destroy());
+    const deadline = setTimeout(() => socket.destroy(), 15_000);
+    socket.once("close", () => {
+      clearTimeout(deadline);
+      sockets.delete(socket);
+      const left = (perSource.get(source) ?? 1) - 1;
+      if (left > 0) perSource.set(source, left);
+      else perSource.delete(source);
+    });
     socket.on("error", () => socket.destroy());
     let pending = Buffer.alloc(0);
     socket.on("data", (chunk: Buffer) => {
@@ -283,6 +321,8 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
         const length = Buffer.alloc(2);
         length.writeUInt16BE(reply.length);
         socket.write(Buffer.concat([length, reply]));
+        // A client that asks and never reads: answers are not kept for it.
+        if (socket.writableLength > 64 * 1024) return void socket.destroy();
       }
     });
   });

@@ -47,6 +47,7 @@ import {
   TOOLBOX_IMAGE,
 } from "./plan";
 import { pushImageArchive, runningRegistryPort } from "./registry";
+import { startTenantWall, type TenantWall } from "./tenant-wall";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -55,6 +56,7 @@ const plan = realNodePlan(stateDir, 0);
 let cluster: LocalSuperCluster;
 let conn: ClusterConnection;
 let kubectlPath = "";
+let wall: TenantWall | undefined;
 let kubeconfig = "";
 
 const kubectl = async (...args: string[]) =>
@@ -161,9 +163,12 @@ describe.skipIf(problems.length > 0)(
       kubeconfig = up.kubeconfig;
       conn = cluster.connect();
       kubectlPath = await cluster.kubectlPath();
+      // What Ring0's leader runs beside real nodes: without it no new connection between pods passes.
+      wall = await startTenantWall({ superCluster: conn, logger });
     }, 600_000);
 
     afterAll(async () => {
+      wall?.stop();
       await cluster?.down().catch(() => undefined);
       await killProcessesMentioning(stateDir);
       fs.rmSync(stateDir, { recursive: true, force: true });
@@ -444,6 +449,7 @@ describe.skipIf(problems.length > 0)(
           name: "real-node-data-plane",
           superCluster: { connection: conn, stateDir },
           realNodes: true,
+          tenantWall: false,
         });
         home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-real-node-home-"));
         const tokens = createTokenService({ db: world.db });
@@ -1746,6 +1752,7 @@ describe.skipIf(problems.length > 0)(
     });
 
     it("leaves no process, mount, bridge, cgroup, netns or firewall rule behind on cluster:down", async () => {
+      wall?.stop();
       await cluster.down();
       expect(processesMentioning(`${path.join(stateDir, "real-nodes")}/`)).toEqual([]);
       // The registry stops with the nodes; its images stay on disk for the next up.

@@ -3,7 +3,11 @@ import { OTHERS_CHAIN, podOwners, tenantChain, tenantWallChains, wallRestoreText
 import { parseTrafficAllowances } from "./traffic-allowances";
 
 const pod = (name: string, ip: string | undefined, tenant?: string, extra: Record<string, unknown> = {}) => ({
-  metadata: { name, namespace: "ns", labels: tenant ? { "ring0.dev/tenant": tenant } : {} },
+  metadata: {
+    name,
+    namespace: "ns",
+    labels: tenant ? { "ring0.dev/tenant": tenant, "ring0.dev/synced": "true" } : {},
+  },
   spec: {},
   status: { podIP: ip, phase: "Running" },
   ...extra,
@@ -68,12 +72,19 @@ describe("the wall between tenants' pods", () => {
       pod("done", "10.244.0.8", "acme", { status: { podIP: "10.244.0.8", phase: "Succeeded" } }),
       pod("pending", undefined, "acme"),
       pod("simulated", "10.0.0.9", "acme"),
+      pod("malformed", "10.244.0.300", "acme"),
+      // A tenant label the syncer did not write (no managed label): the operator's pod.
+      {
+        ...pod("control-plane", "10.244.0.10"),
+        metadata: { name: "cp", namespace: "t", labels: { "ring0.dev/tenant": "acme" } },
+      },
       // An address two owners claim belongs to neither until one is gone.
       pod("old", "10.244.0.9", "acme"),
       pod("new", "10.244.0.9", "globex"),
       pod("third", "10.244.0.9", "acme"),
     ]);
     expect([...found.entries()].sort()).toEqual([
+      ["10.244.0.10", null],
       ["10.244.0.5", "acme"],
       ["10.244.0.6", "globex"],
       ["10.244.0.7", null],

@@ -13,6 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import type { ClusterConnection } from "@/server/k8s/cluster";
@@ -21,7 +22,7 @@ import { syncLabels } from "@/server/syncer/contracts";
 import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
 import { runHost } from "./host";
-import { TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
+import { FORWARD_CHAIN, TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
 import { TENANT_NAME } from "./traffic-allowances";
 
 /** The chain of pods that are no tenant's (the operator's own). */
@@ -79,7 +80,10 @@ export function podOwners(pods: Iterable<CachedObject>): Map<string, string | nu
     const ip = status?.podIP;
     if (typeof ip !== "string" || !isPodAddress(ip) || spec?.hostNetwork) continue;
     if (status?.phase === "Succeeded" || status?.phase === "Failed") continue;
-    const tenant = ((pod.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant];
+    const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
+    // A tenant's pod is one the syncer made (its label and the managed one); any other pod is the
+    // operator's, whatever tenant label it carries (the kubernetes provisioner's control planes).
+    const tenant = labels[syncLabels.managed] === "true" ? labels[syncLabels.tenant] : undefined;
     const owner = tenant && TENANT_NAME.test(tenant) ? tenant : null;
     // An address two owners claim (one pod leaving, one arriving) is no one's until one is gone.
     if (owners.has(ip) && owners.get(ip) !== owner) inDoubt.add(ip);
@@ -91,8 +95,9 @@ export function podOwners(pods: Iterable<CachedObject>): Map<string, string | nu
 
 /** An address of a real node's pod (the pod network, not the pod API address). */
 function isPodAddress(ip: string): boolean {
+  if (!net.isIPv4(ip)) return false;
   const parts = ip.split(".").map(Number);
-  return parts.length === 4 && parts[0] === 10 && parts[1] === 244 && (parts[2] as number) < 255;
+  return parts[0] === 10 && parts[1] === 244 && (parts[2] as number) < 255;
 }
 
 /** The restore text that writes `chains` (declaring a chain flushes it) into the wall's table. */
@@ -115,8 +120,10 @@ export interface TenantWall {
 }
 
 /**
- * Keeps the wall from the super cluster's pods until stopped. Stopping leaves the wall as it is
- * (pods keep what they may reach; new pods reach nothing until a Ring0 keeps it again).
+ * Keeps the wall from the super cluster's pods until stopped; throws when they cannot be listed
+ * in time. Stopping leaves the wall as it is (pods keep what they may reach; new pods reach
+ * nothing until a Ring0 keeps it again). Before any Ring0 has written it, the wall lets replies
+ * through and drops every new connection between pods (host-firewall.ts makes it so).
  */
 export async function startTenantWall(options: {
   superCluster: ClusterConnection;
@@ -124,6 +131,9 @@ export async function startTenantWall(options: {
   /** RING0_TENANT_TRAFFIC_ALLOW, parsed. */
   allowances?: [string, string][];
   debounceMs?: number;
+  resyncMs?: number;
+  /** How long to wait for the first list of pods (default 30 s). */
+  listTimeoutMs?: number;
 }): Promise<TenantWall> {
   const log = options.logger.child({ component: "tenant-wall" });
   const allowances = options.allowances ?? [];
@@ -136,7 +146,8 @@ export async function startTenantWall(options: {
   const pods = createWatchCache<CachedObject>(
     options.superCluster,
     { path: "/api/v1/pods" },
-    (pod, previous) => {
+    (pod, previous, deleted) => {
+      if (deleted) return schedule();
       const relevant = (object?: CachedObject) =>
         JSON.stringify([
           (object?.status as Json | undefined)?.podIP,
@@ -161,6 +172,23 @@ export async function startTenantWall(options: {
     const chains = tenantWallChains(owners, allowances);
     const text = wallRestoreText(chains);
     if (text === written) return;
+    // No real nodes here (their wall is gone, or not made yet): nothing to write into.
+    const installed = await runHost("iptables", [
+      "-w",
+      "5",
+      "-t",
+      WALL_TABLE,
+      "-n",
+      "-L",
+      FORWARD_CHAIN,
+    ]).then(
+      () => true,
+      () => false,
+    );
+    if (!installed) {
+      written = "";
+      return;
+    }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-tenant-wall-"));
     try {
       const file = path.join(dir, "rules");
@@ -196,13 +224,32 @@ export async function startTenantWall(options: {
     return running;
   }
 
-  await pods.synced();
+  // Failed writes are tried again, and the chains checked, every 30 s besides every change.
+  const resync = setInterval(() => {
+    void sync().catch((error: unknown) => log.warn("writing the tenant wall failed", { error }));
+  }, options.resyncMs ?? 30_000);
+  resync.unref();
+  let timeout: NodeJS.Timeout | undefined;
+  const listed = await Promise.race([
+    pods.synced().then(() => true),
+    new Promise<false>((resolve) => {
+      timeout = setTimeout(() => resolve(false), options.listTimeoutMs ?? 30_000);
+    }),
+  ]);
+  clearTimeout(timeout);
+  if (!listed) {
+    stopped = true;
+    clearInterval(resync);
+    pods.stop();
+    throw new Error("the super cluster's pods could not be listed");
+  }
   await sync();
   log.info("keeping the wall between tenants' pods", { allowances: allowances.length });
   return {
     stop() {
       stopped = true;
       clearTimeout(timer);
+      clearInterval(resync);
       pods.stop();
     },
     sync,
