@@ -153,13 +153,18 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
       );
       return;
     }
-    try {
-      // Sent as written: client-node's typed models drop fields they rename (NetworkPolicy's `from`).
-      const written = await serverSideApply<Obj>(ctx.superCluster, desired, {
+    // Sent as written: client-node's typed models drop fields they rename (NetworkPolicy's `from`).
+    const apply = (body: Obj) =>
+      serverSideApply<Obj>(ctx.superCluster, body, {
         force: true,
         path: objectPath(kind, ref.metadata.namespace, ref.metadata.name),
       });
-      if (kind === "service") await copyServiceStatus(session, object, written);
+    try {
+      if (kind === "service") {
+        await syncService(session, object, desired as Obj, current, apply);
+        return;
+      }
+      const written = await apply(desired as Obj);
       if (kind === "persistentvolumeclaim") await bindUp(session, object, written);
     } catch (error) {
       if (error instanceof K8sError && (error.reason === "Invalid" || error.reason === "BadRequest")) {
@@ -174,6 +179,60 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
       }
       throw error;
     }
+  }
+
+  /**
+   * A service's copy: it asks for the tenant's cluster IP (translate.ts), keeps the one it has (a
+   * cluster IP never changes), and when the tenant's is taken below lets the super cluster give
+   * another (the hash stays the desired one's, so it is not asked again) and tells the tenant which
+   * address its DNS name answers. Then the load balancer goes up.
+   */
+  async function syncService(
+    session: TenantSession,
+    service: Obj,
+    desired: Obj,
+    current: Obj | null,
+    apply: (body: Obj) => Promise<Obj>,
+  ): Promise<void> {
+    const asked = (desired.spec as Json | undefined)?.clusterIP;
+    const withAddress = (address: unknown) => {
+      const spec = { ...(desired.spec as Json) };
+      if (address === undefined) delete spec.clusterIP;
+      else spec.clusterIP = address;
+      return { ...desired, spec } as Obj;
+    };
+    const held = (current?.spec as Json | undefined)?.clusterIP;
+    let written: Obj;
+    if (held !== undefined) {
+      written = await apply(withAddress(held));
+    } else {
+      try {
+        written = await apply(desired);
+      } catch (error) {
+        if (
+          !(
+            typeof asked === "string" &&
+            asked !== "None" &&
+            error instanceof K8sError &&
+            error.reason === "Invalid"
+          )
+        )
+          throw error;
+        written = await apply(withAddress(undefined));
+      }
+    }
+    const given = (written.spec as Json | undefined)?.clusterIP;
+    if (typeof asked === "string" && asked !== "None" && given !== asked) {
+      const name = service.metadata.name;
+      await warnOnce(
+        session,
+        "service",
+        service,
+        "ClusterIPDiffers",
+        `${asked} is taken in the shared cluster, so Service ${name} has ${String(given)} there; its DNS name (${name}.${service.metadata.namespace}.svc.cluster.local) answers ${String(given)}.`,
+      );
+    }
+    await copyServiceStatus(session, service, written);
   }
 
   /** Upward: the load balancer the super cluster reports for the service's copy. */

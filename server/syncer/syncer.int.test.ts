@@ -445,7 +445,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     await eventually(async () => (await list(connB, "/api/v1/nodes")).length === 0);
   });
 
-  it("gives services their own cluster IP below and copies endpoints of selector-less services", async () => {
+  it("gives a service's copy the tenant's cluster IP (or says which it has) and copies endpoints of selector-less services", async () => {
     const service = await createObject<Obj>(connA, {
       ...ref("Service", "api", namespace),
       spec: { selector: { app: "web" }, ports: [{ port: 80, targetPort: 8080 }] },
@@ -463,6 +463,14 @@ describe("the syncer", { timeout: 90_000 }, () => {
     expect(below.spec?.selector).toEqual({ app: "web" });
     const stillOwn = await readObject<Obj>(connA, ref("Service", "api", namespace));
     expect(stillOwn.spec?.clusterIP).toBe(service.spec?.clusterIP);
+    if (below.spec?.clusterIP !== service.spec?.clusterIP) {
+      // Taken below by another service of this shared cluster: the tenant is told which one it has.
+      const events = await eventually(async () => {
+        const found = await list(connA, `/api/v1/namespaces/${namespace}/events`);
+        return found.find((event) => (event as { reason?: string }).reason === "ClusterIPDiffers");
+      });
+      expect(JSON.stringify(events)).toContain(String(below.spec?.clusterIP));
+    }
     const endpoints = await eventually(() => readBelow(tenantA, "Endpoints", "external"));
     expect(endpoints.subsets).toEqual([
       { addresses: [{ ip: "192.0.2.10" }], ports: [{ port: 5432, protocol: "TCP" }] },

@@ -308,19 +308,31 @@ describe("downward translation", () => {
     });
   });
 
-  it("lets the super cluster allocate a service's addresses and node ports", () => {
-    const copy = superObject("acme", "service", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: "api", namespace: "team" },
-      spec: {
+  it("asks below for the tenant's cluster IP, and lets the super cluster give node ports and other addresses", () => {
+    const service = (spec: Record<string, unknown>) =>
+      superObject("acme", "service", {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "api", namespace: "team" },
+        spec,
+      }).spec;
+    expect(
+      service({
         clusterIP: "10.0.0.5",
         clusterIPs: ["10.0.0.5"],
+        ipFamilies: ["IPv4"],
         type: "NodePort",
+        externalIPs: ["10.244.0.9"],
         ports: [{ port: 80, nodePort: 30080 }],
-      },
+      }),
+    ).toEqual({ clusterIP: "10.0.0.5", type: "NodePort", ports: [{ port: 80 }] });
+    // Headless stays headless (its DNS answers are its pods); an address outside the range is not asked for.
+    expect(service({ clusterIP: "None", clusterIPs: ["None"], ports: [] })).toEqual({
+      clusterIP: "None",
+      ports: [],
     });
-    expect(copy.spec).toEqual({ type: "NodePort", ports: [{ port: 80 }] });
+    expect(service({ clusterIP: "10.96.0.10", ports: [] })).toEqual({ ports: [] });
+    expect(service({ clusterIP: "10.0.0.0", ports: [] })).toEqual({ ports: [] });
   });
 
   it("skips what the super cluster makes for itself, and endpoints of services with a selector", () => {

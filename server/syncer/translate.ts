@@ -86,9 +86,16 @@ function annotationsFor(
   return annotations;
 }
 
+/** An IPv4 address a tenant Service's copy may ask for below (both clusters allocate from 10.0.0.0/24). */
+const serviceAddress = /^10\.0\.0\.(25[0-4]|2[0-4]\d|1\d\d|[1-9]\d?)$/;
+
 function serviceSpec(spec: Json): Json {
   const copy: Json = structuredClone(spec);
-  // The super cluster allocates its own addresses and ports; the tenant keeps seeing its own.
+  // Node ports, load-balancer and external addresses are the super cluster's to give. The cluster
+  // IP is asked for as the tenant has it, so the tenant's Service and its DNS answer agree; the
+  // reconciler lets the super cluster pick another when that one is taken below
+  // (reconcile-objects.ts). A headless Service stays headless.
+  const clusterIP = copy.clusterIP;
   for (const field of [
     "clusterIP",
     "clusterIPs",
@@ -98,6 +105,15 @@ function serviceSpec(spec: Json): Json {
     "externalIPs",
   ]) {
     delete copy[field];
+  }
+  if (clusterIP === "None") {
+    copy.clusterIP = "None";
+  } else if (
+    typeof clusterIP === "string" &&
+    serviceAddress.test(clusterIP) &&
+    copy.type !== "ExternalName"
+  ) {
+    copy.clusterIP = clusterIP;
   }
   if (Array.isArray(copy.ports)) {
     copy.ports = copy.ports.map((port: Json) => {

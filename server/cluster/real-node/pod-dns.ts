@@ -3,7 +3,8 @@
  * (POD_API_ADDRESS:53, UDP and TCP) that answers each pod as its own tenant's cluster would. The
  * asking pod is known by its source address (a synced pod of the super cluster, not host-networked,
  * not finished); names under `cluster.local` are looked up among that tenant's Services only:
- *   <service>.<namespace>.svc            A: the cluster IP (the copy's below, which kube-proxy serves);
+ *   <service>.<namespace>.svc            A: the cluster IP (the copy's below, which kube-proxy serves,
+ *                                        the tenant's own unless that was taken below);
  *                                        headless: its ready endpoints; ExternalName: a CNAME
  *   <hostname>.<service>.<namespace>.svc A: the endpoint of that hostname (StatefulSet pods)
  *   _<port>._<proto>.<service>.<ns>.svc  SRV

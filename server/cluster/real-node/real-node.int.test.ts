@@ -1244,6 +1244,26 @@ describe.skipIf(problems.length > 0)(
 
         describe("DNS and the network walls: each tenant's pods find and reach their own tenant's", () => {
           let webIp = "";
+          /** An address of the service range no Service holds, below or in acme. */
+          const freeServiceAddress = async () => {
+            const held = new Set<string>();
+            for (const text of [
+              await kubectl("get", "services", "-A", "-o", "jsonpath={.items[*].spec.clusterIP}"),
+              (
+                await tenantKubectl(acme, [
+                  "get",
+                  "services",
+                  "-A",
+                  "-o",
+                  "jsonpath={.items[*].spec.clusterIP}",
+                ])
+              ).stdout,
+            ]) {
+              for (const address of text.split(/\s+/)) held.add(address);
+            }
+            for (let last = 200; last < 250; last++) if (!held.has(`10.0.0.${last}`)) return `10.0.0.${last}`;
+            throw new Error("no free service address");
+          };
           beforeAll(async () => {
             await applyAs(acme, [
               {
@@ -1259,7 +1279,12 @@ describe.skipIf(problems.length > 0)(
                 apiVersion: "v1",
                 kind: "Service",
                 metadata: { name: "web" },
-                spec: { selector: { app: "site" }, ports: [{ name: "http", port: 80, targetPort: 8080 }] },
+                // An address free on both sides, so the copy gets it (a taken one is tested in the syncer's suite).
+                spec: {
+                  clusterIP: await freeServiceAddress(),
+                  selector: { app: "site" },
+                  ports: [{ name: "http", port: 80, targetPort: 8080 }],
+                },
               },
             ]);
             await runningInTenant("site");
@@ -1272,6 +1297,15 @@ describe.skipIf(problems.length > 0)(
             );
             webIp = below.spec.clusterIP as string;
             expect(webIp).toMatch(/^10\.0\.0\./);
+            // The tenant's Service and its copy have one address: what DNS answers is what the tenant sees.
+            const own = await tenantKubectl(acme, [
+              "get",
+              "service",
+              "web",
+              "-o",
+              "jsonpath={.spec.clusterIP}",
+            ]);
+            expect(own.stdout).toBe(webIp);
           }, 180_000);
 
           it("nslookup web.default from acme's pod answers, and the answer serves acme's web", async () => {
