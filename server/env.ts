@@ -218,46 +218,21 @@ const schema = z
     RING0_GATEWAY_TLS_KEY: optionalFile,
   })
   .superRefine((env, ctx) => {
-    if (env.RING0_TENANT_EGRESS_ALLOW) {
+    // Settings in a language of their own: each parser's error names what to fix.
+    const parsed: [keyof typeof env, string | undefined, (text: string) => unknown][] = [
+      ["RING0_TENANT_EGRESS_ALLOW", env.RING0_TENANT_EGRESS_ALLOW, parseEgressAllowances],
+      ["RING0_TENANT_TRAFFIC_ALLOW", env.RING0_TENANT_TRAFFIC_ALLOW, parseTrafficAllowances],
+      ["RING0_ISOLATION_POLICY", env.RING0_ISOLATION_POLICY, parseIsolationPolicy],
+      ["RING0_SHARING_POLICY", env.RING0_SHARING_POLICY, parseSharingPolicy],
+    ];
+    for (const [field, text, parse] of parsed) {
+      if (!text) continue;
       try {
-        parseEgressAllowances(env.RING0_TENANT_EGRESS_ALLOW);
+        parse(text);
       } catch (error) {
         ctx.addIssue({
           code: "custom",
-          path: ["RING0_TENANT_EGRESS_ALLOW"],
-          message: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-    if (env.RING0_TENANT_TRAFFIC_ALLOW) {
-      try {
-        parseTrafficAllowances(env.RING0_TENANT_TRAFFIC_ALLOW);
-      } catch (error) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["RING0_TENANT_TRAFFIC_ALLOW"],
-          message: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-    if (env.RING0_ISOLATION_POLICY) {
-      try {
-        parseIsolationPolicy(env.RING0_ISOLATION_POLICY);
-      } catch (error) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["RING0_ISOLATION_POLICY"],
-          message: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-    if (env.RING0_SHARING_POLICY) {
-      try {
-        parseSharingPolicy(env.RING0_SHARING_POLICY);
-      } catch (error) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["RING0_SHARING_POLICY"],
+          path: [field],
           message: error instanceof Error ? error.message : String(error),
         });
       }
