@@ -62,13 +62,20 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     enqueue(tenant, workKey("event", tenantNamespace, event.metadata.name));
   }
 
+  /** The served tenant and tenant object a copy below stands for (its labels and annotations), if any. */
+  function tenantObjectOf(copy: Obj): { tenant: string; namespace: string; name: string } | undefined {
+    const tenant = copy.metadata.labels?.[syncLabels.tenant];
+    const namespace = copy.metadata.annotations?.[syncAnnotations.namespace];
+    const name = copy.metadata.annotations?.[syncAnnotations.name];
+    if (!tenant || !serves(tenant) || namespace === undefined || !name) return undefined;
+    return { tenant, namespace, name };
+  }
+
   function onSuperPod(pod: Obj, previous: Obj | undefined): void {
-    const tenant = pod.metadata.labels?.[syncLabels.tenant];
-    if (!tenant || !serves(tenant)) return;
-    const namespace = pod.metadata.annotations?.[syncAnnotations.namespace];
-    const name = pod.metadata.annotations?.[syncAnnotations.name];
-    if (!tenant || namespace === undefined || !name) return;
-    enqueue(tenant, workKey("pod", namespace, name));
+    const of = tenantObjectOf(pod);
+    if (!of) return;
+    const { tenant } = of;
+    enqueue(tenant, workKey("pod", of.namespace, of.name));
     for (const node of new Set([nodeNameOf(pod), nodeNameOf(previous)])) {
       if (node) enqueue(tenant, workKey("node", "", node));
     }
@@ -85,26 +92,22 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
 
   /** A synced service's load balancer changed below (or the copy went): its tenant's key again. */
   function onSuperService(service: Obj, previous: Obj | undefined, deleted: boolean): void {
-    const tenant = service.metadata.labels?.[syncLabels.tenant];
-    const namespace = service.metadata.annotations?.[syncAnnotations.namespace];
-    const name = service.metadata.annotations?.[syncAnnotations.name];
-    if (!tenant || !serves(tenant) || namespace === undefined || !name) return;
+    const of = tenantObjectOf(service);
+    if (!of) return;
     const loadBalancer = (object: Obj | undefined) =>
       JSON.stringify((object?.status as Json | undefined)?.loadBalancer ?? null);
     if (deleted || loadBalancer(service) !== loadBalancer(previous))
-      enqueue(tenant, workKey("service", namespace, name));
+      enqueue(of.tenant, workKey("service", of.namespace, of.name));
   }
 
   /** A synced claim was bound below (or its copy went): its tenant's key again, to bind it up. */
   function onSuperClaim(claim: Obj, previous: Obj | undefined, deleted: boolean): void {
-    const tenant = claim.metadata.labels?.[syncLabels.tenant];
-    const namespace = claim.metadata.annotations?.[syncAnnotations.namespace];
-    const name = claim.metadata.annotations?.[syncAnnotations.name];
-    if (!tenant || !serves(tenant) || namespace === undefined || !name) return;
+    const of = tenantObjectOf(claim);
+    if (!of) return;
     const binding = (object: Obj | undefined) =>
       `${(object?.spec as Json | undefined)?.volumeName ?? ""}|${(object?.status as Json | undefined)?.phase ?? ""}`;
     if (deleted || binding(claim) !== binding(previous))
-      enqueue(tenant, workKey("persistentvolumeclaim", namespace, name));
+      enqueue(of.tenant, workKey("persistentvolumeclaim", of.namespace, of.name));
   }
 
   function onSuperNode(node: Obj, previous: Obj | undefined): void {

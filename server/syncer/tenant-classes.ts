@@ -25,56 +25,53 @@ type StorageClass = KubeObject & {
 };
 
 export async function ensureTenantClasses(ctx: SyncContext, session: TenantSession): Promise<void> {
-  let all = true;
   const labels = { [syncLabels.managed]: "true" };
-  for (const name of session.isolation.runtimeClasses) {
-    const below = await readOrNull<KubeObject & { handler?: string }>(ctx.superCluster, {
-      apiVersion: "node.k8s.io/v1",
-      kind: "RuntimeClass",
-      metadata: { name },
-    });
-    if (!below?.handler) {
-      all = false;
-      continue;
-    }
+  /** Copies class `name` of `apiVersion`/`kind` up as `copy` makes it from the one below; false when there is none below. */
+  const copyUp = async <T extends KubeObject>(
+    apiVersion: string,
+    kind: string,
+    name: string,
+    copy: (below: T) => Record<string, unknown> | null,
+  ): Promise<boolean> => {
+    const below = await readOrNull<T>(ctx.superCluster, { apiVersion, kind, metadata: { name } });
+    const fields = below ? copy(below) : null;
+    if (!fields) return false;
     await serverSideApply(
       session.conn,
+      { apiVersion, kind, metadata: { name, labels }, ...fields } as KubeObject,
       {
-        apiVersion: "node.k8s.io/v1",
-        kind: "RuntimeClass",
-        metadata: { name, labels },
-        handler: below.handler,
-      } as KubeObject,
-      { force: true },
+        force: true,
+      },
     );
+    return true;
+  };
+  let all = true;
+  for (const name of session.isolation.runtimeClasses) {
+    const copied = await copyUp<KubeObject & { handler?: string }>(
+      "node.k8s.io/v1",
+      "RuntimeClass",
+      name,
+      (below) => (below.handler ? { handler: below.handler } : null),
+    );
+    all &&= copied;
   }
   for (const [index, name] of session.isolation.storageClasses.entries()) {
-    const below = await readOrNull<StorageClass>(ctx.superCluster, {
-      apiVersion: "storage.k8s.io/v1",
-      kind: "StorageClass",
-      metadata: { name },
-    });
-    if (!below?.provisioner) {
-      all = false;
-      continue;
-    }
-    await serverSideApply(
-      session.conn,
-      {
-        apiVersion: "storage.k8s.io/v1",
-        kind: "StorageClass",
-        metadata: {
-          name,
-          labels,
-          annotations: { [DEFAULT_CLASS_ANNOTATION]: index === 0 ? "true" : "false" },
-        },
-        provisioner: below.provisioner,
-        reclaimPolicy: below.reclaimPolicy ?? "Delete",
-        volumeBindingMode: below.volumeBindingMode ?? "Immediate",
-        allowVolumeExpansion: below.allowVolumeExpansion ?? false,
-      } as KubeObject,
-      { force: true },
+    const copied = await copyUp<StorageClass>("storage.k8s.io/v1", "StorageClass", name, (below) =>
+      below.provisioner
+        ? {
+            metadata: {
+              name,
+              labels,
+              annotations: { [DEFAULT_CLASS_ANNOTATION]: index === 0 ? "true" : "false" },
+            },
+            provisioner: below.provisioner,
+            reclaimPolicy: below.reclaimPolicy ?? "Delete",
+            volumeBindingMode: below.volumeBindingMode ?? "Immediate",
+            allowVolumeExpansion: below.allowVolumeExpansion ?? false,
+          }
+        : null,
     );
+    all &&= copied;
   }
   session.classesCopied = all;
 }

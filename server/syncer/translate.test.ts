@@ -331,7 +331,7 @@ describe("downward translation", () => {
       clusterIP: "None",
       ports: [],
     });
-    expect(service({ clusterIP: "10.96.0.10", ports: [] })).toEqual({ ports: [] });
+    expect(service({ clusterIP: "10.244.0.9", ports: [] })).toEqual({ ports: [] });
     expect(service({ clusterIP: "10.0.0.0", ports: [] })).toEqual({ ports: [] });
   });
 

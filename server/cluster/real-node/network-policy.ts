@@ -25,20 +25,9 @@ import { kubeconfigYaml } from "./configs";
 import { runHost } from "./host";
 import { daemonEnv, type RealNodeContext, writeIfChanged } from "./node";
 import { ensureClientPki } from "./pki";
-import { realNodesDir, SERVICE_NETWORK } from "./plan";
+import { networkPolicyPlan, SERVICE_NETWORK } from "./plan";
 
 export const NETWORK_POLICY_USER = "ring0:network-policy";
-
-export function networkPolicyPlan(stateDir: string) {
-  const dir = path.join(realNodesDir(stateDir), "kube-router");
-  return {
-    dir,
-    kubeconfig: path.join(dir, "kubeconfig"),
-    pki: path.join(dir, "pki"),
-    logs: path.join(dir, "logs"),
-    record: path.join(dir, "kube-router.json"),
-  };
-}
 
 /** What kube-router's firewall reads in the super cluster, and nothing more. */
 export const NETWORK_POLICY_RBAC: KubeObject[] = [

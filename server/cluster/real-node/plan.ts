@@ -201,3 +201,15 @@ export function kubeProxyPlan(stateDir: string): KubeProxyPlan {
     logs: path.join(dir, "logs"),
   };
 }
+
+/** kube-router's files (one per host, NetworkPolicies: ./network-policy.ts), beside kube-proxy's. */
+export function networkPolicyPlan(stateDir: string): Omit<KubeProxyPlan, "config"> & { record: string } {
+  const dir = path.join(realNodesDir(stateDir), "kube-router");
+  return {
+    dir,
+    kubeconfig: path.join(dir, "kubeconfig"),
+    pki: path.join(dir, "pki"),
+    logs: path.join(dir, "logs"),
+    record: path.join(dir, "kube-router.json"),
+  };
+}
