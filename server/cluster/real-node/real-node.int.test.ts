@@ -1497,6 +1497,7 @@ describe.skipIf(problems.length > 0)(
           }, 180_000);
         const claimBelow = (tenant: string, name: string) =>
           kubeRequest<{
+            metadata: { annotations?: Record<string, string> };
             spec: { volumeName?: string; storageClassName?: string };
             status: { phase?: string };
           }>(conn, {
@@ -1569,7 +1570,11 @@ describe.skipIf(problems.length > 0)(
             {
               apiVersion: "v1",
               kind: "PersistentVolumeClaim",
-              metadata: { name: "steal" },
+              // Kubernetes' own annotations that would pick the node (or class) below are not the tenant's to set.
+              metadata: {
+                name: "steal",
+                annotations: { "volume.kubernetes.io/selected-node": "ring0-node-0" },
+              },
               spec: {
                 accessModes: ["ReadWriteOnce"],
                 resources: { requests: { storage: "64Mi" } },
@@ -1603,6 +1608,7 @@ describe.skipIf(problems.length > 0)(
           const below = await claimBelow(globex, "steal");
           expect(below.spec.volumeName).toBeDefined();
           expect(below.spec.volumeName).not.toBe(volumeName);
+          expect(below.metadata.annotations?.["volume.kubernetes.io/selected-node"]).toBe(plan.name);
         });
 
         it("refuses a claim that picks existing data or a class not offered, saying why", async () => {
