@@ -52,6 +52,12 @@ export async function bareCluster(
       (await kubectl(kubectlBinary, kubeconfig, path.join(workDir, "kubectl", "cache"), ["get", "ns"]))
         .code === 0,
     pidDir: path.join(workDir, "clusters", name, "pids"),
+    restart: async () => {
+      await runKwokctl(cluster, binDir, ["start", "cluster", "--timeout", "2m"], {
+        timeoutMs: TIMEOUT_MS,
+        logger,
+      });
+    },
     remove: async () => {
       await runKwokctl(cluster, binDir, ["delete", "cluster"], { timeoutMs: 120_000, logger });
       await reapLeftovers(workDir);

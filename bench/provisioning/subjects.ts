@@ -25,6 +25,8 @@ export interface Subject {
   /** Pid files of etcd, kube-apiserver, kube-controller-manager. */
   pidDir: string;
   remove(): Promise<void>;
+  /** Bare only: `kwokctl start cluster` (starts the components that are not running, waits until served). */
+  restart?(): Promise<void>;
   /** Ring0 only: the Tenant's own status timings (ms after its creation), read once it serves. */
   phases?(): Promise<Record<string, number>>;
 }

@@ -15,6 +15,7 @@ const factsStyle = {
 function phaseBadgeClass(phase: string, ready: string): string {
   if (ready === "True") return "badge badge-success";
   if (phase === "Failed") return "badge badge-failure";
+  if (phase === "Degraded") return "badge badge-warning";
   return "badge";
 }
 

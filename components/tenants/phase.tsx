@@ -6,17 +6,18 @@ const phaseTones: Record<string, BadgeTone> = {
   Failed: "failure",
   Provisioning: "progress",
   Upgrading: "progress",
+  Degraded: "warning",
   Deleting: "warning",
   Suspended: "muted",
   Pending: "neutral",
 };
 
-/** A tenant's phase in its colour; a Failed tenant says why on hover (the Ready condition's message). */
+/** A tenant's phase in its colour; a Failed or Degraded tenant says why on hover (the Ready condition's message). */
 export function PhaseBadge({ phase, message }: { phase: string; message?: string | null }) {
   return (
     <StatusBadge
       tone={phaseTones[phase] ?? "neutral"}
-      title={phase === "Failed" && message ? message : undefined}
+      title={(phase === "Failed" || phase === "Degraded") && message ? message : undefined}
     >
       {phase}
     </StatusBadge>

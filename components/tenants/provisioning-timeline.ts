@@ -22,7 +22,16 @@ export interface TimelineStep {
 type TimelineInput = Pick<TenantDetail, "phase" | "timings" | "conditions" | "events" | "createdAt">;
 
 /** Phase-change Events that are steps of their own. */
-const laterPhases = new Set(["Suspended", "Upgrading", "Deleting", "Failed", "Provisioning", "Ready"]);
+const laterPhases = new Set([
+  "Suspended",
+  "Upgrading",
+  "Degraded",
+  "Recovered",
+  "Deleting",
+  "Failed",
+  "Provisioning",
+  "Ready",
+]);
 // The reconciler writes the status, then records the Event: the first Event this close to a
 // recorded timing is that same step, not a new one.
 const sameStepWindowMs = 5_000;
@@ -83,7 +92,7 @@ export function buildTimeline(tenant: TimelineInput): TimelineStep[] {
 
   // The current phase is a step even when its Event was lost or has expired (Events live an hour).
   const lastLater = later.at(-1);
-  if (["Suspended", "Upgrading", "Deleting", "Failed"].includes(tenant.phase)) {
+  if (["Suspended", "Upgrading", "Degraded", "Deleting", "Failed"].includes(tenant.phase)) {
     const covered = later.some((step) => step.label === tenant.phase) && lastLater?.label === tenant.phase;
     if (!covered) {
       const ready = condition("Ready");

@@ -159,3 +159,38 @@ export async function killProcessesMentioning(needle: string, timeoutMs = 10_000
   await waitExited(killed, timeoutMs);
   return killed;
 }
+
+/** A kwokctl component: running, exited (its pid file outlived its process) or stopped (no pid file). */
+export type ComponentState = "running" | "exited" | "stopped";
+
+/**
+ * The state of each of `components` of the kwokctl cluster in `clusterDir`, from kwokctl's pid
+ * files (`pids/<component>.pid`). A pid file may outlive its process (crash, reboot), so a component
+ * runs only when that pid's command line still mentions the cluster's dir.
+ */
+export function kwokctlComponentStates<C extends string>(
+  clusterDir: string,
+  components: readonly C[],
+): Record<C, ComponentState> {
+  const states = {} as Record<C, ComponentState>;
+  for (const component of components) {
+    let pid = "";
+    try {
+      pid = fs.readFileSync(path.join(clusterDir, "pids", `${component}.pid`), "utf8").trim();
+    } catch {
+      // no pid file: stopped
+    }
+    if (!/^\d+$/.test(pid)) {
+      states[component] = "stopped";
+      continue;
+    }
+    let commandLine = "";
+    try {
+      commandLine = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      // gone
+    }
+    states[component] = commandLine.includes(`${clusterDir}/`) ? "running" : "exited";
+  }
+  return states;
+}

@@ -195,6 +195,8 @@ export function createAdmission(options: AdmissionOptions) {
         grantee
           ? `The control plane of tenant "${tenant}" is not serving right now (${lookup.phase}); try again later.`
           : `The control plane of tenant "${tenant}" is not serving (${lookup.phase}): ${lookup.message}`,
+        // A Degraded control plane is being healed by Ring0: clients that honour it retry shortly.
+        lookup.phase === "Degraded" ? 2 : undefined,
       );
     }
     return lookup;

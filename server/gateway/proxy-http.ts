@@ -26,7 +26,7 @@ import {
 } from "./metrics-api";
 import { newRecord } from "./request-record";
 import { isLongRunning } from "./requests";
-import { kubeStatus, sendStatus } from "./status";
+import { kubeStatus, sendStatus, unreachableAnswer } from "./status";
 import type { StreamEnd } from "./stream-rights";
 import { openUpstream, type ProxyContext, rewriteLocation, upstreamGet } from "./upstream-request";
 
@@ -125,12 +125,9 @@ export async function proxyRequest(
   });
   upstreamRequest.on("error", (error) => {
     if (!response.headersSent) {
-      sendStatus(
-        response,
-        502,
-        `The control plane of tenant "${admitted.tenant}" could not be reached: ${error.message}`,
-      );
-      done(502, { error: error.message });
+      const answer = unreachableAnswer(admitted.tenant, error);
+      sendStatus(response, answer.code, answer.message, answer.retryAfterSeconds);
+      done(answer.code, { error: error.message });
     } else {
       response.destroy();
       done(response.statusCode, { error: error.message });

@@ -11,7 +11,7 @@ import type { Admitted } from "./admit";
 import { clientResponseHeaders } from "./headers";
 import { newRecord, type RequestEnd, type RequestRecord } from "./request-record";
 import { auditedVerb } from "./requests";
-import { statusOnSocket } from "./status";
+import { statusOnSocket, unreachableAnswer } from "./status";
 import { openUpstream, type ProxyContext, rewriteLocation } from "./upstream-request";
 
 export interface UpgradeContext extends ProxyContext {
@@ -180,15 +180,9 @@ export async function proxyUpgrade(
     spliced = true;
     socket.off("close", closeBeforeSplice);
     admitted.release();
-    if (!socket.destroyed) {
-      socket.end(
-        statusOnSocket(
-          502,
-          `The control plane of tenant "${admitted.tenant}" could not be reached: ${error.message}`,
-        ),
-      );
-    }
-    done(502, { error: error.message });
+    const answer = unreachableAnswer(admitted.tenant, error);
+    if (!socket.destroyed) socket.end(statusOnSocket(answer.code, answer.message, answer.retryAfterSeconds));
+    done(answer.code, { error: error.message });
   });
   upstreamRequest.end();
 }

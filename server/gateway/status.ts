@@ -73,3 +73,36 @@ export function statusOnSocket(code: number, message: string, retryAfterSeconds?
   const lines = Object.entries(head).map(([name, value]) => `${name}: ${value}`);
   return `HTTP/1.1 ${code} ${reasons[code] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
 }
+
+/** Errors of a connection to a control plane that is down or restarting (retrying helps). */
+const unreachableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "EPIPE",
+]);
+
+/**
+ * The answer for a request whose control plane could not be reached: 503 with Retry-After when it
+ * is down (Ring0's watchdog restarts a control plane whose component stopped within seconds), 502
+ * for anything else (a TLS or protocol failure that retrying does not fix).
+ */
+export function unreachableAnswer(
+  tenant: string,
+  error: Error,
+): { code: number; message: string; retryAfterSeconds?: number } {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code && unreachableCodes.has(code)) {
+    return {
+      code: 503,
+      message: `The control plane of tenant "${tenant}" is not answering right now (${code}); Ring0 restarts a stopped control plane within seconds: retry shortly.`,
+      retryAfterSeconds: 2,
+    };
+  }
+  return {
+    code: 502,
+    message: `The control plane of tenant "${tenant}" could not be reached: ${error.message}`,
+  };
+}

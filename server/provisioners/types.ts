@@ -63,6 +63,19 @@ export interface ControlPlaneAccess {
   podEndpoint?: { host: string; port: number };
 }
 
+/**
+ * A component of a control plane that should be serving and is not, as `probe` finds it: a process
+ * that exited (a pod that is not ready, in the super cluster) or an API server that does not answer
+ * its health check.
+ */
+export interface ControlPlaneFault {
+  /** kwokctl's / Kubernetes' name: "etcd", "kube-apiserver", "kube-controller-manager". */
+  component: string;
+  kind: "exited" | "unresponsive";
+  /** For a person: what was seen (with the last log line, where there is one). */
+  message: string;
+}
+
 export interface Provisioner {
   readonly name: "local" | "kubernetes";
   /**
@@ -73,6 +86,12 @@ export interface Provisioner {
   ensure(spec: ControlPlaneSpec, signal?: AbortSignal): Promise<ControlPlaneObservation>;
   /** The current state without changing anything. */
   observe(tenant: string): Promise<ControlPlaneObservation>;
+  /**
+   * A cheap health check of a control plane that should be serving (process table, /readyz with a
+   * short timeout): the first fault found, or undefined when it serves — or when it is not meant to
+   * (absent, suspended, an `ensure` under way). Ring0's watchdog calls it every few seconds.
+   */
+  probe?(tenant: string): Promise<ControlPlaneFault | undefined>;
   /** Admin access, or undefined while there is no control plane to reach. */
   access(tenant: string): Promise<ControlPlaneAccess | undefined>;
   /** Remove everything of the tenant's control plane (processes, ports, files / objects). Idempotent. */

@@ -11,12 +11,16 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import type { Provisioner } from "@/server/provisioners/types";
+import type { DetectedFault } from "./observed";
 import { createTenantReconciler, type TenantReconcilerOptions } from "./reconciler";
 import { type TenantResource, tenantInformer, tenantRef } from "./tenant-resources";
+import { startWatchdog } from "./watchdog";
 
-export interface TenantControllerOptions extends Omit<TenantReconcilerOptions, "logger"> {
+export interface TenantControllerOptions extends Omit<TenantReconcilerOptions, "logger" | "faults"> {
   logger: Logger;
   workers?: number;
+  /** The watchdog's probe interval (watchdog.ts). Default 1 s. */
+  watchdogIntervalMs?: number;
 }
 
 /** What makes a Tenant worth reconciling again: its spec generation, deletion and finalizers. */
@@ -82,17 +86,31 @@ export function startTenantController(
   options: TenantControllerOptions,
 ): { controller: Controller; stop(): Promise<void> } {
   const logger = options.logger.child({ component: "tenant-controller" });
+  const faults = new Map<string, DetectedFault>();
   const controller = createController({
     name: "tenant",
     // A local create holds a worker for the seconds kwokctl takes; 8 keeps bursts of tenants moving.
     workers: options.workers ?? 8,
     logger,
-    reconcile: createTenantReconciler({ ...options, superCluster, logger }),
+    reconcile: createTenantReconciler({ ...options, superCluster, logger, faults }),
   });
   const informer = tenantInformer(superCluster);
+  let latest: TenantResource[] = [];
+  const watchdog = startWatchdog({
+    provisioners: options.provisioners,
+    defaultProvisioner: options.defaultProvisioner,
+    tenants: () => latest,
+    onFault: (tenant, fault) => {
+      faults.set(tenant, fault);
+      controller.enqueue(tenant);
+    },
+    logger,
+    intervalMs: options.watchdogIntervalMs,
+  });
   const seen = new Map<string, string>();
   let orphansChecked = false;
   const unsubscribe = informer.subscribe((tenants) => {
+    latest = tenants;
     for (const name of changedTenants(seen, tenants)) controller.enqueue(name);
     seen.clear();
     for (const tenant of tenants) seen.set(tenant.metadata.name, tenantTrigger(tenant));
@@ -123,6 +141,7 @@ export function startTenantController(
     controller,
     async stop() {
       unsubscribe();
+      await watchdog.stop();
       await controller.stop();
     },
   };

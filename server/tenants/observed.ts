@@ -4,8 +4,8 @@
  * version refused, provisioner error, suspended, starting, defaults failed or pending, ready).
  * buildStatus (status.ts) turns the result into the written status; the reconciler only acts.
  */
-import type { ControlPlaneObservation } from "@/server/provisioners/types";
-import type { Observed, TenantPhase } from "./status";
+import type { ControlPlaneFault, ControlPlaneObservation } from "@/server/provisioners/types";
+import { type ConditionInput, conditionOf, type Observed, type TenantPhase } from "./status";
 import type { TenantResource } from "./tenant-resources";
 
 /** What every observation of a tenant carries, whatever the run saw. */
@@ -235,4 +235,88 @@ export function ready(running: ObservedServing): Observed {
         "Namespaces, RBAC for admins, members and viewers, and Ring0's protection policy are in place.",
     },
   };
+}
+
+/** A fault Ring0's watchdog found in a serving control plane, and when. */
+export interface DetectedFault extends ControlPlaneFault {
+  at: Date;
+}
+
+type ConditionBody = Omit<ConditionInput, "type">;
+
+/** The tenant's Degraded condition while it is True (a fault not healed yet), else undefined. */
+export function activeDegradation(tenant: TenantResource): ConditionBody | undefined {
+  const condition = conditionOf(tenant.status, "Degraded");
+  return condition?.status === "True" ? condition : undefined;
+}
+
+/** What the Degraded condition says of a fault just found. */
+export function degradedBy(fault: DetectedFault): ConditionBody {
+  return {
+    status: "True",
+    reason: fault.kind === "exited" ? "ComponentExited" : "ComponentUnresponsive",
+    message: fault.message,
+  };
+}
+
+/**
+ * A control plane that served has a component down: the tenant is Degraded (its users get a 503
+ * that says so) until it serves again; its defaults, in etcd, stay as they were.
+ */
+export function degraded(
+  tenant: TenantResource,
+  common: ObservedTenant,
+  degradation: ConditionBody,
+  now?: ControlPlaneObservation,
+): Observed {
+  const defaults = conditionOf(tenant.status, "DefaultsApplied");
+  return {
+    ...common,
+    phase: "Degraded",
+    controlPlane: {
+      status: "False",
+      reason: degradation.reason,
+      message: `${degradation.message}; Ring0 is restarting it${now?.message ? `. Now: ${now.message}` : "."}`,
+    },
+    defaults: defaults
+      ? { status: defaults.status, reason: defaults.reason, message: defaults.message }
+      : waitingForControlPlane,
+    endpoint: now?.endpoint ?? tenant.status?.endpoint,
+    version: now?.version ?? tenant.status?.version,
+    degraded: degradation,
+  };
+}
+
+/**
+ * While a fault lasts the tenant stays Degraded, with what this run saw, until the run's retries
+ * run out (then the usual Failed). Undefined when nothing is degraded.
+ */
+export function stillDegraded(
+  tenant: TenantResource,
+  common: ObservedTenant,
+  degradation: ConditionBody | undefined,
+  failures: number,
+  seen: ControlPlaneObservation,
+): Observed | undefined {
+  if (!degradation || failures >= failuresBeforeFailed) return undefined;
+  return degraded(tenant, common, degradation, seen);
+}
+
+/** Ready, with the Degraded condition: "Recovered" (how long it took) after a fault, else as it was. */
+export function readyAfter(tenant: TenantResource, running: ObservedServing, at: Date): Observed {
+  const previous = conditionOf(tenant.status, "Degraded");
+  let degradedNow: ConditionBody;
+  if (previous?.status === "True") {
+    const seconds = Math.max(0, (at.getTime() - Date.parse(previous.lastTransitionTime)) / 1000);
+    degradedNow = {
+      status: "False",
+      reason: "Recovered",
+      message: `Serving again ${seconds.toFixed(1)} s after a fault was found at ${previous.lastTransitionTime}: ${previous.message}`,
+    };
+  } else {
+    degradedNow = previous
+      ? { status: previous.status, reason: previous.reason, message: previous.message }
+      : { status: "False", reason: "Healthy", message: "Every component has served since it started." };
+  }
+  return { ...ready(running), degraded: degradedNow };
 }

@@ -6,6 +6,7 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { LogFields, Logger } from "@/server/logger";
 import type { ControlPlaneObservation, Provisioner } from "@/server/provisioners/types";
 import { availableVersions } from "@/server/provisioners/versions";
+import type { DetectedFault } from "./observed";
 import { createTenantReconciler, tenantFinalizer } from "./reconciler";
 import { conditionOf } from "./status";
 import type { TenantResource } from "./tenant-resources";
@@ -71,7 +72,9 @@ function world(tenant: Partial<TenantResource> = {}) {
   const local = fakeProvisioner(resources.log);
   const setUps: string[] = [];
   let pending: string | undefined;
+  const faults = new Map<string, DetectedFault>();
   const reconcile = createTenantReconciler({
+    faults,
     // Never reached: every read and write goes to the fake store.
     superCluster: {} as ClusterConnection,
     store: resources.store,
@@ -102,6 +105,7 @@ function world(tenant: Partial<TenantResource> = {}) {
     clock,
     resources,
     local,
+    faults,
     setUps,
     run,
     setPending(why: string | undefined) {
@@ -195,6 +199,84 @@ describe("the tenant reconciler, with a fake provisioner and clock", () => {
       reason: "Failed",
       message: "etcd lost its data directory",
     });
+  });
+
+  it("shows a fault the watchdog found as Degraded before healing it, then Ready with how long it took", async () => {
+    const w = world(withFinalizer);
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    expect(conditionOf(w.tenant().status, "Degraded")).toMatchObject({ status: "False", reason: "Healthy" });
+
+    w.clock.advance(10_000);
+    w.faults.set("acme", {
+      component: "kube-apiserver",
+      kind: "exited",
+      message: "kube-apiserver exited (see kube-apiserver.log)",
+      at: new Date(w.clock.now()),
+    });
+    // The restart is under way: the provisioner says Starting.
+    w.local.set({ phase: "Starting", message: "Not ready yet: [-]etcd failed" });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    const status = w.tenant().status;
+    expect(status?.phase).toBe("Degraded");
+    expect(conditionOf(status, "Degraded")).toMatchObject({
+      status: "True",
+      reason: "ComponentExited",
+      message: "kube-apiserver exited (see kube-apiserver.log)",
+      lastTransitionTime: "2026-11-21T10:00:10.000Z",
+    });
+    expect(conditionOf(status, "ControlPlaneReady")).toMatchObject({
+      status: "False",
+      message:
+        "kube-apiserver exited (see kube-apiserver.log); Ring0 is restarting it. Now: Not ready yet: [-]etcd failed",
+    });
+    expect(conditionOf(status, "Ready")?.status).toBe("False");
+    // The defaults stay applied: they live in the tenant's etcd.
+    expect(conditionOf(status, "DefaultsApplied")?.status).toBe("True");
+    expect(w.resources.events.at(-1)).toMatchObject({
+      type: "Warning",
+      reason: "Degraded",
+      message: "kube-apiserver exited (see kube-apiserver.log)",
+    });
+
+    w.clock.advance(2_500);
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.tenant().status?.phase).toBe("Degraded");
+
+    w.clock.advance(2_000);
+    w.local.set({ phase: "Running", version: `v${version}` });
+    expect(await w.run()).toEqual({ requeueAfterMs: 60_000 });
+    expect(w.tenant().status?.phase).toBe("Ready");
+    expect(conditionOf(w.tenant().status, "Degraded")).toMatchObject({
+      status: "False",
+      reason: "Recovered",
+      message:
+        "Serving again 4.5 s after a fault was found at 2026-11-21T10:00:10.000Z: kube-apiserver exited (see kube-apiserver.log)",
+    });
+    expect(w.resources.events.at(-1)).toMatchObject({ type: "Normal", reason: "Recovered" });
+    expect(w.faults.size).toBe(0);
+  });
+
+  it("keeps a tenant Degraded while the restart fails, and Failed once retries did not help", async () => {
+    const w = world(withFinalizer);
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    w.faults.set("acme", { component: "etcd", kind: "exited", message: "etcd exited", at: new Date() });
+    w.local.set({ phase: "Failed", message: "etcd exited again" });
+    await expect(w.run()).rejects.toThrow("etcd exited again");
+    expect(w.tenant().status?.phase).toBe("Degraded");
+    await expect(w.run()).rejects.toThrow("etcd exited again");
+    expect(w.tenant().status?.phase).toBe("Degraded");
+    await expect(w.run()).rejects.toThrow("etcd exited again");
+    expect(w.tenant().status?.phase).toBe("Failed");
+  });
+
+  it("ignores a fault of a tenant that is not Ready (being provisioned or suspended)", async () => {
+    const w = world(withFinalizer);
+    w.faults.set("acme", { component: "etcd", kind: "exited", message: "etcd exited", at: new Date() });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.tenant().status?.phase).toBe("Provisioning");
+    expect(w.faults.size).toBe(0);
   });
 
   it("waits on defaults still pending, then becomes Ready", async () => {

@@ -40,21 +40,26 @@ import { availableVersions, resolveVersion } from "@/server/provisioners/version
 import { createConnectionCache } from "./connections";
 import { applyTenantDefaults } from "./defaults";
 import {
+  activeDegradation,
+  type DetectedFault,
   defaultsFailed,
   defaultsPending,
+  degraded,
+  degradedBy,
   deleting,
   isStopped,
   notServing,
   observedTenant,
   provisionerFailed,
   provisionerUnavailable,
-  ready,
+  readyAfter,
   servesVersion,
   serving,
+  stillDegraded,
   suspended,
   unsupportedVersion,
 } from "./observed";
-import { buildStatus, type Observed, phaseChangeEvent, type TenantStatus } from "./status";
+import { buildStatus, conditionOf, type Observed, phaseChangeEvent, type TenantStatus } from "./status";
 import {
   type Provisioner as ProvisionerName,
   type TenantResource,
@@ -100,6 +105,11 @@ export interface TenantReconcilerOptions {
   store?: CustomResourceStore;
   /** Step 5. Default: the tenant defaults, then the quota webhook (setUpTenantControlPlane). */
   setUp?: ControlPlaneSetup;
+  /**
+   * Faults the watchdog (watchdog.ts) found in serving control planes, by tenant: a run that finds
+   * one marks the tenant Degraded before it heals it, and forgets it once the tenant is Ready again.
+   */
+  faults?: Map<string, DetectedFault>;
 }
 
 function messageOf(error: unknown): string {
@@ -188,7 +198,7 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
 
   return async function reconcile(name: string, context: ReconcileContext): Promise<Result | undefined> {
     const log = context.logger.child({ tenant: name });
-    const tenant = await tenants.read(name);
+    let tenant = await tenants.read(name);
     if (!tenant) {
       connections.forget(name);
       return undefined;
@@ -235,8 +245,16 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
       throw new TerminalError(error.message);
     }
 
-    // 4. The control plane.
+    // 4. The control plane. A fault found in it while it served is shown before it is healed.
     const suspend = spec.suspend === true;
+    const fault = options.faults?.get(name);
+    if (fault && (suspend || tenant.status?.phase !== "Ready")) options.faults?.delete(name);
+    let degradation = activeDegradation(tenant);
+    if (!suspend && !degradation && fault && tenant.status?.phase === "Ready") {
+      degradation = degradedBy(fault);
+      log.warn("control plane degraded; healing it", { component: fault.component, fault: fault.message });
+      tenant = { ...tenant, status: await writeStatus(tenant, degraded(tenant, common, degradation)) };
+    }
     let observation: ControlPlaneObservation;
     try {
       observation = await provisioner.ensure({ tenant: name, version, suspended: suspend }, context.signal);
@@ -246,7 +264,10 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
       const permanent = error instanceof ControlPlaneSpecError;
       await writeStatus(
         tenant,
-        provisionerFailed(tenant, common, version, { message, permanent, failures: context.failures }),
+        (permanent
+          ? undefined
+          : stillDegraded(tenant, common, degradation, context.failures, { phase: "Failed", message })) ??
+          provisionerFailed(tenant, common, version, { message, permanent, failures: context.failures }),
       );
       if (permanent) throw new TerminalError(message);
       throw error;
@@ -259,7 +280,11 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     }
 
     if (observation.phase !== "Running" || !servesVersion(observation, version)) {
-      await writeStatus(tenant, notServing(tenant, common, version, observation, context.failures));
+      await writeStatus(
+        tenant,
+        stillDegraded(tenant, common, degradation, context.failures, observation) ??
+          notServing(tenant, common, version, observation, context.failures),
+      );
       if (observation.phase === "Failed") throw new Error(observation.message ?? "the control plane failed");
       throw new NotYetError(`control plane ${observation.phase}`, pollMs);
     }
@@ -283,7 +308,9 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
       await writeStatus(tenant, defaultsPending(tenant, running, version, pending));
       throw new NotYetError(pending, pollMs);
     }
-    await writeStatus(tenant, ready(running));
+    const status = await writeStatus(tenant, readyAfter(tenant, running, now()));
+    options.faults?.delete(name);
+    if (degradation) log.info("control plane healed", { degraded: conditionOf(status, "Degraded")?.message });
     return { requeueAfterMs: resyncMs };
   };
 }

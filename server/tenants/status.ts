@@ -21,6 +21,7 @@ export type TenantPhase =
   | "Ready"
   | "Suspended"
   | "Upgrading"
+  | "Degraded"
   | "Deleting"
   | "Failed";
 
@@ -40,7 +41,7 @@ export interface TenantStatus {
   conditions?: Condition[];
 }
 
-export const conditionTypes = ["ControlPlaneReady", "DefaultsApplied", "Ready"] as const;
+export const conditionTypes = ["ControlPlaneReady", "DefaultsApplied", "Ready", "Degraded"] as const;
 export type ConditionType = (typeof conditionTypes)[number];
 
 export interface ConditionInput {
@@ -91,6 +92,11 @@ export interface Observed {
   createdAt?: string;
   /** Keeps Ready False for a reason of its own though the control plane serves (a refused version change). */
   blocked?: Omit<ConditionInput, "type" | "status">;
+  /**
+   * A fault in a control plane that served (a component that exited or stopped answering): True
+   * while it lasts, False once it serves again. Absent: the condition is left as it was.
+   */
+  degraded?: Omit<ConditionInput, "type">;
 }
 
 /**
@@ -123,6 +129,14 @@ export function buildStatus(previous: TenantStatus | undefined, observed: Observ
         ? { ...observed.controlPlane, status: observed.controlPlane.status }
         : { ...observed.defaults, status: observed.defaults.status };
   conditions = setCondition(conditions, { type: "Ready", ...ready }, now, observed.generation);
+  if (observed.degraded) {
+    conditions = setCondition(
+      conditions,
+      { type: "Degraded", ...observed.degraded },
+      now,
+      observed.generation,
+    );
+  }
 
   const timings = { ...(previous?.timings ?? {}) };
   timings.createdAt ??= observed.createdAt;
@@ -158,14 +172,18 @@ export function phaseChangeEvent(
 ): { type: "Normal" | "Warning"; reason: string; message: string } | null {
   if (previousPhase === observed.phase) return null;
   return {
-    type: observed.phase === "Failed" ? "Warning" : "Normal",
-    reason: observed.phase,
+    type: observed.phase === "Failed" || observed.phase === "Degraded" ? "Warning" : "Normal",
+    reason: observed.phase === "Ready" && previousPhase === "Degraded" ? "Recovered" : observed.phase,
     message: phaseMessage(observed, status),
   };
 }
 
 /** What the phase change's Event says: how long a first Ready took, or the condition that explains it. */
 export function phaseMessage(observed: Observed, status: TenantStatus): string {
+  if (observed.phase === "Ready" && observed.degraded?.reason === "Recovered") {
+    return observed.degraded.message;
+  }
+  if (observed.phase === "Degraded") return observed.degraded?.message ?? observed.controlPlane.message;
   if (observed.phase === "Ready") {
     const created = status.timings?.createdAt ? Date.parse(status.timings.createdAt) : Number.NaN;
     const ready = status.timings?.lastReadyAt ? Date.parse(status.timings.lastReadyAt) : Number.NaN;

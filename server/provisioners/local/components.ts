@@ -4,7 +4,7 @@
  * (crash, reboot), so a component runs only when that pid's command line still mentions its dir.
  */
 import path from "node:path";
-import { processesMentioning } from "@/server/cluster/process";
+import { type ComponentState, kwokctlComponentStates, processesMentioning } from "@/server/cluster/process";
 import { readText, type TenantPaths } from "./paths";
 
 /** The components of a tenant control plane, in kwokctl's names (also its pid and log file names). */
@@ -12,21 +12,10 @@ export const LOCAL_COMPONENTS = ["etcd", "kube-apiserver", "kube-controller-mana
 export type LocalComponent = (typeof LOCAL_COMPONENTS)[number];
 
 /** Stopped: no pid file; exited: a pid file whose process is gone. */
-export type ComponentState = "running" | "exited" | "stopped";
+export type { ComponentState };
 
 export function componentStates(paths: TenantPaths): Record<LocalComponent, ComponentState> {
-  const states = {} as Record<LocalComponent, ComponentState>;
-  for (const component of LOCAL_COMPONENTS) {
-    const pid = readText(path.join(paths.clusterDir, "pids", `${component}.pid`))?.trim();
-    if (!pid || !/^\d+$/.test(pid)) {
-      states[component] = "stopped";
-      continue;
-    }
-    // The pid file may outlive its process (crash, reboot); a reused pid must mention our dir.
-    const commandLine = readText(`/proc/${pid}/cmdline`);
-    states[component] = commandLine?.includes(`${paths.clusterDir}/`) ? "running" : "exited";
-  }
-  return states;
+  return kwokctlComponentStates(paths.clusterDir, LOCAL_COMPONENTS);
 }
 
 /** Pids of the tenant's processes: from kwokctl's pid files and from /proc command lines. */

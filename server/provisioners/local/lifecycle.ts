@@ -12,7 +12,7 @@ import { isPortFree } from "@/server/cluster/ports";
 import { CommandError, killProcessesMentioning, waitExited } from "@/server/cluster/process";
 import type { Logger } from "@/server/logger";
 import type { LocalBinaries } from "./binaries";
-import { LOCAL_COMPONENTS, processesOf } from "./components";
+import { LOCAL_COMPONENTS, type LocalComponent, processesOf } from "./components";
 import { controlPlaneCreateArgs, retarget, wantedFlags, writeKwokctlConfig } from "./kwokctl-config";
 import { localClusterName, type TenantPaths } from "./paths";
 import type { PortPicker } from "./ports";
@@ -146,6 +146,39 @@ export async function stopControlPlane(
     fs.rmSync(path.join(paths.clusterDir, "pids", `${component}.pid`), { force: true });
   }
   await waitExited(pids);
+}
+
+/** The ports each component binds (kwokctl's component names). */
+const componentPorts: Record<LocalComponent, (keyof LocalControlPlaneRecord["ports"])[]> = {
+  etcd: ["etcdPort", "etcdPeerPort"],
+  "kube-apiserver": ["kubeApiserverPort"],
+  "kube-controller-manager": ["kubeControllerManagerPort"],
+};
+
+/**
+ * Starts only the components that exited while the others keep serving (kwokctl's start skips
+ * the ones with a running pid, then waits until the API server serves): an API server back in seconds, with etcd
+ * and its watchers untouched. False when a port of theirs is taken meanwhile: then the caller
+ * restarts the whole control plane on new ports.
+ */
+export async function restartExited(
+  tenant: string,
+  paths: TenantPaths,
+  record: LocalControlPlaneRecord,
+  exited: LocalComponent[],
+  log: Logger,
+): Promise<boolean> {
+  for (const component of exited) {
+    for (const port of componentPorts[component]) if (!(await isPortFree(record.ports[port]))) return false;
+  }
+  log.warn("components exited; starting them again", { components: exited });
+  // kwokctl skips a component whose pid still answers signal 0, which a zombie not yet reaped
+  // does: the pid files of the exited ones go first, so kwokctl starts exactly those.
+  for (const component of exited) {
+    fs.rmSync(path.join(paths.clusterDir, "pids", `${component}.pid`), { force: true });
+  }
+  await kwokctl(tenant, paths, record.binDir, ["start", "cluster", "--timeout", "2m"], START_TIMEOUT_MS, log);
+  return true;
 }
 
 export async function startControlPlane(

@@ -6,7 +6,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
-import { type ControlPlaneAccess, type ControlPlaneObservation, kubeconfigFromAccess } from "../types";
+import {
+  type ControlPlaneAccess,
+  type ControlPlaneFault,
+  type ControlPlaneObservation,
+  kubeconfigFromAccess,
+} from "../types";
 import { componentLogFile, componentStates, LOCAL_COMPONENTS, lastLogLine } from "./components";
 import { localClusterName, readText, type TenantPaths } from "./paths";
 import { endpointOf, readRecord } from "./record";
@@ -22,10 +27,62 @@ export function readAccess(paths: TenantPaths): ControlPlaneAccess | undefined {
   return { server: endpointOf(record), ca, cert, key };
 }
 
+/** One connection per tenant and access (the probe asks every few seconds). */
+const connections = new Map<string, { key: string; conn: ReturnType<typeof connectCluster> }>();
+
 function connectionOf(tenant: string, access: ControlPlaneAccess) {
-  return connectCluster(`tenant-${tenant}`, {
+  const key = `${access.server}|${access.ca}|${access.cert}`;
+  const known = connections.get(tenant);
+  if (known?.key === key) return known.conn;
+  const conn = connectCluster(`tenant-${tenant}`, {
     inline: kubeconfigFromAccess(access, localClusterName(tenant)),
   });
+  connections.set(tenant, { key, conn });
+  return conn;
+}
+
+/** Drops a tenant's cached connection (its control plane is gone). */
+export function forgetConnection(tenant: string): void {
+  connections.delete(tenant);
+}
+
+function exitedMessage(paths: TenantPaths, component: (typeof LOCAL_COMPONENTS)[number]): string {
+  const log = componentLogFile(paths, component);
+  const last = lastLogLine(log);
+  return `${component} exited (see ${log}${last ? `; last line: ${last}` : ""})`;
+}
+
+/**
+ * The watchdog's check of a control plane that should serve: a component process that exited,
+ * else an API server whose /readyz does not answer 200 within `timeoutMs`. Nothing for a control
+ * plane that is absent, incomplete or stopped (suspended, or not started yet).
+ */
+export async function probeControlPlane(
+  tenant: string,
+  paths: TenantPaths,
+  timeoutMs = 1_500,
+): Promise<ControlPlaneFault | undefined> {
+  const record = readRecord(paths);
+  if (!record || record.stopped) return undefined;
+  const states = componentStates(paths);
+  if (LOCAL_COMPONENTS.every((component) => states[component] === "stopped")) return undefined;
+  const down = LOCAL_COMPONENTS.find((component) => states[component] !== "running");
+  if (down) {
+    return {
+      component: down,
+      kind: "exited",
+      message: states[down] === "exited" ? exitedMessage(paths, down) : `${down} is not running`,
+    };
+  }
+  const access = readAccess(paths);
+  if (!access) return undefined;
+  const health = await clusterHealth(connectionOf(tenant, access), { timeoutMs });
+  if (health.ok) return undefined;
+  return {
+    component: "kube-apiserver",
+    kind: "unresponsive",
+    message: `kube-apiserver does not answer its readiness check: ${health.detail.slice(0, 300)}`,
+  };
 }
 
 export async function observeControlPlane(
@@ -48,11 +105,7 @@ export async function observeControlPlane(
   const running = LOCAL_COMPONENTS.filter((component) => states[component] === "running");
   if (exited.length > 0) {
     if (ensuring) return { phase: "Starting", endpoint, message: "The control plane is being restarted." };
-    const details = exited.map((component) => {
-      const log = componentLogFile(paths, component);
-      const last = lastLogLine(log);
-      return `${component} exited (see ${log}${last ? `; last line: ${last}` : ""})`;
-    });
+    const details = exited.map((component) => exitedMessage(paths, component));
     return { phase: "Failed", endpoint, message: `${details.join("; ")}. Ensuring it again restarts it.` };
   }
   if (running.length === 0) {

@@ -31,7 +31,7 @@ import type { Logger } from "@/server/logger";
 import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "../types";
 import { resolveVersion } from "../versions";
 import { hasKwokctl, localBinaries } from "./binaries";
-import { componentStates } from "./components";
+import { componentStates, LOCAL_COMPONENTS } from "./components";
 import { type EgressProxy, type EgressRefusal, egressPaths, startEgressProxy } from "./egress";
 import { type EgressPolicy, isTenantPodIp, tokenBuckets } from "./egress-policy";
 import { retarget, wantedFlags } from "./kwokctl-config";
@@ -39,10 +39,11 @@ import {
   createControlPlane,
   type LocalMachine,
   removeControlPlane,
+  restartExited,
   startControlPlane,
   stopControlPlane,
 } from "./lifecycle";
-import { observeControlPlane, readAccess } from "./observe";
+import { forgetConnection, observeControlPlane, probeControlPlane, readAccess } from "./observe";
 import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
 import { type PodApiListener, startPodApiListener } from "./pod-api";
 import { portPicker } from "./ports";
@@ -284,7 +285,15 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       if (record.stopped) writeRecord(paths, { ...record, stopped: false });
       return observeNow(tenant);
     }
-    // Stopped, or some components died: stop what is left, then start all with free ports.
+    // Some components died: start them again beside the ones that serve.
+    const componentsNow = componentStates(paths);
+    const exited = LOCAL_COMPONENTS.filter((component) => componentsNow[component] === "exited");
+    const running = LOCAL_COMPONENTS.filter((component) => componentsNow[component] === "running");
+    if (!record.stopped && exited.length > 0 && running.length > 0) {
+      signal?.throwIfAborted();
+      if (await restartExited(tenant, paths, record, exited, log)) return observeNow(tenant);
+    }
+    // Stopped, or a port of a dead component was taken: stop what is left, then start all on free ports.
     if (states.some((state) => state !== "stopped")) {
       log.warn("components exited; restarting the control plane", { states: componentStates(paths) });
       await stopControlPlane(machine, tenant, paths, record, log);
@@ -323,6 +332,13 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       return observeNow(checkTenantName(tenant));
     },
 
+    async probe(tenant) {
+      const name = checkTenantName(tenant);
+      // An ensure under way is already changing the processes; it reports what it finds.
+      if (ensuring.has(name) || queues.has(name)) return undefined;
+      return probeControlPlane(name, pathsOf(name));
+    },
+
     async access(tenant) {
       const paths = pathsOf(checkTenantName(tenant));
       const access = await readAccess(paths);
@@ -345,6 +361,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         if (!fs.existsSync(paths.dir)) return;
         const log = baseLog.child({ tenant });
         await closePodApi(tenant);
+        forgetConnection(tenant);
         await removeControlPlane(machine, tenant, paths, log);
         await egress.get(tenant)?.close();
         egress.delete(tenant);

@@ -1,0 +1,112 @@
+/**
+ * The control-plane watchdog (the leader's, beside the tenant controller): every `intervalMs` it
+ * probes each tenant whose control plane should be serving — a process that exited is found at
+ * once, an API server that stops answering /readyz after `unresponsiveProbes` probes in a row —
+ * and hands the fault to the tenant reconciler, which marks the tenant Degraded, heals it and
+ * says when it serves again. Between two drift checks (60 s) nothing else would notice.
+ */
+import type { Logger } from "@/server/logger";
+import type { ControlPlaneFault, Provisioner } from "@/server/provisioners/types";
+import type { DetectedFault } from "./observed";
+import { conditionOf } from "./status";
+import type { TenantResource } from "./tenant-resources";
+
+export interface WatchdogOptions {
+  provisioners: Partial<Record<string, Pick<Provisioner, "probe">>>;
+  defaultProvisioner: string;
+  /** The Tenants as the shared informer last saw them. */
+  tenants: () => TenantResource[];
+  /** Called once per fault found (until a probe finds the control plane serving again). */
+  onFault: (tenant: string, fault: DetectedFault) => void;
+  logger: Logger;
+  /** Default 1 s: a dead process is found within it. */
+  intervalMs?: number;
+  /** Failed readiness probes in a row before an API server counts as unresponsive. Default 3. */
+  unresponsiveProbes?: number;
+  /** Probes at once. Default 16. */
+  concurrency?: number;
+  now?: () => Date;
+}
+
+/** Whether a tenant's control plane should be serving now (it was Ready, or is Degraded). */
+export function shouldServe(tenant: TenantResource): boolean {
+  if (tenant.metadata.deletionTimestamp || tenant.spec?.suspend) return false;
+  const phase = tenant.status?.phase;
+  return (
+    (phase === "Ready" && conditionOf(tenant.status, "ControlPlaneReady")?.status === "True") ||
+    phase === "Degraded"
+  );
+}
+
+export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void> } {
+  const intervalMs = options.intervalMs ?? 1_000;
+  const needed = options.unresponsiveProbes ?? 3;
+  const concurrency = options.concurrency ?? 16;
+  const now = options.now ?? (() => new Date());
+  const log = options.logger.child({ component: "control-plane-watchdog" });
+  /** Unresponsive probes in a row, by tenant. */
+  const misses = new Map<string, number>();
+  /** Tenants whose fault was handed over, until a probe finds them serving again. */
+  const reported = new Set<string>();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> = Promise.resolve();
+
+  const probeOne = async (tenant: TenantResource): Promise<void> => {
+    const name = tenant.metadata.name;
+    const provisionerName =
+      tenant.status?.provisioner ?? tenant.spec?.controlPlane?.provisioner ?? options.defaultProvisioner;
+    const probe = options.provisioners[provisionerName]?.probe;
+    if (!probe) return;
+    let fault: ControlPlaneFault | undefined;
+    try {
+      fault = await probe(name);
+    } catch (error) {
+      log.debug("probe failed", { tenant: name, error });
+      return;
+    }
+    if (!fault) {
+      misses.delete(name);
+      reported.delete(name);
+      return;
+    }
+    if (fault.kind === "unresponsive") {
+      const count = (misses.get(name) ?? 0) + 1;
+      misses.set(name, count);
+      if (count < needed) return;
+    }
+    misses.delete(name);
+    if (reported.has(name) || tenant.status?.phase !== "Ready") return;
+    reported.add(name);
+    log.warn("control plane fault found", { tenant: name, component: fault.component, kind: fault.kind });
+    options.onFault(name, { ...fault, at: now() });
+  };
+
+  const runRound = async () => {
+    const serving = options.tenants().filter(shouldServe);
+    const names = new Set(serving.map((tenant) => tenant.metadata.name));
+    for (const name of misses.keys()) if (!names.has(name)) misses.delete(name);
+    for (const name of reported) if (!names.has(name)) reported.delete(name);
+    for (let i = 0; i < serving.length && !stopped; i += concurrency) {
+      await Promise.all(serving.slice(i, i + concurrency).map(probeOne));
+    }
+  };
+
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      round = runRound()
+        .catch((error) => log.warn("watchdog round failed", { error }))
+        .finally(schedule);
+    }, intervalMs);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await round;
+    },
+  };
+}
