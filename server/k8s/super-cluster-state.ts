@@ -14,3 +14,14 @@ export function superClusterProblem(): string | null {
 export function setSuperClusterProblem(value: string | null): void {
   problem.set(value);
 }
+
+const healing = processSlot<string | null>("superClusterHealing");
+
+/** What of the (connected) local super cluster is being started again, while that lasts. */
+export function superClusterHealing(): string | null {
+  return healing.get() ?? null;
+}
+
+export function setSuperClusterHealing(value: string | null): void {
+  healing.set(value);
+}

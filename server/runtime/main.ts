@@ -5,6 +5,7 @@ import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
 import { TOOLBOX_IMAGE } from "@/server/cluster/real-node/plan";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
+import { setDatabaseProblem } from "@/server/db/client";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
 import { ConfigError, env, parseEnv } from "@/server/env";
@@ -111,6 +112,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
         dataDir: path.join(config.stateDir, "postgres"),
         port: config.EMBEDDED_POSTGRES_PORT,
         logger: log.child({ component: "postgres" }),
+        onDown: setDatabaseProblem,
       });
       cleanups.push(() => postgres.stop());
       process.env.DATABASE_URL = postgres.url;

@@ -5,7 +5,7 @@ import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
-import { setSuperClusterProblem } from "@/server/k8s/super-cluster-state";
+import { setSuperClusterHealing, setSuperClusterProblem } from "@/server/k8s/super-cluster-state";
 import type { Logger } from "@/server/logger";
 import { kwokLogProvider, realNodeLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
@@ -73,6 +73,9 @@ export async function connectSuperCluster(
   }
   // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
   const binder = local ? startSimulatedPodLogs(connection, { stateDir: config.stateDir, logger: log }) : null;
+  const watchdog = local
+    ? superClusterWatchdog(localSuperCluster({ stateDir: config.stateDir, logger: log }), log)
+    : null;
   // Operators read kwok's log per node (it is every local node's kubelet).
   if (local) {
     registerNodeLogProvider("kwok", kwokLogProvider(localClusterLogFile(config.stateDir, "kwok-controller")));
@@ -82,10 +85,65 @@ export async function connectSuperCluster(
   return {
     connection,
     stop: () => {
+      watchdog?.stop();
       binder?.stop();
       registerNodeLogProvider("kwok", null);
       registerNodeLogProvider("kubelet", null);
       registerNodeLogProvider("containerd", null);
+    },
+  };
+}
+
+/**
+ * The local super cluster's watchdog: every second, whatever of it exited (an etcd, API server,
+ * scheduler, controller manager or kwok of kwokctl's; a real node's containerd or kubelet,
+ * kube-proxy, kube-router, the image registry) is started again beside what runs. While that
+ * lasts, /api/ready names it.
+ */
+function superClusterWatchdog(
+  cluster: ReturnType<typeof localSuperCluster>,
+  log: Logger,
+  intervalMs = 1_000,
+): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const round = async () => {
+    const down = await cluster.faults();
+    if (down.length === 0 || stopped) return;
+    const started = performance.now();
+    setSuperClusterHealing(
+      `${down.join(", ")} of the local super cluster exited; Ring0 is starting it again`,
+    );
+    log.error("the local super cluster lost a part; healing it", { down });
+    try {
+      await cluster.heal();
+      setSuperClusterHealing(null);
+      log.info("the local super cluster is whole again", {
+        restarted: down,
+        ms: Math.round(performance.now() - started),
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      setSuperClusterHealing(
+        `${down.join(", ")} of the local super cluster could not be started again: ${message}`,
+      );
+      log.error("healing the local super cluster failed; trying again", { down, error: message });
+    }
+  };
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      round()
+        .catch((error) => log.warn("super cluster watchdog round failed", { error }))
+        .finally(schedule);
+    }, intervalMs);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
     },
   };
 }

@@ -12,7 +12,7 @@ import { isNotFound } from "@/server/k8s/errors";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { SANDBOX_RUNTIME_CLASS } from "@/server/syncer/isolation-schema";
-import { ensureDaemon, stopDaemon } from "../daemon";
+import { ensureDaemon, readDaemonRecord, runningDaemon, stopDaemon } from "../daemon";
 import { NODE_PROXY_GROUP } from "../hardening";
 import { waitLocalNodesReady } from "../node-pool";
 import { freeLoopbackPorts } from "../ports";
@@ -34,10 +34,12 @@ import { ensureKubeProxyPki } from "./pki";
 import {
   kubeProxyPlan,
   MAX_REAL_NODES,
+  networkPolicyPlan,
   REAL_NODE_LABEL,
   realNodeIndex,
   realNodePlan,
   realNodesDir,
+  registryPlan,
 } from "./plan";
 import { ensureRegistry, pushImageArchive, stopRegistry } from "./registry";
 import { localStorageClass } from "./volumes";
@@ -277,4 +279,43 @@ export async function removeRealNodes(stateDir: string, binDir: string, logger: 
     if (left.length === 0) fs.rmSync(realNodesDir(stateDir), { recursive: true, force: true });
   }
   return left;
+}
+
+/**
+ * The real nodes' daemons that should run (their record is there) and do not (their process
+ * exited): containerd and kubelet of each node, kube-proxy, kube-router and the image registry.
+ * A cheap check (files and /proc) for the super cluster's watchdog; `ensureRealNodes` starts them.
+ */
+export function realNodeDaemonsDown(stateDir: string, binDir: string): string[] {
+  const down: string[] = [];
+  const check = (what: string, binary: string, recordFile: string, marker: string) => {
+    if (fs.existsSync(recordFile) && runningDaemon({ binary, recordFile, marker }) === undefined)
+      down.push(what);
+  };
+  for (const index of realNodesOnDisk(stateDir)) {
+    const plan = realNodePlan(stateDir, index);
+    for (const daemon of ["containerd", "kubelet"]) {
+      check(
+        `${daemon} of ${plan.name}`,
+        path.join(binDir, daemon),
+        path.join(plan.dir, `${daemon}.json`),
+        `${plan.dir}/`,
+      );
+    }
+  }
+  const proxy = kubeProxyPlan(stateDir);
+  check(
+    "kube-proxy",
+    path.join(binDir, "kube-proxy"),
+    path.join(proxy.dir, "kube-proxy.json"),
+    `${proxy.dir}/`,
+  );
+  const policy = networkPolicyPlan(stateDir);
+  // kube-router's record names the bin dir it was started from.
+  const netpolBinDir = readDaemonRecord(policy.record)?.binDir;
+  if (typeof netpolBinDir === "string")
+    check("kube-router", path.join(netpolBinDir, "kube-router"), policy.record, `${policy.dir}/`);
+  const registry = registryPlan(stateDir);
+  check("the image registry", path.join(binDir, "ring0-registry"), registry.record, registry.config);
+  return down;
 }
