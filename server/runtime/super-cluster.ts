@@ -100,7 +100,7 @@ export async function connectSuperCluster(
  * kube-proxy, kube-router, the image registry) is started again beside what runs. While that
  * lasts, /api/ready names it.
  */
-function superClusterWatchdog(
+export function superClusterWatchdog(
   cluster: ReturnType<typeof localSuperCluster>,
   log: Logger,
   intervalMs = 1_000,
