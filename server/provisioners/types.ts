@@ -19,6 +19,11 @@ export interface ControlPlaneSpec {
   version: string;
   /** Stopped, data kept. */
   suspended: boolean;
+  /**
+   * Components to restart although they run: ones the watchdog found not answering (a hung API
+   * server). Killed and started again like ones that exited; ignored while suspended.
+   */
+  restart?: string[];
 }
 
 export type ControlPlanePhase =

@@ -308,6 +308,39 @@ describe.each(["kube-apiserver", "etcd", "kube-controller-manager"] as const)(
   },
 );
 
+describe("a tenant whose kube-apiserver hangs (SIGSTOP)", () => {
+  it("is found by its readiness probe, turns Degraded, and gets a new API server", async () => {
+    expect((await statusOf())?.phase).toBe("Ready");
+    const watch = statusWatch();
+    const pid = pidOf("kube-apiserver");
+    process.kill(pid, "SIGSTOP");
+    try {
+      await eventually(async () => expect(watch.phases).toContain("Degraded"), 60_000);
+      await eventually(async () => {
+        const status = await statusOf();
+        expect(status?.phase).toBe("Ready");
+        expect(conditionOf(status, "Degraded")).toMatchObject({ status: "False", reason: "Recovered" });
+        return true;
+      }, 60_000);
+    } finally {
+      await watch.stop();
+      // Never leave a stopped process behind, whatever happened.
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone: Ring0 killed it
+      }
+    }
+    const [found] = watch.degraded.filter((condition) => condition.status === "True");
+    expect(found).toMatchObject({
+      reason: "ComponentUnresponsive",
+      message: expect.stringContaining("kube-apiserver does not answer its readiness check"),
+    });
+    expect(pidOf("kube-apiserver")).not.toBe(pid);
+    expect((await gateway("GET", "/api/v1/namespaces/default/configmaps?limit=1")).status).toBe(200);
+  }, 180_000);
+});
+
 describe("after the faults", () => {
   it("the controller manager works again: a Deployment gets its ReplicaSet", async () => {
     const created = await gateway("POST", "/apis/apps/v1/namespaces/default/deployments", {

@@ -106,8 +106,9 @@ export interface TenantReconcilerOptions {
   /** Step 5. Default: the tenant defaults, then the quota webhook (setUpTenantControlPlane). */
   setUp?: ControlPlaneSetup;
   /**
-   * Faults the watchdog (watchdog.ts) found in serving control planes, by tenant: a run that finds
-   * one marks the tenant Degraded before it heals it, and forgets it once the tenant is Ready again.
+   * Faults the watchdog (watchdog.ts) found in serving control planes, by tenant: the next run takes
+   * the tenant's out, marks the tenant Degraded and heals it (restarting a component that stopped
+   * answering).
    */
   faults?: Map<string, DetectedFault>;
 }
@@ -247,8 +248,9 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
 
     // 4. The control plane. A fault found in it while it served is shown before it is healed.
     const suspend = spec.suspend === true;
+    // Taken once: the Degraded condition carries it from here, and a restart it asks for is done once.
     const fault = options.faults?.get(name);
-    if (fault && (suspend || tenant.status?.phase !== "Ready")) options.faults?.delete(name);
+    options.faults?.delete(name);
     let degradation = activeDegradation(tenant);
     if (!suspend && !degradation && fault && tenant.status?.phase === "Ready") {
       degradation = degradedBy(fault);
@@ -257,7 +259,12 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     }
     let observation: ControlPlaneObservation;
     try {
-      observation = await provisioner.ensure({ tenant: name, version, suspended: suspend }, context.signal);
+      // A component that stopped answering is restarted; one that exited is started anyway.
+      const restart = fault?.kind === "unresponsive" && !suspend ? [fault.component] : undefined;
+      observation = await provisioner.ensure(
+        { tenant: name, version, suspended: suspend, ...(restart ? { restart } : {}) },
+        context.signal,
+      );
       if (observation.phase === "Starting") observation = await provisioner.observe(name);
     } catch (error) {
       const message = messageOf(error);
@@ -309,7 +316,6 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
       throw new NotYetError(pending, pollMs);
     }
     const status = await writeStatus(tenant, readyAfter(tenant, running, now()));
-    options.faults?.delete(name);
     if (degradation) log.info("control plane healed", { degraded: conditionOf(status, "Degraded")?.message });
     return { requeueAfterMs: resyncMs };
   };

@@ -95,6 +95,36 @@ describe("the control-plane watchdog", () => {
     }
   });
 
+  it("hands a fault over again while the tenant still reads Ready after reportEveryMs, and times out a hung probe", async () => {
+    const found: string[] = [];
+    const watchdog = startWatchdog({
+      provisioners: {
+        local: {
+          probe: (name) =>
+            name === "hung"
+              ? new Promise(() => {})
+              : Promise.resolve({ component: "etcd", kind: "exited" as const, message: "etcd exited" }),
+        },
+      },
+      defaultProvisioner: "local",
+      tenants: () => [tenant("acme", "Ready"), tenant("hung", "Ready")],
+      onFault: (name, fault) => found.push(`${name}:${fault.kind}`),
+      logger: quiet,
+      intervalMs: 5,
+      unresponsiveProbes: 2,
+      probeTimeoutMs: 20,
+      reportEveryMs: 30,
+    });
+    try {
+      await until(() => found.filter((entry) => entry === "acme:exited").length >= 2);
+      await until(() => found.includes("hung:unresponsive"));
+      expect(found.filter((entry) => entry === "acme:exited").length).toBeGreaterThanOrEqual(2);
+      expect(found).toContain("hung:unresponsive");
+    } finally {
+      await watchdog.stop();
+    }
+  });
+
   it("forgets a probe that throws and keeps going", async () => {
     let calls = 0;
     const found: string[] = [];

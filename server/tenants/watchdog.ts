@@ -16,7 +16,7 @@ export interface WatchdogOptions {
   defaultProvisioner: string;
   /** The Tenants as the shared informer last saw them. */
   tenants: () => TenantResource[];
-  /** Called once per fault found (until a probe finds the control plane serving again). */
+  /** Called with each fault found in a Ready tenant (the same tenant again after `reportEveryMs`). */
   onFault: (tenant: string, fault: DetectedFault) => void;
   logger: Logger;
   /** Default 1 s: a dead process is found within it. */
@@ -25,6 +25,10 @@ export interface WatchdogOptions {
   unresponsiveProbes?: number;
   /** Probes at once. Default 16. */
   concurrency?: number;
+  /** How long one probe may take before it counts as an unresponsive API server. Default 5 s. */
+  probeTimeoutMs?: number;
+  /** A tenant still Ready with a fault is handed over again after this long. Default 5 s. */
+  reportEveryMs?: number;
   now?: () => Date;
 }
 
@@ -42,12 +46,14 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
   const intervalMs = options.intervalMs ?? 1_000;
   const needed = options.unresponsiveProbes ?? 3;
   const concurrency = options.concurrency ?? 16;
+  const probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
+  const reportEveryMs = options.reportEveryMs ?? 5_000;
   const now = options.now ?? (() => new Date());
   const log = options.logger.child({ component: "control-plane-watchdog" });
   /** Unresponsive probes in a row, by tenant. */
   const misses = new Map<string, number>();
-  /** Tenants whose fault was handed over, until a probe finds them serving again. */
-  const reported = new Set<string>();
+  /** When each tenant's last fault was handed over (again at most every `reportEveryMs`). */
+  const reported = new Map<string, number>();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> = Promise.resolve();
@@ -59,15 +65,32 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
     const probe = options.provisioners[provisionerName]?.probe;
     if (!probe) return;
     let fault: ControlPlaneFault | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      fault = await probe(name);
+      // A probe that does not return is itself the sign of a control plane that does not answer;
+      // it must never hold up the other tenants' probes.
+      fault = await Promise.race([
+        probe(name),
+        new Promise<ControlPlaneFault>((resolve) => {
+          timer = setTimeout(
+            () =>
+              resolve({
+                component: "kube-apiserver",
+                kind: "unresponsive",
+                message: `kube-apiserver does not answer its readiness check: no answer within ${probeTimeoutMs} ms`,
+              }),
+            probeTimeoutMs,
+          );
+        }),
+      ]);
     } catch (error) {
       log.debug("probe failed", { tenant: name, error });
       return;
+    } finally {
+      clearTimeout(timer);
     }
     if (!fault) {
       misses.delete(name);
-      reported.delete(name);
       return;
     }
     if (fault.kind === "unresponsive") {
@@ -76,8 +99,11 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
       if (count < needed) return;
     }
     misses.delete(name);
-    if (reported.has(name) || tenant.status?.phase !== "Ready") return;
-    reported.add(name);
+    // Once the reconciler has it the tenant is Degraded; while the informer has not seen that yet,
+    // a fault found again is not handed over again (a second fault after a heal is).
+    const last = reported.get(name);
+    if (tenant.status?.phase !== "Ready" || (last !== undefined && Date.now() - last < reportEveryMs)) return;
+    reported.set(name, Date.now());
     log.warn("control plane fault found", { tenant: name, component: fault.component, kind: fault.kind });
     options.onFault(name, { ...fault, at: now() });
   };
@@ -86,7 +112,7 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
     const serving = options.tenants().filter(shouldServe);
     const names = new Set(serving.map((tenant) => tenant.metadata.name));
     for (const name of misses.keys()) if (!names.has(name)) misses.delete(name);
-    for (const name of reported) if (!names.has(name)) reported.delete(name);
+    for (const name of reported.keys()) if (!names.has(name)) reported.delete(name);
     for (let i = 0; i < serving.length && !stopped; i += concurrency) {
       await Promise.all(serving.slice(i, i + concurrency).map(probeOne));
     }

@@ -12,9 +12,9 @@ import { isPortFree } from "@/server/cluster/ports";
 import { CommandError, killProcessesMentioning, waitExited } from "@/server/cluster/process";
 import type { Logger } from "@/server/logger";
 import type { LocalBinaries } from "./binaries";
-import { LOCAL_COMPONENTS, type LocalComponent, processesOf } from "./components";
+import { componentStates, LOCAL_COMPONENTS, type LocalComponent, processesOf } from "./components";
 import { controlPlaneCreateArgs, retarget, wantedFlags, writeKwokctlConfig } from "./kwokctl-config";
-import { localClusterName, type TenantPaths } from "./paths";
+import { localClusterName, readText, type TenantPaths } from "./paths";
 import type { PortPicker } from "./ports";
 import { type LocalControlPlaneRecord, readRecord, writeRecord } from "./record";
 
@@ -144,6 +144,27 @@ export async function stopControlPlane(
   if (killed.length > 0) log.warn("killed control plane processes kwokctl left running", { pids: killed });
   for (const component of LOCAL_COMPONENTS) {
     fs.rmSync(path.join(paths.clusterDir, "pids", `${component}.pid`), { force: true });
+  }
+  await waitExited(pids);
+}
+
+/** SIGKILLs running components (ones found hung) and waits until they are gone; their pid files stay. */
+export async function killComponents(
+  paths: TenantPaths,
+  components: LocalComponent[],
+  log: Logger,
+): Promise<void> {
+  const pids: number[] = [];
+  for (const component of components) {
+    const pid = Number(readText(path.join(paths.clusterDir, "pids", `${component}.pid`))?.trim());
+    if (!Number.isInteger(pid) || pid <= 0 || componentStates(paths)[component] !== "running") continue;
+    log.warn("killing a component that stopped answering, to start it again", { component, pid });
+    try {
+      process.kill(pid, "SIGKILL");
+      pids.push(pid);
+    } catch {
+      // gone meanwhile
+    }
   }
   await waitExited(pids);
 }

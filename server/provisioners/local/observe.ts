@@ -4,6 +4,7 @@
  * turns "Failed" gaps into "Starting"), and the admin access Ring0 reads from kwokctl's PKI.
  */
 import fs from "node:fs";
+import https from "node:https";
 import path from "node:path";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
 import {
@@ -58,7 +59,6 @@ function exitedMessage(paths: TenantPaths, component: (typeof LOCAL_COMPONENTS)[
  * plane that is absent, incomplete or stopped (suspended, or not started yet).
  */
 export async function probeControlPlane(
-  tenant: string,
   paths: TenantPaths,
   timeoutMs = 1_500,
 ): Promise<ControlPlaneFault | undefined> {
@@ -76,13 +76,51 @@ export async function probeControlPlane(
   }
   const access = readAccess(paths);
   if (!access) return undefined;
-  const health = await clusterHealth(connectionOf(tenant, access), { timeoutMs });
-  if (health.ok) return undefined;
+  const problem = await readyzProblem(access, timeoutMs);
+  if (!problem) return undefined;
   return {
     component: "kube-apiserver",
     kind: "unresponsive",
-    message: `kube-apiserver does not answer its readiness check: ${health.detail.slice(0, 300)}`,
+    message: `kube-apiserver does not answer its readiness check: ${problem.slice(0, 300)}`,
   };
+}
+
+/**
+ * GET /readyz with a hard deadline over connect, TLS and body (a stopped process accepts TCP
+ * connections and then says nothing): undefined when it answers 200, else what went wrong.
+ * A fresh connection each time, so a socket to a dead process is never reused.
+ */
+function readyzProblem(access: ControlPlaneAccess, timeoutMs: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const url = new URL("/readyz", access.server);
+    const request = https.get(
+      url,
+      { ca: access.ca, cert: access.cert, key: access.key, agent: false },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          if (text.length < 4096) text += chunk;
+        });
+        response.on("end", () => {
+          clearTimeout(timer);
+          resolve(response.statusCode === 200 ? undefined : `HTTP ${response.statusCode}: ${text.trim()}`);
+        });
+        response.on("error", (error) => {
+          clearTimeout(timer);
+          resolve(error.message);
+        });
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy();
+      resolve(`no answer within ${timeoutMs} ms`);
+    }, timeoutMs);
+    request.on("error", (error) => {
+      clearTimeout(timer);
+      resolve(error.message);
+    });
+  });
 }
 
 export async function observeControlPlane(

@@ -37,6 +37,7 @@ import { type EgressPolicy, isTenantPodIp, tokenBuckets } from "./egress-policy"
 import { retarget, wantedFlags } from "./kwokctl-config";
 import {
   createControlPlane,
+  killComponents,
   type LocalMachine,
   removeControlPlane,
   restartExited,
@@ -281,10 +282,13 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     }
     closeKwokctlKeys(paths.pki);
 
-    if (states.every((state) => state === "running")) {
+    if (states.every((state) => state === "running") && !spec.restart?.length) {
       if (record.stopped) writeRecord(paths, { ...record, stopped: false });
       return observeNow(tenant);
     }
+    // Components found not answering (a hung API server) are killed, then started like dead ones.
+    const hung = LOCAL_COMPONENTS.filter((component) => spec.restart?.includes(component));
+    if (hung.length > 0 && !record.stopped) await killComponents(paths, hung, log);
     // Some components died: start them again beside the ones that serve.
     const componentsNow = componentStates(paths);
     const exited = LOCAL_COMPONENTS.filter((component) => componentsNow[component] === "exited");
@@ -336,7 +340,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       const name = checkTenantName(tenant);
       // An ensure under way is already changing the processes; it reports what it finds.
       if (ensuring.has(name) || queues.has(name)) return undefined;
-      return probeControlPlane(name, pathsOf(name));
+      return probeControlPlane(pathsOf(name));
     },
 
     async access(tenant) {
