@@ -7,6 +7,10 @@
  *                                                a tag already there as another image is refused
  *                                                unless --replace; localhost/ring0/… is Ring0's own
  *   ./ring0 images list                          every image pods can use
+ *   ./ring0 images build [--no-push]             build the images of the `kubernetes` provisioner's
+ *                                                control planes (etcd, kube-apiserver,
+ *                                                kube-controller-manager; scripts/lib/control-plane-images.ts)
+ *                                                into $RING0_STATE_DIR/images and push them
  * The local super cluster must be up with real nodes (`./ring0 start` or `npm run cluster:up`).
  * State lives in $RING0_STATE_DIR (default .ring0); a relative archive path is taken from the
  * directory ./ring0 was called in.
@@ -20,8 +24,10 @@ import {
   runningRegistryPort,
 } from "@/server/cluster/real-node/registry";
 import { createLogger } from "@/server/logger";
+import { buildControlPlaneImages } from "./lib/control-plane-images";
 
-const USAGE = "usage: ./ring0 images push <archive> [--name REF] [--replace] | ./ring0 images list\n";
+const USAGE =
+  "usage: ./ring0 images push <archive> [--name REF] [--replace] | ./ring0 images list | ./ring0 images build [--no-push]\n";
 
 function fail(message: string, code = 1): never {
   process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
@@ -37,8 +43,31 @@ async function main(): Promise<void> {
     process.env.LOG_LEVEL === "debug" ? "debug" : "warn",
   );
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  if (command !== "push" && command !== "list") fail(USAGE, 2);
+  if (command !== "push" && command !== "list" && command !== "build") fail(USAGE, 2);
   const binDir = await kubeBinaries(logger, { build: false });
+
+  if (command === "build") {
+    const push = !args.includes("--no-push");
+    const unknown = args.filter((arg) => arg !== "--no-push");
+    if (unknown.length > 0) fail(`unknown argument ${unknown[0]}\n${USAGE}`, 2);
+    if (push && runningRegistryPort(stateDir, binDir) === undefined)
+      fail(
+        "Ring0's image registry is not running, so the images cannot be pushed: start the world (`./ring0 start`) or pass --no-push",
+      );
+    const built = await buildControlPlaneImages({
+      binDir,
+      outDir: path.join(stateDir, "images"),
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    for (const image of built) {
+      const size = (image.bytes / 1024 / 1024).toFixed(1);
+      out(`built ${image.name} → ${image.archive} (${size} MiB, sha256 ${image.sha256.slice(0, 16)}…)`);
+      if (!push) continue;
+      for (const pushed of await pushImageArchive(stateDir, binDir, image.archive, { replace: true, logger }))
+        out(`pushed ${pushed.name} (${pushed.uploaded} blobs uploaded; ${pushed.present} already there)`);
+    }
+    return;
+  }
 
   if (command === "list") {
     if (args.length > 0) fail(USAGE, 2);

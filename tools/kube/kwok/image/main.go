@@ -4,7 +4,8 @@
 // identical inputs give byte-identical archives (sorted entries, mtime 0, owner 0:0).
 //
 //	ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
-//	                  [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [--dir IMAGEPATH[:MODE]]...
+//	                  [--workdir DIR] [--user UID[:GID]] [--symlink IMAGEPATH=TARGET]...
+//	                  [--dir IMAGEPATH[:MODE]]... [--tree HOSTDIR:IMAGEDIR]...
 //	                  [--toolbox /bin/busybox] [HOSTPATH:IMAGEPATH[:MODE]]...
 //	ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name localhost/ring0/toolbox:1]
 //	ring0-image pause --out FILE [--name localhost/ring0/pause:1]
@@ -27,7 +28,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -40,7 +43,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func usage() {
 	fmt.Fprintln(os.Stderr, `usage:
   ring0-image build --name REF --out FILE [--entrypoint ARG]... [--cmd ARG]... [--env K=V]...
-                    [--workdir DIR] [--symlink IMAGEPATH=TARGET]... [--dir IMAGEPATH[:MODE]]...
+                    [--workdir DIR] [--user UID[:GID]] [--symlink IMAGEPATH=TARGET]...
+                    [--dir IMAGEPATH[:MODE]]... [--tree HOSTDIR:IMAGEDIR]...
                     [--toolbox /bin/busybox] [HOSTPATH:IMAGEPATH[:MODE]]...
   ring0-image toolbox --out FILE [--busybox /bin/busybox] [--name `+toolboxName+`]
   ring0-image pause --out FILE [--name `+pauseName+`]
@@ -115,6 +119,60 @@ func parseFileMap(m string) (Entry, error) {
 	return Entry{Path: parts[1], Type: TypeFile, Mode: mode, Data: data}, nil
 }
 
+var numericUser = regexp.MustCompile(`^[0-9]{1,10}(:[0-9]{1,10})?$`)
+
+// treeEntries copies the directory tree at host under image: directories, regular files (their
+// permission bits) and symlinks (as they are: a target outside the tree is refused, so an image
+// never points into the host). Anything else (sockets, devices, fifos) is refused.
+func treeEntries(host, image string) ([]Entry, error) {
+	root, err := filepath.Abs(host)
+	if err != nil {
+		return nil, err
+	}
+	var entries []Entry
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		target := path.Join(image, filepath.ToSlash(rel))
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			resolved := link
+			if !filepath.IsAbs(link) {
+				resolved = filepath.Join(filepath.Dir(p), link)
+			}
+			if r, err := filepath.Rel(root, filepath.Clean(resolved)); err != nil || strings.HasPrefix(r, "..") {
+				return fmt.Errorf("--tree %s: symlink %s points outside the tree (%s)", host, p, link)
+			}
+			entries = append(entries, Entry{Path: target, Type: TypeSymlink, Target: link})
+		case info.IsDir():
+			entries = append(entries, Entry{Path: target, Type: TypeDir, Mode: int64(info.Mode().Perm())})
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			entries = append(entries, Entry{Path: target, Type: TypeFile, Mode: int64(info.Mode().Perm()), Data: data})
+		default:
+			return fmt.Errorf("--tree %s: %s is neither a file, a directory nor a symlink", host, p)
+		}
+		return nil
+	})
+	return entries, err
+}
+
 // parseDir reads IMAGEPATH[:MODE] into a directory entry (default mode 0755).
 func parseDir(d string) (Entry, error) {
 	p, m, hasMode := strings.Cut(d, ":")
@@ -141,7 +199,9 @@ func run(cmd string, args []string) error {
 		name := fs.String("name", "", "full image name, e.g. localhost/ring0/toolbox:1 (required)")
 		workdir := fs.String("workdir", "", "working directory")
 		toolbox := fs.String("toolbox", "", "static busybox binary: the toolbox image's files under the image's")
-		var entrypoint, cmdArgs, env, symlinks, dirs listFlag
+		user := fs.String("user", "", "UID[:GID] the image runs as (numeric: no passwd lookup)")
+		var entrypoint, cmdArgs, env, symlinks, dirs, trees listFlag
+		fs.Var(&trees, "tree", "HOSTDIR:IMAGEDIR, a directory copied whole (repeatable)")
 		fs.Var(&entrypoint, "entrypoint", "entrypoint argument (repeatable)")
 		fs.Var(&cmdArgs, "cmd", "cmd argument (repeatable)")
 		fs.Var(&env, "env", "K=V (repeatable)")
@@ -151,7 +211,21 @@ func run(cmd string, args []string) error {
 		if err != nil {
 			return err
 		}
-		spec = Spec{Name: *name, Entrypoint: entrypoint, Cmd: cmdArgs, Env: env, WorkingDir: *workdir}
+		if *user != "" && !numericUser.MatchString(*user) {
+			return fmt.Errorf("--user %q: want a numeric UID or UID:GID", *user)
+		}
+		spec = Spec{Name: *name, Entrypoint: entrypoint, Cmd: cmdArgs, Env: env, WorkingDir: *workdir, User: *user}
+		for _, t := range trees {
+			host, image, ok := strings.Cut(t, ":")
+			if !ok || host == "" || image == "" {
+				return fmt.Errorf("--tree %q: want HOSTDIR:IMAGEDIR", t)
+			}
+			entries, err := treeEntries(host, image)
+			if err != nil {
+				return err
+			}
+			spec.Entries = append(spec.Entries, entries...)
+		}
 		for _, m := range maps {
 			e, err := parseFileMap(m)
 			if err != nil {

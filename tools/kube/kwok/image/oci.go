@@ -58,7 +58,9 @@ type Spec struct {
 	Cmd        []string
 	Env        []string
 	WorkingDir string
-	Entries    []Entry
+	// User the image runs as when a pod names none ("65532:65532"); empty: root.
+	User    string
+	Entries []Entry
 }
 
 type descriptor struct {
@@ -88,6 +90,7 @@ type index struct {
 }
 
 type runConfig struct {
+	User       string   `json:"User,omitempty"`
 	Entrypoint []string `json:"Entrypoint,omitempty"`
 	Cmd        []string `json:"Cmd,omitempty"`
 	Env        []string `json:"Env,omitempty"`
@@ -239,7 +242,7 @@ func WriteArchive(w io.Writer, spec Spec) error {
 		Created:      epoch.Format(time.RFC3339),
 		Architecture: imageArch,
 		OS:           imageOS,
-		Config:       runConfig{Entrypoint: spec.Entrypoint, Cmd: spec.Cmd, Env: spec.Env, WorkingDir: spec.WorkingDir},
+		Config:       runConfig{User: spec.User, Entrypoint: spec.Entrypoint, Cmd: spec.Cmd, Env: spec.Env, WorkingDir: spec.WorkingDir},
 		RootFS:       rootFS{Type: "layers", DiffIDs: []string{digestOf(layer)}},
 	})
 	man := marshal(manifest{

@@ -242,6 +242,54 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+func TestBuildTreeAndUser(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "app")
+	for _, d := range []string{"lib/x", "bin"} {
+		if err := os.MkdirAll(filepath.Join(tree, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tree, "lib/x/a.js"), []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "bin/run"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../lib/x/a.js", filepath.Join(tree, "bin/a")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"build", "--name", "localhost/ring0/app:1", "--user", "65532:65532", "--tree", tree + ":/app"}
+	archive := buildArchive(t, args...)
+	img := checkArchive(t, archive)
+	if img.config.Config.User != "65532:65532" {
+		t.Errorf("user %q", img.config.Config.User)
+	}
+	for n, typ := range map[string]byte{"app/": tar.TypeDir, "app/lib/x/a.js": tar.TypeReg, "app/bin/run": tar.TypeReg, "app/bin/a": tar.TypeSymlink} {
+		if h, ok := img.layer[n]; !ok || h.Typeflag != typ {
+			t.Errorf("%s: %+v", n, h)
+		}
+	}
+	if img.layer["app/bin/run"].Mode != 0o755 || img.layer["app/bin/a"].Linkname != "../lib/x/a.js" {
+		t.Errorf("modes or links not kept: %o %q", img.layer["app/bin/run"].Mode, img.layer["app/bin/a"].Linkname)
+	}
+	if again := buildArchive(t, args...); !bytes.Equal(archive, again) {
+		t.Error("two builds of the same tree differ")
+	}
+	// A link out of the tree would point into whatever the image's root holds: refused.
+	if err := os.Symlink("/etc/passwd", filepath.Join(tree, "bin/out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("build", []string{"--name", "n:1", "--out", filepath.Join(dir, "o.tar"), "--tree", tree + ":/app"}); err == nil {
+		t.Error("a symlink out of the tree was accepted")
+	}
+	for _, user := range []string{"root", "1:x", "-1"} {
+		if err := run("build", []string{"--name", "n:1", "--out", filepath.Join(dir, "o.tar"), "--user", user, tree + "/lib/x/a.js:/a"}); err == nil {
+			t.Errorf("--user %q accepted", user)
+		}
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	dir := t.TempDir()
 	f := filepath.Join(dir, "f")
