@@ -3,8 +3,9 @@
  * from `kill -9` of its kube-apiserver (or etcd) until a request through the kube gateway as a
  * tenant admin succeeds again, healed by Ring0 alone (the tenant controller's watchdog finds the
  * exit, the reconciler starts the component again) — against a bare kwokctl cluster whose same
- * component is killed and started again at once by hand (`kwokctl start cluster`, no detection
- * delay at all), until its admin request succeeds, in the same run.
+ * component is killed and started again at once by hand (once the process is gone, its pid file
+ * removed, then `kwokctl start cluster`: no detection delay at all), until its admin request
+ * succeeds, in the same run.
  *
  * Real parts throughout (see bench/provisioning/ring0-tenants.ts): a local super cluster, the
  * tenant controller with the local provisioner, PostgreSQL for the token, the gateway behind its
@@ -15,18 +16,20 @@
 import fs from "node:fs";
 import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
+import { waitExited } from "@/server/cluster/process";
 import { load1, machine, ratio, say, sized, summary, writeResults } from "./lib/figures";
 import { benchDir, cleanUpOnSignal, cleanupStack, exitWhenDone, finishBench, logger, sleep } from "./lib/run";
 import { bareCluster } from "./provisioning/bare-clusters";
 import { startRing0 } from "./provisioning/ring0-tenants";
 import { type Subject, TIMEOUT_MS, timeToKubectl } from "./provisioning/subjects";
 
-const rounds = Number(process.argv[2] ?? sized(3, 2));
+const rounds = Number(process.argv[2] ?? sized(3, 1));
 const COMPONENTS = ["kube-apiserver", "etcd"] as const;
 
-function kill(subject: Subject, component: string): void {
+function kill(subject: Subject, component: string): number {
   const pid = Number(fs.readFileSync(path.join(subject.pidDir, `${component}.pid`), "utf8").trim());
   process.kill(pid, "SIGKILL");
+  return pid;
 }
 
 /** Polls the subject's probe every 50 ms from `started` until it succeeds; ms taken. */
@@ -69,8 +72,14 @@ async function main() {
         for (const kind of order) {
           const subject = kind === "ring0" ? tenant : bare;
           const started = performance.now();
-          kill(subject, component);
-          if (kind === "bare") await bare.restart?.();
+          const pid = kill(subject, component);
+          if (kind === "bare") {
+            // Once it has let go of its port; then as Ring0 does, since kwokctl's signal-0 check
+            // takes an unreaped zombie for a running process.
+            await waitExited([pid]);
+            fs.rmSync(path.join(subject.pidDir, `${component}.pid`), { force: true });
+            await bare.restart?.();
+          }
           const ms = await servingAgain(subject, started);
           samples[component]?.[kind].push(ms);
           say(`${component} killed, ${kind}: serving again after ${Math.round(ms)} ms`);

@@ -227,6 +227,9 @@ async function main() {
   await check("bench:streams", "npm", ["run", "bench:streams"], quickBenchmarks);
   // The walls' cost: etcd over TLS against a bare cluster, a sandboxed exec against a plain request (~1 min).
   await check("bench:walls", "tsx", ["bench/walls.ts"], quickBenchmarks);
+  // Faults: kill -9 of a tenant's API server or etcd until its users are served again, healed by
+  // Ring0 alone, against a bare kwokctl cluster restarted by hand at once (~1 min).
+  await check("bench:faults", "tsx", ["bench/faults.ts"], quickBenchmarks);
   // Real nodes: pods to Running through Ring0 against the super cluster directly, exec and log
   // throughput through the vn-agent against kubectl straight to the kubelet, the node's RSS (~2 min).
   await check("bench:real-nodes", "tsx", ["bench/real-nodes.ts"], quickBenchmarks);
