@@ -57,6 +57,17 @@ describe("parseEnv", () => {
     ).toEqual(["https://a.example", "http://localhost:3000"]);
   });
 
+  it("listens on loopback unless told an address, and refuses a name or a port", () => {
+    expect(parseEnv({}).RING0_LISTEN_ADDRESS).toBe("127.0.0.1");
+    expect(parseEnv({ RING0_LISTEN_ADDRESS: "0.0.0.0" }).RING0_LISTEN_ADDRESS).toBe("0.0.0.0");
+    expect(parseEnv({ RING0_LISTEN_ADDRESS: "::" }).RING0_LISTEN_ADDRESS).toBe("::");
+    for (const bad of ["localhost", "0.0.0.0:3000", "10.0.0"]) {
+      expect(() => parseEnv({ RING0_LISTEN_ADDRESS: bad })).toThrowError(
+        /^Invalid configuration: RING0_LISTEN_ADDRESS — expected an IP address to listen on, e\.g\. 127\.0\.0\.1 or 0\.0\.0\.0/,
+      );
+    }
+  });
+
   it("treats empty strings as unset", () => {
     expect(parseEnv({ DATABASE_URL: "", OIDC_ISSUER: "" }).OIDC_ISSUER).toBeUndefined();
   });

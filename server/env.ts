@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
@@ -56,6 +57,14 @@ const schema = z
     NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
     LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
     PORT: port.default(3000),
+    /**
+     * The address the panel (PORT) and the kube gateway (RING0_GATEWAY_PORT) listen on: loopback by
+     * default; 0.0.0.0 (or ::) inside a pod, where a Service in front decides who reaches them.
+     */
+    RING0_LISTEN_ADDRESS: z
+      .string()
+      .refine((value) => isIP(value) !== 0, "expected an IP address to listen on, e.g. 127.0.0.1 or 0.0.0.0")
+      .default("127.0.0.1"),
     RING0_STATE_DIR: z.string().min(1).default(".ring0"),
     NEXTAUTH_URL: z.url({ error: "expected the public URL of Ring0, e.g. http://localhost:3000" }).optional(),
     NEXTAUTH_SECRET: z.string().min(32, "expected at least 32 characters of random secret").optional(),

@@ -219,6 +219,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       gateway: kubeGateway,
       tls: gatewayTls,
       port: runtime.RING0_GATEWAY_PORT,
+      host: runtime.RING0_LISTEN_ADDRESS,
       reload: async () => {
         const next = await loadGatewayTls(runtime);
         if (next.issued.length > 0 || next.source === "files") return next;
@@ -228,7 +229,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     }).catch((error: NodeJS.ErrnoException) => {
       throw error.code === "EADDRINUSE"
         ? new PortInUseError(
-            `Port ${runtime.RING0_GATEWAY_PORT} on 127.0.0.1 is already in use: stop what uses it or set RING0_GATEWAY_PORT.`,
+            `Port ${runtime.RING0_GATEWAY_PORT} on ${runtime.RING0_LISTEN_ADDRESS} is already in use: stop what uses it or set RING0_GATEWAY_PORT.`,
           )
         : error;
     });
@@ -256,12 +257,12 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
         reject(
           error.code === "EADDRINUSE"
             ? new PortInUseError(
-                `Port ${runtime.PORT} on 127.0.0.1 is already in use: stop what uses it or set PORT.`,
+                `Port ${runtime.PORT} on ${runtime.RING0_LISTEN_ADDRESS} is already in use: stop what uses it or set PORT.`,
               )
             : error,
         ),
       );
-      server.listen(runtime.PORT, "127.0.0.1", () => resolve());
+      server.listen(runtime.PORT, runtime.RING0_LISTEN_ADDRESS, () => resolve());
     });
     cleanups.push(
       () =>
@@ -284,7 +285,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       : `unavailable (${superClusterProblem() ?? "disabled"})`;
     const gatewayLine = `${runtime.gatewayUrl}/k8s/tenants/<tenant>${
       runtime.RING0_GATEWAY_URL
-        ? ` (RING0_GATEWAY_URL; listening on https://127.0.0.1:${runtime.RING0_GATEWAY_PORT})`
+        ? ` (RING0_GATEWAY_URL; listening on https://${runtime.RING0_LISTEN_ADDRESS}:${runtime.RING0_GATEWAY_PORT})`
         : ""
     } · ${
       gatewayTls.source === "files"
