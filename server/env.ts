@@ -98,7 +98,10 @@ const schema = z
       .optional()
       .transform((value) => (value ? value : undefined)),
     RING0_SUPER_CLUSTER: z
-      .enum(["local", "off"], { error: 'expected "local" (start the local super cluster) or "off"' })
+      .enum(["local", "in-cluster", "off"], {
+        error:
+          'expected "local" (start the local super cluster), "in-cluster" (the cluster Ring0\'s pod runs in, through its service account) or "off"',
+      })
       .default("local"),
     RING0_SUPER_CLUSTER_NODES: z.coerce
       .number({ error: "expected a number of nodes" })

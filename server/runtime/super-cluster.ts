@@ -20,8 +20,9 @@ function realNodesWanted(setting: Env["RING0_REAL_NODES"], log: Logger): number 
 }
 
 /**
- * Connects the super cluster: SUPER_KUBECONFIG when set, else the local kwok cluster (started, or
- * reused when already running). Never throws: a broken or unreachable cluster is one clear log
+ * Connects the super cluster: SUPER_KUBECONFIG when set, else the pod's own cluster
+ * (RING0_SUPER_CLUSTER=in-cluster), else the local kwok cluster (started, or reused when already
+ * running). Never throws: a broken or unreachable cluster is one clear log
  * line and a red dependency in /api/ready, so Ring0 keeps serving and recovers once it is fixed.
  */
 export async function connectSuperCluster(
@@ -34,6 +35,9 @@ export async function connectSuperCluster(
   try {
     if (config.SUPER_KUBECONFIG) {
       connection = connectCluster("super", { file: path.resolve(config.SUPER_KUBECONFIG) });
+    } else if (config.RING0_SUPER_CLUSTER === "in-cluster") {
+      // Ring0 in a pod of the super cluster: its service account, with the chart's RBAC.
+      connection = connectCluster("super", { inCluster: true });
     } else if (config.RING0_SUPER_CLUSTER === "local") {
       const cluster = localSuperCluster({ stateDir: config.stateDir, logger: log });
       const started = await cluster.up({
