@@ -1,5 +1,5 @@
 /**
- * Ring0's CustomResourceDefinitions (deploy/crds/*.yaml): applied with server-side apply as field
+ * Ring0's CustomResourceDefinitions (deploy/helm/ring0/crds/*.yaml, where the Helm chart installs them from too): applied with server-side apply as field
  * manager "ring0" and waited on until Established. Safe to run at every start-up.
  */
 
@@ -14,7 +14,7 @@ import { CustomResourceDefinitionKind } from "./kinds/cluster-kinds";
 import { groupVersionPath } from "./kinds/group-version";
 import { kubeRequest } from "./transport";
 
-export const CRD_DIRECTORY = path.join(process.cwd(), "deploy", "crds");
+export const CRD_DIRECTORY = path.join(process.cwd(), "deploy", "helm", "ring0", "crds");
 
 interface CrdStatus {
   spec?: { group?: string; names?: { kind?: string }; versions?: { name: string; served?: boolean }[] };
@@ -92,7 +92,7 @@ async function waitEstablished(conn: ClusterConnection, name: string, timeoutMs:
   });
 }
 
-/** Apply every CRD in deploy/crds and wait until each is Established (bounded). Idempotent. */
+/** Apply every CRD in deploy/helm/ring0/crds and wait until each is Established (bounded). Idempotent. */
 export async function installCrds(
   conn: ClusterConnection,
   logger: Logger,
