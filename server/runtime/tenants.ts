@@ -2,6 +2,7 @@
  * Tenants at run time: the provisioners, the control plane directory (every replica: the gateway
  * and route handlers look tenants up through it) and the tenant controller (the Lease holder only).
  */
+
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { localSuperCluster } from "@/server/cluster/local";
@@ -18,6 +19,7 @@ import type { Env } from "@/server/env";
 import { createObject, serverSideApply } from "@/server/k8s/apply";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
+import { RING0_SYSTEM_NAMESPACE, ring0SystemNamespace } from "@/server/k8s/ring0-system";
 import type { Logger } from "@/server/logger";
 import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
@@ -45,7 +47,7 @@ import {
 } from "@/server/tenants/tenant-resources";
 import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
 
-export const controllersNamespace = "ring0-system";
+export const controllersNamespace = RING0_SYSTEM_NAMESPACE;
 const syncWaitMs = 5_000;
 
 /**
@@ -209,11 +211,7 @@ export async function startTenants(
   setControlPlaneDirectory(directory);
 
   try {
-    await serverSideApply(superCluster, {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: controllersNamespace, labels: { "app.kubernetes.io/managed-by": "ring0" } },
-    });
+    await serverSideApply(superCluster, ring0SystemNamespace);
   } catch (error) {
     log.error(`creating the ${controllersNamespace} namespace failed; the tenant controller waits for it`, {
       error,

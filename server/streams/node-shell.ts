@@ -5,15 +5,17 @@
  * ends it even if Ring0 goes away, deleted when the shell ends, and any expired leftovers swept
  * each time a new one opens. The exec endpoint records and audits the session like any shell.
  */
+
 import { randomBytes } from "node:crypto";
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { PodKind } from "@/server/k8s/kinds/pod";
+import { RING0_SYSTEM_NAMESPACE, ring0SystemNamespace } from "@/server/k8s/ring0-system";
 import { kubeRequest } from "@/server/k8s/transport";
 import { StreamError } from "./sources";
 
-export const nodeShellNamespace = "ring0-system";
+export const nodeShellNamespace = RING0_SYSTEM_NAMESPACE;
 export const nodeShellLabel = "ring0.dev/node-shell";
 export const nodeShellExpiresAnnotation = "ring0.dev/expires-at";
 /** The shell pod's image where nothing else is configured (an external super cluster). */
@@ -125,11 +127,7 @@ export async function openNodeShell(
     if (isNotFound(error)) throw new StreamError(404, `Node "${options.node}" does not exist.`);
     throw error;
   }
-  await serverSideApply(conn, {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name: nodeShellNamespace },
-  });
+  await serverSideApply(conn, ring0SystemNamespace);
   await sweepExpiredNodeShells(conn).catch(() => 0);
   const name = `node-shell-${options.node.slice(0, 30).replace(/[^a-z0-9-]/g, "-")}-${randomBytes(3).toString("hex")}`;
   await createObject(
