@@ -22,7 +22,7 @@ const logger = createLogger({ service: "super-cluster-faults-it" }, "error");
 let stateDir: string;
 let cluster: LocalSuperCluster;
 let conn: ClusterConnection;
-let watchdog: { stop(): void };
+let watchdog: { stop(): Promise<void> };
 const clusterDir = () => path.join(stateDir, "kwok", "clusters", "ring0");
 const pidOf = (component: string) =>
   Number(fs.readFileSync(path.join(clusterDir(), "pids", `${component}.pid`), "utf8").trim());
@@ -36,7 +36,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  watchdog?.stop();
+  await watchdog?.stop();
   await removeLocalWorld(stateDir, logger).catch(() => cluster?.down());
   fs.rmSync(stateDir, { recursive: true, force: true });
 }, 120_000);

@@ -2,6 +2,7 @@ import path from "node:path";
 import { localClusterLogFile, localSuperCluster } from "@/server/cluster/local";
 import { defaultRealNodes } from "@/server/cluster/real-node/host";
 import { startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
+import { runPeriodically } from "@/server/controllers/periodic";
 import type { Env } from "@/server/env";
 import { type ClusterConnection, clusterHealth, connectCluster, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
@@ -89,7 +90,7 @@ export async function connectSuperCluster(
   return {
     connection,
     stop: () => {
-      watchdog?.stop();
+      void watchdog?.stop();
       binder?.stop();
       registerNodeLogProvider("kwok", null);
       registerNodeLogProvider("kubelet", null);
@@ -108,12 +109,10 @@ export function superClusterWatchdog(
   cluster: ReturnType<typeof localSuperCluster>,
   log: Logger,
   intervalMs = 1_000,
-): { stop(): void } {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+): { stop(): Promise<void> } {
   const round = async () => {
     const down = await cluster.faults();
-    if (down.length === 0 || stopped) return;
+    if (down.length === 0) return;
     const started = performance.now();
     setSuperClusterHealing(
       `${down.join(", ")} of the local super cluster exited; Ring0 is starting it again`,
@@ -134,20 +133,7 @@ export function superClusterWatchdog(
       log.error("healing the local super cluster failed; trying again", { down, error: message });
     }
   };
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      round()
-        .catch((error) => log.warn("super cluster watchdog round failed", { error }))
-        .finally(schedule);
-    }, intervalMs);
-    timer.unref?.();
-  };
-  schedule();
-  return {
-    stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+  return runPeriodically(intervalMs, round, (error) =>
+    log.warn("super cluster watchdog round failed", { error }),
+  );
 }

@@ -154,6 +154,17 @@ function statusWatch() {
   };
 }
 
+/** The tenant turns Degraded (within `foundWithinMs`), then Ready again with Degraded=False/Recovered. */
+async function degradedThenRecovered(watch: ReturnType<typeof statusWatch>, foundWithinMs: number) {
+  await eventually(async () => expect(watch.phases).toContain("Degraded"), foundWithinMs);
+  await eventually(async () => {
+    const status = await statusOf();
+    expect(status?.phase).toBe("Ready");
+    expect(conditionOf(status, "Degraded")).toMatchObject({ status: "False", reason: "Recovered" });
+    return true;
+  }, 60_000);
+}
+
 beforeAll(async () => {
   const url = await testDatabaseUrl();
   db = createPrismaClient(url);
@@ -243,13 +254,7 @@ describe.each(["kube-apiserver", "etcd", "kube-controller-manager"] as const)(
 
       try {
         // Degraded, with the component named, then Ready again with how long it took.
-        await eventually(async () => expect(watch.phases).toContain("Degraded"), 30_000);
-        await eventually(async () => {
-          const status = await statusOf();
-          expect(status?.phase).toBe("Ready");
-          expect(conditionOf(status, "Degraded")).toMatchObject({ status: "False", reason: "Recovered" });
-          return true;
-        }, 60_000);
+        await degradedThenRecovered(watch, 30_000);
         // Serving: a write goes through again.
         await eventually(async () => expect(writes.acknowledged.length).toBeGreaterThan(0), 10_000);
         const count = writes.answers.length;
@@ -315,13 +320,7 @@ describe("a tenant whose kube-apiserver hangs (SIGSTOP)", () => {
     const pid = pidOf("kube-apiserver");
     process.kill(pid, "SIGSTOP");
     try {
-      await eventually(async () => expect(watch.phases).toContain("Degraded"), 60_000);
-      await eventually(async () => {
-        const status = await statusOf();
-        expect(status?.phase).toBe("Ready");
-        expect(conditionOf(status, "Degraded")).toMatchObject({ status: "False", reason: "Recovered" });
-        return true;
-      }, 60_000);
+      await degradedThenRecovered(watch, 60_000);
     } finally {
       await watch.stop();
       // Never leave a stopped process behind, whatever happened.

@@ -1,17 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { LogFields, Logger } from "@/server/logger";
+import { createLogger } from "@/server/logger";
 import type { ControlPlaneFault } from "@/server/provisioners/types";
 import type { DetectedFault } from "./observed";
 import type { TenantResource } from "./tenant-resources";
 import { shouldServe, startWatchdog } from "./watchdog";
 
-const quiet: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error: () => {},
-  child: (_fields: LogFields) => quiet,
-};
+const quiet = createLogger({}, "error");
 
 function tenant(name: string, phase: string, extra: Partial<TenantResource> = {}): TenantResource {
   return {

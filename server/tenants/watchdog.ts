@@ -5,6 +5,7 @@
  * and hands the fault to the tenant reconciler, which marks the tenant Degraded, heals it and
  * says when it serves again. Between two drift checks (60 s) nothing else would notice.
  */
+import { runPeriodically } from "@/server/controllers/periodic";
 import type { Logger } from "@/server/logger";
 import type { ControlPlaneFault, Provisioner } from "@/server/provisioners/types";
 import type { DetectedFault } from "./observed";
@@ -55,8 +56,6 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
   /** When each tenant's last fault was handed over (again at most every `reportEveryMs`). */
   const reported = new Map<string, number>();
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let round: Promise<void> = Promise.resolve();
 
   const probeOne = async (tenant: TenantResource): Promise<void> => {
     const name = tenant.metadata.name;
@@ -118,21 +117,11 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
     }
   };
 
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      round = runRound()
-        .catch((error) => log.warn("watchdog round failed", { error }))
-        .finally(schedule);
-    }, intervalMs);
-    timer.unref?.();
-  };
-  schedule();
+  const loop = runPeriodically(intervalMs, runRound, (error) => log.warn("watchdog round failed", { error }));
   return {
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await round;
+      await loop.stop();
     },
   };
 }
