@@ -123,16 +123,7 @@ describe("the Helm chart", () => {
     // Every object as the API server would store it (admission, defaults and schemas applied).
     const dryRun = spawnSync(
       kubectl,
-      [
-        "--kubeconfig",
-        inject("superKubeconfig"),
-        "apply",
-        "--dry-run=server",
-        "-o",
-        "json",
-        "-f",
-        "-",
-      ],
+      ["--kubeconfig", inject("superKubeconfig"), "apply", "--dry-run=server", "-o", "json", "-f", "-"],
       { input: rendered.stdout, encoding: "utf8", env: toolEnv(), maxBuffer: 64 * 1024 * 1024 },
     );
     expect(dryRun.stderr).toBe("");
