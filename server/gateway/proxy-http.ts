@@ -125,7 +125,7 @@ export async function proxyRequest(
   });
   upstreamRequest.on("error", (error) => {
     if (!response.headersSent) {
-      const answer = unreachableAnswer(admitted.tenant, error);
+      const answer = unreachableAnswer(admitted.tenant, error, record.method);
       sendStatus(response, answer.code, answer.message, answer.retryAfterSeconds);
       done(answer.code, { error: error.message });
     } else {

@@ -180,7 +180,7 @@ export async function proxyUpgrade(
     spliced = true;
     socket.off("close", closeBeforeSplice);
     admitted.release();
-    const answer = unreachableAnswer(admitted.tenant, error);
+    const answer = unreachableAnswer(admitted.tenant, error, record.method);
     if (!socket.destroyed) socket.end(statusOnSocket(answer.code, answer.message, answer.retryAfterSeconds));
     done(answer.code, { error: error.message });
   });

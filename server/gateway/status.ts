@@ -74,7 +74,7 @@ export function statusOnSocket(code: number, message: string, retryAfterSeconds?
   return `HTTP/1.1 ${code} ${reasons[code] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
 }
 
-/** Errors of a connection to a control plane that is down or restarting (retrying helps). */
+/** Errors of a connection to a control plane that is down or restarting. */
 const unreachableCodes = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -82,27 +82,45 @@ const unreachableCodes = new Set([
   "ENETUNREACH",
   "ETIMEDOUT",
   "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
 ]);
 
+/** Methods whose repetition changes nothing: safe for a client to retry whatever happened. */
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
 /**
- * The answer for a request whose control plane could not be reached: 503 with Retry-After when it
- * is down (Ring0's watchdog restarts a control plane whose component stopped within seconds), 502
- * for anything else (a TLS or protocol failure that retrying does not fix).
+ * The answer for a request whose control plane could not be reached, never naming internal
+ * addresses (grantees read it too):
+ *   - 503 with Retry-After when a retry is safe: the connection was refused (the request never
+ *     reached the API server) or the request only reads. Ring0's watchdog restarts a control
+ *     plane whose component stopped within seconds; kubectl retries by itself.
+ *   - 503 without Retry-After for a write the API server may have applied before the connection
+ *     dropped: client-go would otherwise repeat it (a create answered AlreadyExists, a
+ *     generateName object made twice), so the caller is told to check first.
+ *   - 502 for anything else (TLS, protocol): retrying does not fix it.
  */
 export function unreachableAnswer(
   tenant: string,
   error: Error,
+  method = "GET",
 ): { code: number; message: string; retryAfterSeconds?: number } {
   const code = (error as NodeJS.ErrnoException).code;
   if (code && unreachableCodes.has(code)) {
+    if (code === "ECONNREFUSED" || SAFE_METHODS.has(method.toUpperCase())) {
+      return {
+        code: 503,
+        message: `The control plane of tenant "${tenant}" is not answering right now (${code}); Ring0 restarts a stopped control plane within seconds: retry shortly.`,
+        retryAfterSeconds: 2,
+      };
+    }
     return {
       code: 503,
-      message: `The control plane of tenant "${tenant}" is not answering right now (${code}); Ring0 restarts a stopped control plane within seconds: retry shortly.`,
-      retryAfterSeconds: 2,
+      message: `The control plane of tenant "${tenant}" stopped answering during this ${method.toUpperCase()} (${code}); it may or may not have been applied: check before you retry.`,
     };
   }
   return {
     code: 502,
-    message: `The control plane of tenant "${tenant}" could not be reached: ${error.message}`,
+    message: `The control plane of tenant "${tenant}" could not be reached${code ? ` (${code})` : ""}.`,
   };
 }

@@ -77,8 +77,10 @@ export interface ControlPlaneFault {
   /** kwokctl's / Kubernetes' name: "etcd", "kube-apiserver", "kube-controller-manager". */
   component: string;
   kind: "exited" | "unresponsive";
-  /** For a person: what was seen (with the last log line, where there is one). */
+  /** For the tenant's people: what was seen, with no path, address or log line of the host. */
   message: string;
+  /** For Ring0's log and operators only: where to look (log file, its last line). */
+  detail?: string;
 }
 
 export interface Provisioner {

@@ -250,18 +250,32 @@ export function activeDegradation(tenant: TenantResource): ConditionBody | undef
   return condition?.status === "True" ? condition : undefined;
 }
 
-/** What the Degraded condition says of a fault just found. */
+/** "kube-controller-manager" → "KubeControllerManager": the component in a condition reason. */
+function pascal(component: string): string {
+  return component
+    .split("-")
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join("");
+}
+
+/** What the Degraded condition says of a fault just found: the component is in its reason. */
 export function degradedBy(fault: DetectedFault): ConditionBody {
   return {
     status: "True",
-    reason: fault.kind === "exited" ? "ComponentExited" : "ComponentUnresponsive",
+    reason: `${pascal(fault.component)}${fault.kind === "exited" ? "Exited" : "Unresponsive"}`,
     message: fault.message,
   };
 }
 
+/** A controller manager that is down leaves the API serving: its tenant's users are not cut off. */
+function apiServesDespite(degradation: ConditionBody): boolean {
+  return degradation.reason.startsWith("KubeControllerManager");
+}
+
 /**
- * A control plane that served has a component down: the tenant is Degraded (its users get a 503
- * that says so) until it serves again; its defaults, in etcd, stay as they were.
+ * A control plane that served has a component down: the tenant is Degraded until it serves again;
+ * its users get a 503 that says so unless only the controller manager is down (the API serves). Its
+ * defaults, in etcd, stay as they were.
  */
 export function degraded(
   tenant: TenantResource,
@@ -270,11 +284,12 @@ export function degraded(
   now?: ControlPlaneObservation,
 ): Observed {
   const defaults = conditionOf(tenant.status, "DefaultsApplied");
+  const serves = apiServesDespite(degradation) && now?.phase !== "Failed";
   return {
     ...common,
     phase: "Degraded",
     controlPlane: {
-      status: "False",
+      status: serves ? "True" : "False",
       reason: degradation.reason,
       message: `${degradation.message}; Ring0 is restarting it${now?.message ? `. Now: ${now.message}` : "."}`,
     },
@@ -284,8 +299,13 @@ export function degraded(
     endpoint: now?.endpoint ?? tenant.status?.endpoint,
     version: now?.version ?? tenant.status?.version,
     degraded: degradation,
+    // Ready stays False while Degraded, whatever the API does.
+    blocked: { reason: degradation.reason, message: degradation.message },
   };
 }
+
+/** How long a tenant may stay Degraded before it is Failed (Ring0 keeps trying). */
+export const DEGRADED_LIMIT_MS = 5 * 60_000;
 
 /**
  * While a fault lasts the tenant stays Degraded, with what this run saw, until the run's retries
@@ -294,11 +314,26 @@ export function degraded(
 export function stillDegraded(
   tenant: TenantResource,
   common: ObservedTenant,
-  degradation: ConditionBody | undefined,
+  degradation: (ConditionBody & { lastTransitionTime?: string }) | undefined,
   failures: number,
   seen: ControlPlaneObservation,
+  now = new Date(),
 ): Observed | undefined {
   if (!degradation || failures >= failuresBeforeFailed) return undefined;
+  const since = degradation.lastTransitionTime ? Date.parse(degradation.lastTransitionTime) : Number.NaN;
+  if (Number.isFinite(since) && now.getTime() - since > DEGRADED_LIMIT_MS) {
+    // Healing has not worked for minutes: Failed, still trying (a restart loop, a component that
+    // keeps hanging), so operators look; it turns Ready by itself if a later heal works.
+    return {
+      ...degraded(tenant, common, degradation, seen),
+      phase: "Failed",
+      controlPlane: {
+        status: "False",
+        reason: "NotHealed",
+        message: `${degradation.message}, and the control plane has not served again for ${Math.round((now.getTime() - since) / 60_000)} minutes although Ring0 keeps restarting it: see Ring0's log.`,
+      },
+    };
+  }
   return degraded(tenant, common, degradation, seen);
 }
 

@@ -27,7 +27,9 @@ function fakeProvisioner(log: string[]) {
   const provisioner: Provisioner = {
     name: "local",
     async ensure(spec) {
-      log.push(`ensure ${spec.tenant} ${spec.version}${spec.suspended ? " suspended" : ""}`);
+      log.push(
+        `ensure ${spec.tenant} ${spec.version}${spec.suspended ? " suspended" : ""}${spec.restart ? ` restart ${spec.restart.join(",")}` : ""}`,
+      );
       return observation;
     },
     async observe() {
@@ -221,7 +223,7 @@ describe("the tenant reconciler, with a fake provisioner and clock", () => {
     expect(status?.phase).toBe("Degraded");
     expect(conditionOf(status, "Degraded")).toMatchObject({
       status: "True",
-      reason: "ComponentExited",
+      reason: "KubeApiserverExited",
       message: "kube-apiserver exited (see kube-apiserver.log)",
       lastTransitionTime: "2026-11-21T10:00:10.000Z",
     });
@@ -269,6 +271,79 @@ describe("the tenant reconciler, with a fake provisioner and clock", () => {
     expect(w.tenant().status?.phase).toBe("Degraded");
     await expect(w.run()).rejects.toThrow("etcd exited again");
     expect(w.tenant().status?.phase).toBe("Failed");
+  });
+
+  it("restarts a hung component once per fault, never on a stale one, and keeps the API serving when only the controller manager is down", async () => {
+    const w = world(withFinalizer);
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    w.resources.log.length = 0;
+    // Found 60 s ago and only now taken: stale, ignored (the watchdog reports it again if real).
+    w.faults.set("acme", {
+      component: "kube-apiserver",
+      kind: "unresponsive",
+      message: "kube-apiserver does not answer its readiness check",
+      at: new Date(w.clock.now() - 60_000),
+    });
+    await w.run();
+    expect(w.tenant().status?.phase).toBe("Ready");
+    expect(w.resources.log).toEqual([`ensure acme ${version}`]);
+
+    w.faults.set("acme", {
+      component: "kube-apiserver",
+      kind: "unresponsive",
+      message: "kube-apiserver does not answer its readiness check",
+      at: new Date(w.clock.now()),
+    });
+    w.local.set({ phase: "Starting", message: "Not ready yet" });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.resources.log.filter((line) => line.startsWith("ensure"))).toEqual([
+      `ensure acme ${version}`,
+      `ensure acme ${version} restart kube-apiserver`,
+      `ensure acme ${version}`,
+    ]);
+    expect(conditionOf(w.tenant().status, "Degraded")?.reason).toBe("KubeApiserverUnresponsive");
+    expect(conditionOf(w.tenant().status, "ControlPlaneReady")?.status).toBe("False");
+
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    w.faults.set("acme", {
+      component: "kube-controller-manager",
+      kind: "exited",
+      message: "kube-controller-manager exited",
+      at: new Date(w.clock.now()),
+    });
+    w.local.set({ phase: "Starting", message: "Some components are not started yet." });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.tenant().status?.phase).toBe("Degraded");
+    // Only the controller manager: Degraded, but the API keeps serving its users.
+    const status = w.tenant().status;
+    expect(conditionOf(status, "Degraded")?.reason).toBe("KubeControllerManagerExited");
+    expect(conditionOf(status, "ControlPlaneReady")?.status).toBe("True");
+  });
+
+  it("turns a tenant Degraded for more than five minutes Failed, still healing", async () => {
+    const w = world(withFinalizer);
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    w.faults.set("acme", {
+      component: "etcd",
+      kind: "unresponsive",
+      message: "etcd does not answer the API server",
+      at: new Date(w.clock.now()),
+    });
+    w.local.set({ phase: "Starting", message: "Not ready yet" });
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.tenant().status?.phase).toBe("Degraded");
+    w.clock.advance(6 * 60_000);
+    await expect(w.run()).rejects.toMatchObject({ name: "NotYetError" });
+    expect(w.tenant().status?.phase).toBe("Failed");
+    expect(conditionOf(w.tenant().status, "ControlPlaneReady")).toMatchObject({ reason: "NotHealed" });
+    expect(conditionOf(w.tenant().status, "Degraded")?.status).toBe("True");
+    w.local.set({ phase: "Running", version: `v${version}` });
+    await w.run();
+    expect(w.tenant().status?.phase).toBe("Ready");
   });
 
   it("ignores a fault of a tenant that is not Ready (being provisioned or suspended)", async () => {

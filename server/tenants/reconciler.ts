@@ -69,6 +69,9 @@ import {
 
 export const tenantFinalizer = "ring0.dev/control-plane";
 
+/** A fault the watchdog handed over is acted on only this soon after it was found. */
+const FAULT_FRESH_MS = 30_000;
+
 /** Tenants as the reconciler reads and writes them (finalizer, Events, status). */
 export const tenantResourceKind: CustomResourceKind = {
   apiVersion: tenantApiVersion,
@@ -248,19 +251,28 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
 
     // 4. The control plane. A fault found in it while it served is shown before it is healed.
     const suspend = spec.suspend === true;
-    // Taken once: the Degraded condition carries it from here, and a restart it asks for is done once.
-    const fault = options.faults?.get(name);
+    // Taken once: the Degraded condition carries it from here, and a restart it asks for is done
+    // once. A fault that waited too long for a worker is stale: the watchdog reports it again if real.
+    const taken = options.faults?.get(name);
     options.faults?.delete(name);
+    const fault = taken && now().getTime() - taken.at.getTime() <= FAULT_FRESH_MS ? taken : undefined;
     let degradation = activeDegradation(tenant);
     if (!suspend && !degradation && fault && tenant.status?.phase === "Ready") {
       degradation = degradedBy(fault);
-      log.warn("control plane degraded; healing it", { component: fault.component, fault: fault.message });
+      log.warn("control plane degraded; healing it", {
+        component: fault.component,
+        fault: fault.message,
+        detail: fault.detail,
+      });
       tenant = { ...tenant, status: await writeStatus(tenant, degraded(tenant, common, degradation)) };
     }
     let observation: ControlPlaneObservation;
     try {
       // A component that stopped answering is restarted; one that exited is started anyway.
-      const restart = fault?.kind === "unresponsive" && !suspend ? [fault.component] : undefined;
+      const restart =
+        fault?.kind === "unresponsive" && !suspend && (degradation || tenant.status?.phase === "Ready")
+          ? [fault.component]
+          : undefined;
       observation = await provisioner.ensure(
         { tenant: name, version, suspended: suspend, ...(restart ? { restart } : {}) },
         context.signal,
@@ -273,7 +285,14 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
         tenant,
         (permanent
           ? undefined
-          : stillDegraded(tenant, common, degradation, context.failures, { phase: "Failed", message })) ??
+          : stillDegraded(
+              tenant,
+              common,
+              degradation,
+              context.failures,
+              { phase: "Failed", message },
+              now(),
+            )) ??
           provisionerFailed(tenant, common, version, { message, permanent, failures: context.failures }),
       );
       if (permanent) throw new TerminalError(message);
@@ -289,7 +308,7 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
     if (observation.phase !== "Running" || !servesVersion(observation, version)) {
       await writeStatus(
         tenant,
-        stillDegraded(tenant, common, degradation, context.failures, observation) ??
+        stillDegraded(tenant, common, degradation, context.failures, observation, now()) ??
           notServing(tenant, common, version, observation, context.failures),
       );
       if (observation.phase === "Failed") throw new Error(observation.message ?? "the control plane failed");

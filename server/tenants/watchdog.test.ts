@@ -80,7 +80,7 @@ describe("the control-plane watchdog", () => {
       // globex needed three probes in a row; initech (not serving yet) was never probed.
       expect(probesOfGlobex).toBeGreaterThanOrEqual(3);
       expect(probed).not.toContain("initech");
-      // Still down on later rounds: not handed over again while the tenant is not Ready again.
+      // Still down on later rounds: not handed over again within reportEveryMs (5 s by default).
       const rounds = probed.length;
       await until(() => probed.length >= rounds + 6);
       expect(found).toHaveLength(2);
@@ -114,6 +114,36 @@ describe("the control-plane watchdog", () => {
       await until(() => found.includes("hung:unresponsive"));
       expect(found.filter((entry) => entry === "acme:exited").length).toBeGreaterThanOrEqual(2);
       expect(found).toContain("hung:unresponsive");
+    } finally {
+      await watchdog.stop();
+    }
+  });
+
+  it("kills no API server for silence when most of them go silent at once (Ring0 itself is starved)", async () => {
+    const found: string[] = [];
+    const names = ["a", "b", "c", "d"];
+    let round = 0;
+    const watchdog = startWatchdog({
+      provisioners: {
+        local: {
+          probe: async (name) => {
+            if (name === "a") round++;
+            if (name === "d") return { component: "etcd", kind: "exited" as const, message: "etcd exited" };
+            return { component: "kube-apiserver", kind: "unresponsive" as const, message: "silent" };
+          },
+        },
+      },
+      defaultProvisioner: "local",
+      tenants: () => names.map((name) => tenant(name, "Ready")),
+      onFault: (name, fault) => found.push(`${name}:${fault.kind}`),
+      logger: quiet,
+      intervalMs: 5,
+      unresponsiveProbes: 1,
+    });
+    try {
+      await until(() => round >= 5);
+      // d's exit is a fact and is handed over; a, b and c's silence is not.
+      expect(found).toEqual(["d:exited"]);
     } finally {
       await watchdog.stop();
     }

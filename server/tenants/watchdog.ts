@@ -17,7 +17,7 @@ export interface WatchdogOptions {
   defaultProvisioner: string;
   /** The Tenants as the shared informer last saw them. */
   tenants: () => TenantResource[];
-  /** Called with each fault found in a Ready tenant (the same tenant again after `reportEveryMs`). */
+  /** Called with each fault found (the same tenant again after `reportEveryMs`). */
   onFault: (tenant: string, fault: DetectedFault) => void;
   logger: Logger;
   /** Default 1 s: a dead process is found within it. */
@@ -28,7 +28,7 @@ export interface WatchdogOptions {
   concurrency?: number;
   /** How long one probe may take before it counts as an unresponsive API server. Default 5 s. */
   probeTimeoutMs?: number;
-  /** A tenant still Ready with a fault is handed over again after this long. Default 5 s. */
+  /** A tenant whose fault lasts is handed over again after this long. Default 5 s. */
   reportEveryMs?: number;
   now?: () => Date;
 }
@@ -57,12 +57,13 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
   const reported = new Map<string, number>();
   let stopped = false;
 
-  const probeOne = async (tenant: TenantResource): Promise<void> => {
+  /** One tenant's probe: its fault once it counts (an exit at once, a silence after `needed` in a row). */
+  const probeOne = async (tenant: TenantResource): Promise<ControlPlaneFault | undefined> => {
     const name = tenant.metadata.name;
     const provisionerName =
       tenant.status?.provisioner ?? tenant.spec?.controlPlane?.provisioner ?? options.defaultProvisioner;
     const probe = options.provisioners[provisionerName]?.probe;
-    if (!probe) return;
+    if (!probe) return undefined;
     let fault: ControlPlaneFault | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -76,7 +77,8 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
               resolve({
                 component: "kube-apiserver",
                 kind: "unresponsive",
-                message: `kube-apiserver does not answer its readiness check: no answer within ${probeTimeoutMs} ms`,
+                message: "kube-apiserver does not answer its readiness check",
+                detail: `the probe did not return within ${probeTimeoutMs} ms`,
               }),
             probeTimeoutMs,
           );
@@ -84,26 +86,38 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
       ]);
     } catch (error) {
       log.debug("probe failed", { tenant: name, error });
-      return;
+      return undefined;
     } finally {
       clearTimeout(timer);
     }
     if (!fault) {
       misses.delete(name);
-      return;
+      return undefined;
     }
     if (fault.kind === "unresponsive") {
       const count = (misses.get(name) ?? 0) + 1;
       misses.set(name, count);
-      if (count < needed) return;
+      if (count < needed) return undefined;
     }
     misses.delete(name);
-    // Once the reconciler has it the tenant is Degraded; while the informer has not seen that yet,
-    // a fault found again is not handed over again (a second fault after a heal is).
+    return fault;
+  };
+
+  /**
+   * Hands a fault over, at most every `reportEveryMs` per tenant: a Degraded tenant whose heal did
+   * not work (the new API server hangs too) is handed over again, so it is restarted again.
+   */
+  const report = (tenant: TenantResource, fault: ControlPlaneFault) => {
+    const name = tenant.metadata.name;
     const last = reported.get(name);
-    if (tenant.status?.phase !== "Ready" || (last !== undefined && Date.now() - last < reportEveryMs)) return;
+    if (last !== undefined && Date.now() - last < reportEveryMs) return;
     reported.set(name, Date.now());
-    log.warn("control plane fault found", { tenant: name, component: fault.component, kind: fault.kind });
+    log.warn("control plane fault found", {
+      tenant: name,
+      component: fault.component,
+      kind: fault.kind,
+      detail: fault.detail,
+    });
     options.onFault(name, { ...fault, at: now() });
   };
 
@@ -112,8 +126,26 @@ export function startWatchdog(options: WatchdogOptions): { stop(): Promise<void>
     const names = new Set(serving.map((tenant) => tenant.metadata.name));
     for (const name of misses.keys()) if (!names.has(name)) misses.delete(name);
     for (const name of reported.keys()) if (!names.has(name)) reported.delete(name);
+    const found: [TenantResource, ControlPlaneFault][] = [];
     for (let i = 0; i < serving.length && !stopped; i += concurrency) {
-      await Promise.all(serving.slice(i, i + concurrency).map(probeOne));
+      const batch = serving.slice(i, i + concurrency);
+      const faults = await Promise.all(batch.map(probeOne));
+      faults.forEach((fault, index) => {
+        if (fault) found.push([batch[index] as TenantResource, fault]);
+      });
+    }
+    // Many API servers silent at once is Ring0's own trouble (its event loop or the host starved),
+    // not theirs: kill none of them for it. Exits are facts and are always handed over.
+    const silent = found.filter(([, fault]) => fault.kind === "unresponsive").length;
+    const starved = silent >= 3 && silent * 2 > serving.length;
+    if (starved) {
+      log.warn("many control planes failed their readiness probes at once; restarting none of them for it", {
+        silent,
+        probed: serving.length,
+      });
+    }
+    for (const [tenant, fault] of found) {
+      if (!starved || fault.kind === "exited") report(tenant, fault);
     }
   };
 

@@ -71,18 +71,31 @@ export async function probeControlPlane(
     return {
       component: down,
       kind: "exited",
-      message: states[down] === "exited" ? exitedMessage(paths, down) : `${down} is not running`,
+      message: states[down] === "exited" ? `${down} exited` : `${down} is not running`,
+      detail: exitedMessage(paths, down),
     };
   }
   const access = readAccess(paths);
   if (!access) return undefined;
   const problem = await readyzProblem(access, timeoutMs);
   if (!problem) return undefined;
+  // The API server names its failing checks: a failing etcd check is etcd's fault, not its own.
+  const component = /\[-\]etcd\b/.test(problem) ? "etcd" : "kube-apiserver";
   return {
-    component: "kube-apiserver",
+    component,
     kind: "unresponsive",
-    message: `kube-apiserver does not answer its readiness check: ${problem.slice(0, 300)}`,
+    message:
+      component === "etcd"
+        ? "etcd does not answer the API server"
+        : "kube-apiserver does not answer its readiness check",
+    detail: problem.slice(0, 500),
   };
+}
+
+/** Whether the control plane's API server answers /readyz within `timeoutMs` (a second look before a kill). */
+export async function answersReadiness(paths: TenantPaths, timeoutMs: number): Promise<boolean> {
+  const access = readAccess(paths);
+  return access !== undefined && (await readyzProblem(access, timeoutMs)) === undefined;
 }
 
 /**
@@ -92,7 +105,7 @@ export async function probeControlPlane(
  */
 function readyzProblem(access: ControlPlaneAccess, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const url = new URL("/readyz", access.server);
+    const url = new URL("/readyz?verbose", access.server);
     const request = https.get(
       url,
       { ca: access.ca, cert: access.cert, key: access.key, agent: false },

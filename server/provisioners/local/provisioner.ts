@@ -26,6 +26,7 @@ import { closeKwokctlKeys } from "@/server/cluster/hardening";
 import { withAllComponentFlags } from "@/server/cluster/kwokctl-config";
 import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
+import { isTearingDown } from "@/server/cluster/teardown";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
 import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "../types";
@@ -44,7 +45,13 @@ import {
   startControlPlane,
   stopControlPlane,
 } from "./lifecycle";
-import { forgetConnection, observeControlPlane, probeControlPlane, readAccess } from "./observe";
+import {
+  answersReadiness,
+  forgetConnection,
+  observeControlPlane,
+  probeControlPlane,
+  readAccess,
+} from "./observe";
 import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
 import { type PodApiListener, startPodApiListener } from "./pod-api";
 import { portPicker } from "./ports";
@@ -287,8 +294,13 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
       return observeNow(tenant);
     }
     // Components found not answering (a hung API server) are killed, then started like dead ones.
+    // A second, longer look first: a busy host, not a hung process, may have failed the probes.
     const hung = LOCAL_COMPONENTS.filter((component) => spec.restart?.includes(component));
-    if (hung.length > 0 && !record.stopped) await killComponents(paths, hung, log);
+    if (hung.length > 0 && !record.stopped) {
+      if (await answersReadiness(paths, 5_000))
+        log.info("a component reported hung answers again; left running", { hung });
+      else await killComponents(paths, hung, log);
+    }
     // Some components died: start them again beside the ones that serve.
     const componentsNow = componentStates(paths);
     const exited = LOCAL_COMPONENTS.filter((component) => componentsNow[component] === "exited");
@@ -339,7 +351,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     async probe(tenant) {
       const name = checkTenantName(tenant);
       // An ensure under way is already changing the processes; it reports what it finds.
-      if (ensuring.has(name) || queues.has(name)) return undefined;
+      if (ensuring.has(name) || queues.has(name) || isTearingDown(stateDir)) return undefined;
       return probeControlPlane(pathsOf(name));
     },
 

@@ -46,6 +46,12 @@ app.kubernetes.io/component: server
 {{- if and (not .Values.oidc.clientSecret) (not .Values.oidc.existingSecret) -}}
 {{- fail "oidc.clientSecret or oidc.existingSecret is required with oidc.issuer" -}}
 {{- end -}}
+{{- if and .Values.ingress.enabled (not .Values.gatewayUrl) -}}
+{{- fail "gatewayUrl is required with ingress.enabled: the Ingress serves the panel, and kubectl must reach the kube gateway's own TLS port (a LoadBalancer or passthrough), e.g. --set gatewayUrl=https://k8s.ring0.example.com" -}}
+{{- end -}}
+{{- if and .Values.podDisruptionBudget.enabled (kindIs "float64" .Values.podDisruptionBudget.minAvailable) (ge (int .Values.podDisruptionBudget.minAvailable) (int .Values.replicaCount)) -}}
+{{- fail "podDisruptionBudget.minAvailable must be lower than replicaCount, or no node could ever be drained" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The gateway's public URL: gatewayUrl, else https://<publicUrl's host>:<service.gatewayPort>. */}}

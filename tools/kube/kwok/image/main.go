@@ -27,12 +27,14 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 type listFlag []string
@@ -119,13 +121,17 @@ func parseFileMap(m string) (Entry, error) {
 	return Entry{Path: parts[1], Type: TypeFile, Mode: mode, Data: data}, nil
 }
 
-var numericUser = regexp.MustCompile(`^[0-9]{1,10}(:[0-9]{1,10})?$`)
+var numericUser = regexp.MustCompile(`^[0-9]{1,9}(:[0-9]{1,9})?$`)
 
 // treeEntries copies the directory tree at host under image: directories, regular files (their
 // permission bits) and symlinks (as they are: a target outside the tree is refused, so an image
 // never points into the host). Anything else (sockets, devices, fifos) is refused.
 func treeEntries(host, image string) ([]Entry, error) {
 	root, err := filepath.Abs(host)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
 	}
@@ -149,18 +155,23 @@ func treeEntries(host, image string) ([]Entry, error) {
 			if err != nil {
 				return err
 			}
-			resolved := link
-			if !filepath.IsAbs(link) {
-				resolved = filepath.Join(filepath.Dir(p), link)
+			// Relative only (an absolute target would name the host's path), and resolving — through
+			// every link on the way, as the image's filesystem will — to a path inside the tree.
+			if filepath.IsAbs(link) {
+				return fmt.Errorf("--tree %s: symlink %s has an absolute target (%s): make it relative", host, p, link)
 			}
-			if r, err := filepath.Rel(root, filepath.Clean(resolved)); err != nil || strings.HasPrefix(r, "..") {
+			resolved, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return fmt.Errorf("--tree %s: symlink %s (%s) does not resolve: %w", host, p, link, err)
+			}
+			if !within(realRoot, resolved) {
 				return fmt.Errorf("--tree %s: symlink %s points outside the tree (%s)", host, p, link)
 			}
 			entries = append(entries, Entry{Path: target, Type: TypeSymlink, Target: link})
 		case info.IsDir():
 			entries = append(entries, Entry{Path: target, Type: TypeDir, Mode: int64(info.Mode().Perm())})
 		case info.Mode().IsRegular():
-			data, err := os.ReadFile(p)
+			data, err := readRegular(p)
 			if err != nil {
 				return err
 			}
@@ -171,6 +182,30 @@ func treeEntries(host, image string) ([]Entry, error) {
 		return nil
 	})
 	return entries, err
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	r, err := filepath.Rel(root, path)
+	return err == nil && r != ".." && !strings.HasPrefix(r, "../")
+}
+
+// readRegular reads a file that must still be a regular file when opened (not swapped for a
+// symlink since it was listed): O_NOFOLLOW, then a check of what was opened.
+func readRegular(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: no longer a regular file", p)
+	}
+	return io.ReadAll(f)
 }
 
 // parseDir reads IMAGEPATH[:MODE] into a directory entry (default mode 0755).

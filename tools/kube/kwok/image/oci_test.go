@@ -276,12 +276,26 @@ func TestBuildTreeAndUser(t *testing.T) {
 	if again := buildArchive(t, args...); !bytes.Equal(archive, again) {
 		t.Error("two builds of the same tree differ")
 	}
-	// A link out of the tree would point into whatever the image's root holds: refused.
-	if err := os.Symlink("/etc/passwd", filepath.Join(tree, "bin/out")); err != nil {
-		t.Fatal(err)
-	}
-	if err := run("build", []string{"--name", "n:1", "--out", filepath.Join(dir, "o.tar"), "--tree", tree + ":/app"}); err == nil {
-		t.Error("a symlink out of the tree was accepted")
+	// A link out of the tree would point into whatever the image's root holds: refused, however
+	// it is spelled (absolute, relative, or through another link of the tree).
+	for _, bad := range [][2]string{
+		{"bin/out", "/etc/passwd"},
+		{"bin/up", "../../.."},
+		{"lib/x/loop", "../../bin/dotdot/../../.."},
+	} {
+		if bad[0] == "lib/x/loop" {
+			if err := os.Symlink("..", filepath.Join(tree, "bin/dotdot")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(tree, bad[0])
+		if err := os.Symlink(bad[1], link); err != nil {
+			t.Fatal(err)
+		}
+		if err := run("build", []string{"--name", "n:1", "--out", filepath.Join(dir, "o.tar"), "--tree", tree + ":/app"}); err == nil {
+			t.Errorf("a symlink out of the tree (%s -> %s) was accepted", bad[0], bad[1])
+		}
+		os.Remove(link)
 	}
 	for _, user := range []string{"root", "1:x", "-1"} {
 		if err := run("build", []string{"--name", "n:1", "--out", filepath.Join(dir, "o.tar"), "--user", user, tree + "/lib/x/a.js:/a"}); err == nil {
