@@ -143,7 +143,8 @@ describe("the Helm chart", () => {
       ["--kubeconfig", inject("superKubeconfig"), "apply", "--dry-run=server", "-o", "json", "-f", "-"],
       { input: rendered.stdout, encoding: "utf8", env: toolEnv(), maxBuffer: 64 * 1024 * 1024 },
     );
-    expect(dryRun.stderr).toBe("");
+    // kubectl warns (only) that the CRDs Ring0 installed by server-side apply lack its annotation.
+    expect(dryRun.stderr.split("\n").filter((line) => line && !line.startsWith("Warning: "))).toEqual([]);
     expect(dryRun.status).toBe(0);
     const docs = (JSON.parse(dryRun.stdout) as { items: Doc[] }).items;
     const kinds = docs.map((doc) => doc.kind).sort();
