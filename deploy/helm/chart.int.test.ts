@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
 import { serverSideApply } from "@/server/k8s/apply";
+import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
 
@@ -67,6 +68,8 @@ beforeAll(async () => {
     stateDir: inject("superStateDir"),
     logger: createLogger({}, "warn"),
   }).kubectlPath();
+  // Ring0's CRDs, as every Ring0 installs them at start (RBAC checks on them need them served).
+  await installCrds(testSuperCluster(), createLogger({}, "warn"));
   await serverSideApply(testSuperCluster(), {
     apiVersion: "v1",
     kind: "Namespace",
@@ -209,6 +212,83 @@ describe("the Helm chart", () => {
       for (const rule of (role as unknown as { rules: Record<string, string[]>[] }).rules) {
         for (const field of ["verbs", "resources", "apiGroups"]) expect(rule[field] ?? []).not.toContain("*");
       }
+    }
+  });
+
+  it("grants Ring0's service account what Ring0 does in the super cluster, and nothing it must not", () => {
+    const release = `rbac-${Date.now().toString(36).slice(-5)}`;
+    const account = `system:serviceaccount:ring0-system:${release}-ring0`;
+    const rendered = helmRun([
+      "template",
+      release,
+      CHART,
+      "--namespace",
+      "ring0-system",
+      ...REQUIRED,
+      "--show-only",
+      "templates/rbac.yaml",
+      "--show-only",
+      "templates/serviceaccount.yaml",
+    ]);
+    expect(rendered.code, rendered.stderr).toBe(0);
+    const kubectlRun = (args: string[], input?: string) =>
+      spawnSync(kubectl, ["--kubeconfig", inject("superKubeconfig"), ...args], {
+        input,
+        encoding: "utf8",
+        env: toolEnv(),
+      });
+    const applied = kubectlRun(["apply", "-f", "-"], rendered.stdout);
+    expect(applied.stderr).toBe("");
+    try {
+      const can = (args: string[]) => {
+        const answer = kubectlRun(["auth", "can-i", ...args, "--as", account]);
+        return answer.stdout.trim() === "yes"
+          ? "yes"
+          : `${answer.stdout.trim()} ${answer.stderr.trim()}`.trim();
+      };
+      // What Ring0 does (the audit in templates/rbac.yaml).
+      for (const args of [
+        ["create", "pods", "-n", "t0123abcd-default"],
+        ["patch", "pods", "-n", "t0123abcd-default", "--subresource", "ephemeralcontainers"],
+        ["get", "secrets", "-n", "ring0-cp-acme"],
+        ["list", "secrets", "--all-namespaces"],
+        ["create", "namespaces"],
+        ["delete", "namespaces"],
+        ["create", "pods", "-n", "any", "--subresource", "exec"],
+        ["get", "nodes", "--subresource", "proxy"],
+        ["watch", "tenants.ring0.dev"],
+        ["update", "tenants.ring0.dev", "--subresource", "status"],
+        ["patch", "customresourcedefinitions/tenants.ring0.dev"],
+        ["create", "statefulsets.apps", "-n", "ring0-cp-acme"],
+        ["create", "networkpolicies.networking.k8s.io", "-n", "t0123abcd-default"],
+        ["create", "leases.coordination.k8s.io", "-n", "ring0-system"],
+        ["update", "leases.coordination.k8s.io/ring0-controllers", "-n", "ring0-system"],
+        ["create", "events", "-n", "default"],
+      ]) {
+        expect(can(args), args.join(" ")).toBe("yes");
+      }
+      // What it must never be able to do in the super cluster.
+      for (const args of [
+        ["create", "clusterroles.rbac.authorization.k8s.io"],
+        ["create", "rolebindings.rbac.authorization.k8s.io", "-n", "kube-system"],
+        ["escalate", "clusterroles.rbac.authorization.k8s.io"],
+        ["bind", "clusterroles.rbac.authorization.k8s.io"],
+        ["impersonate", "users"],
+        ["create", "serviceaccounts", "-n", "kube-system", "--subresource", "token"],
+        ["patch", "customresourcedefinitions/widgets.example.com"],
+        ["delete", "customresourcedefinitions/tenants.ring0.dev"],
+        ["update", "leases.coordination.k8s.io/kube-scheduler", "-n", "kube-system"],
+        ["update", "leases.coordination.k8s.io/other", "-n", "ring0-system"],
+        ["create", "events", "-n", "kube-system"],
+        ["patch", "nodes"],
+        ["delete", "persistentvolumes"],
+        ["create", "validatingwebhookconfigurations.admissionregistration.k8s.io"],
+        ["create", "certificatesigningrequests.certificates.k8s.io"],
+      ]) {
+        expect(can(args), args.join(" ")).toMatch(/^no/);
+      }
+    } finally {
+      kubectlRun(["delete", "--ignore-not-found", "-f", "-"], rendered.stdout);
     }
   });
 });
