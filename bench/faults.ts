@@ -16,7 +16,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
-import { waitExited } from "@/server/cluster/process";
+import { clearExitedPidFiles, waitExited } from "@/server/cluster/process";
 import { load1, machine, ratio, say, sized, summary, writeResults } from "./lib/figures";
 import { benchDir, cleanUpOnSignal, cleanupStack, exitWhenDone, finishBench, logger, sleep } from "./lib/run";
 import { bareCluster } from "./provisioning/bare-clusters";
@@ -77,7 +77,7 @@ async function main() {
             // Once it has let go of its port; then as Ring0 does, since kwokctl's signal-0 check
             // takes an unreaped zombie for a running process.
             await waitExited([pid]);
-            fs.rmSync(path.join(subject.pidDir, `${component}.pid`), { force: true });
+            clearExitedPidFiles(path.dirname(subject.pidDir), [component]);
             await bare.restart?.();
           }
           const ms = await servingAgain(subject, started);

@@ -37,7 +37,7 @@ import {
   waitLocalNodesReady,
 } from "./node-pool";
 import { freePortsFor, isPortFree } from "./ports";
-import { CommandError, kwokctlComponentStates, until, waitExited } from "./process";
+import { CommandError, clearExitedPidFiles, kwokctlComponentStates, until, waitExited } from "./process";
 import { ensureRealNodes, realNodeDaemonsDown, realNodesOnDisk, removeRealNodes } from "./real-node/fleet";
 import { clusterCa } from "./real-node/pki";
 import { REAL_NODE_LABEL, realNodesDir } from "./real-node/plan";
@@ -451,19 +451,21 @@ export function localSuperCluster(options: LocalSuperClusterOptions): LocalSuper
       const down = await cluster.faults();
       if (down.length === 0) return [];
       log.warn("parts of the local super cluster exited; starting them again", { down });
-      const binDir = await resolveBinDir("manage");
-      if (down.some((part) => (SUPER_CLUSTER_COMPONENTS as readonly string[]).includes(part))) {
-        // A zombie not yet reaped answers kwokctl's signal 0: its pid file goes, so it is started.
-        for (const part of down) fs.rmSync(path.join(clusterDir, "pids", `${part}.pid`), { force: true });
-        await kwokctl(binDir, ["start", "cluster", "--timeout", "2m"], CREATE_TIMEOUT_MS);
+      const kwokctlParts = down.filter((part) =>
+        (SUPER_CLUSTER_COMPONENTS as readonly string[]).includes(part),
+      );
+      if (kwokctlParts.length > 0) {
+        clearExitedPidFiles(clusterDir, SUPER_CLUSTER_COMPONENTS);
+        await kwokctl(
+          await resolveBinDir("manage"),
+          ["start", "cluster", "--timeout", "2m"],
+          CREATE_TIMEOUT_MS,
+        );
         connection = undefined;
         await waitReady();
       }
       const realNodes = realNodesOnDisk(stateDir).length;
-      if (
-        realNodes > 0 &&
-        down.some((part) => !(SUPER_CLUSTER_COMPONENTS as readonly string[]).includes(part))
-      ) {
+      if (realNodes > 0 && kwokctlParts.length < down.length) {
         await ensureRealNodes(
           stateDir,
           realNodes,

@@ -197,3 +197,16 @@ export function kwokctlComponentStates<C extends string>(
   }
   return states;
 }
+
+/**
+ * Removes the pid files of `components` that exited: kwokctl's "is it running" is signal 0, which
+ * a zombie not yet reaped still answers (this host's PID 1 does not reap), so without this
+ * `kwokctl start cluster` would skip them. Resolves with the components whose file went.
+ */
+export function clearExitedPidFiles<C extends string>(clusterDir: string, components: readonly C[]): C[] {
+  const states = kwokctlComponentStates(clusterDir, components);
+  const exited = components.filter((component) => states[component] === "exited");
+  for (const component of exited)
+    fs.rmSync(path.join(clusterDir, "pids", `${component}.pid`), { force: true });
+  return exited;
+}

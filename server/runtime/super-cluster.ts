@@ -32,7 +32,7 @@ export async function connectSuperCluster(
 ): Promise<{ connection: ClusterConnection | null; stop(): void }> {
   setSuperClusterProblem(null);
   let connection: ClusterConnection;
-  let local = false;
+  let local: ReturnType<typeof localSuperCluster> | undefined;
   try {
     if (config.SUPER_KUBECONFIG) {
       connection = connectCluster("super", { file: path.resolve(config.SUPER_KUBECONFIG) });
@@ -40,8 +40,8 @@ export async function connectSuperCluster(
       // Ring0 in a pod of the super cluster: its service account, with the chart's RBAC.
       connection = connectCluster("super", { inCluster: true });
     } else if (config.RING0_SUPER_CLUSTER === "local") {
-      const cluster = localSuperCluster({ stateDir: config.stateDir, logger: log });
-      const started = await cluster.up({
+      local = localSuperCluster({ stateDir: config.stateDir, logger: log });
+      const started = await local.up({
         nodes: config.RING0_SUPER_CLUSTER_NODES,
         realNodes: realNodesWanted(config.RING0_REAL_NODES, log),
       });
@@ -50,7 +50,6 @@ export async function connectSuperCluster(
         server: started.server,
       });
       connection = connectCluster("super", { file: started.kubeconfig });
-      local = true;
     } else {
       log.warn("super cluster disabled (RING0_SUPER_CLUSTER=off and no SUPER_KUBECONFIG)");
       setSuperCluster(null);
@@ -78,9 +77,7 @@ export async function connectSuperCluster(
   }
   // kwok's logs/exec for the pods Ring0 labels for it, scoped per pod (local cluster only).
   const binder = local ? startSimulatedPodLogs(connection, { stateDir: config.stateDir, logger: log }) : null;
-  const watchdog = local
-    ? superClusterWatchdog(localSuperCluster({ stateDir: config.stateDir, logger: log }), log)
-    : null;
+  const watchdog = local ? superClusterWatchdog(local, log) : null;
   // Operators read kwok's log per node (it is every local node's kubelet).
   if (local) {
     registerNodeLogProvider("kwok", kwokLogProvider(localClusterLogFile(config.stateDir, "kwok-controller")));

@@ -96,7 +96,7 @@ const kubeProxySpec = (stateDir: string, binDir: string, healthzPort: number) =>
     args: [`--config=${plan.config}`, "--v=1"],
     env: daemonEnv(binDir, plan.dir),
     cwd: plan.dir,
-    recordFile: path.join(plan.dir, "kube-proxy.json"),
+    recordFile: plan.record,
     inputs: [plan.config, plan.kubeconfig, path.join(plan.pki, "client.crt")],
     logFile: path.join(plan.logs, "kube-proxy.log"),
     marker: `${plan.dir}/`,
@@ -143,7 +143,7 @@ async function ensureKubeProxy(stateDir: string, context: RealNodeContext, nodeN
 async function removeKubeProxy(stateDir: string, binDir: string): Promise<void> {
   const plan = kubeProxyPlan(stateDir);
   const binary = path.join(binDir, "kube-proxy");
-  await stopDaemon({ binary, recordFile: path.join(plan.dir, "kube-proxy.json"), marker: `${plan.dir}/` });
+  await stopDaemon({ binary, recordFile: plan.record, marker: `${plan.dir}/` });
   if (fs.existsSync(plan.config) && fs.existsSync(binary)) {
     await run(binary, [`--config=${plan.config}`, "--cleanup"], {
       env: daemonEnv(binDir, plan.dir),
@@ -294,22 +294,16 @@ export function realNodeDaemonsDown(stateDir: string, binDir: string): string[] 
   };
   for (const index of realNodesOnDisk(stateDir)) {
     const plan = realNodePlan(stateDir, index);
-    for (const daemon of ["containerd", "kubelet"]) {
-      check(
-        `${daemon} of ${plan.name}`,
-        path.join(binDir, daemon),
-        path.join(plan.dir, `${daemon}.json`),
-        `${plan.dir}/`,
-      );
-    }
+    check(
+      `containerd of ${plan.name}`,
+      path.join(binDir, "containerd"),
+      plan.paths.containerdRecord,
+      `${plan.dir}/`,
+    );
+    check(`kubelet of ${plan.name}`, path.join(binDir, "kubelet"), plan.paths.kubeletRecord, `${plan.dir}/`);
   }
   const proxy = kubeProxyPlan(stateDir);
-  check(
-    "kube-proxy",
-    path.join(binDir, "kube-proxy"),
-    path.join(proxy.dir, "kube-proxy.json"),
-    `${proxy.dir}/`,
-  );
+  check("kube-proxy", path.join(binDir, "kube-proxy"), proxy.record, `${proxy.dir}/`);
   const policy = networkPolicyPlan(stateDir);
   // kube-router's record names the bin dir it was started from.
   const netpolBinDir = readDaemonRecord(policy.record)?.binDir;

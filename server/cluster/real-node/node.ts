@@ -81,7 +81,7 @@ const containerdSpec = (context: RealNodeContext, plan: RealNodePlan) => ({
   args: ["--config", plan.paths.containerdConfig, "--log-level", "warn"],
   env: daemonEnv(context.binDir, plan.dir),
   cwd: plan.dir,
-  recordFile: path.join(plan.dir, "containerd.json"),
+  recordFile: plan.paths.containerdRecord,
   inputs: [plan.paths.containerdConfig],
   logFile: path.join(plan.paths.logs, "containerd.log"),
   marker: `${plan.dir}/`,
@@ -111,7 +111,7 @@ const kubeletSpec = (context: RealNodeContext, plan: RealNodePlan, healthzPort: 
   ],
   env: daemonEnv(context.binDir, plan.dir),
   cwd: plan.dir,
-  recordFile: path.join(plan.dir, "kubelet.json"),
+  recordFile: plan.paths.kubeletRecord,
   // Its configuration and every certificate it loads once: a change restarts it (its pods keep running).
   inputs: [
     plan.paths.kubeletConfig,
@@ -216,14 +216,14 @@ function killAll(pids: number[]): void {
 export async function removeRealNode(binDir: string, plan: RealNodePlan, logger: Logger): Promise<string[]> {
   await stopDaemon({
     binary: path.join(binDir, "kubelet"),
-    recordFile: path.join(plan.dir, "kubelet.json"),
+    recordFile: plan.paths.kubeletRecord,
     marker: `${plan.dir}/`,
   });
   // The pods' processes (containers and sandboxes) first: containerd's shims would keep them.
   killAll(processesInCgroupRoot(plan));
   await stopDaemon({
     binary: path.join(binDir, "containerd"),
-    recordFile: path.join(plan.dir, "containerd.json"),
+    recordFile: plan.paths.containerdRecord,
     marker: `${plan.dir}/`,
   });
   // Shims, and anything else started for this node (they name its state dir).

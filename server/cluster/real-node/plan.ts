@@ -77,6 +77,9 @@ export interface RealNodePlan {
     logs: string;
     /** containerd's registry hosts dir (config_path): every registry host resolves to Ring0's registry. */
     registryHosts: string;
+    /** The daemons' records ({ pid, … }, ../daemon.ts). */
+    containerdRecord: string;
+    kubeletRecord: string;
   };
 }
 
@@ -136,6 +139,8 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
       podLogs: path.join(dir, "kubelet", "pod-logs"),
       logs: path.join(dir, "logs"),
       registryHosts: registryPlan(stateDir).hostsDir,
+      containerdRecord: path.join(dir, "containerd.json"),
+      kubeletRecord: path.join(dir, "kubelet.json"),
     },
   };
 }
@@ -185,6 +190,8 @@ export const MIRRORED_REGISTRY_HOSTS = [
 
 export interface KubeProxyPlan {
   dir: string;
+  /** Its daemon record ({ pid, … }). */
+  record: string;
   config: string;
   kubeconfig: string;
   pki: string;
@@ -195,6 +202,7 @@ export function kubeProxyPlan(stateDir: string): KubeProxyPlan {
   const dir = path.join(realNodesDir(stateDir), "kube-proxy");
   return {
     dir,
+    record: path.join(dir, "kube-proxy.json"),
     config: path.join(dir, "config.yaml"),
     kubeconfig: path.join(dir, "kubeconfig"),
     pki: path.join(dir, "pki"),
@@ -203,7 +211,7 @@ export function kubeProxyPlan(stateDir: string): KubeProxyPlan {
 }
 
 /** kube-router's files (one per host, NetworkPolicies: ./network-policy.ts), beside kube-proxy's. */
-export function networkPolicyPlan(stateDir: string): Omit<KubeProxyPlan, "config"> & { record: string } {
+export function networkPolicyPlan(stateDir: string): Omit<KubeProxyPlan, "config"> {
   const dir = path.join(realNodesDir(stateDir), "kube-router");
   return {
     dir,

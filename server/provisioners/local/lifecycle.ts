@@ -9,7 +9,12 @@ import path from "node:path";
 import { closeKwokctlKeys } from "@/server/cluster/hardening";
 import { runKwokctl } from "@/server/cluster/kwokctl";
 import { isPortFree } from "@/server/cluster/ports";
-import { CommandError, killProcessesMentioning, waitExited } from "@/server/cluster/process";
+import {
+  CommandError,
+  clearExitedPidFiles,
+  killProcessesMentioning,
+  waitExited,
+} from "@/server/cluster/process";
 import type { Logger } from "@/server/logger";
 import type { LocalBinaries } from "./binaries";
 import { componentStates, LOCAL_COMPONENTS, type LocalComponent, processesOf } from "./components";
@@ -148,6 +153,11 @@ export async function stopControlPlane(
   await waitExited(pids);
 }
 
+/** `kwokctl start cluster`: starts what does not run, then waits until the API server serves. */
+function startKwokctlCluster(tenant: string, paths: TenantPaths, binDir: string, log: Logger) {
+  return kwokctl(tenant, paths, binDir, ["start", "cluster", "--timeout", "2m"], START_TIMEOUT_MS, log);
+}
+
 /** SIGKILLs running components (ones found hung) and waits until they are gone; their pid files stay. */
 export async function killComponents(
   paths: TenantPaths,
@@ -155,9 +165,10 @@ export async function killComponents(
   log: Logger,
 ): Promise<void> {
   const pids: number[] = [];
+  const states = componentStates(paths);
   for (const component of components) {
     const pid = Number(readText(path.join(paths.clusterDir, "pids", `${component}.pid`))?.trim());
-    if (!Number.isInteger(pid) || pid <= 0 || componentStates(paths)[component] !== "running") continue;
+    if (!Number.isInteger(pid) || pid <= 0 || states[component] !== "running") continue;
     log.warn("killing a component that stopped answering, to start it again", { component, pid });
     try {
       process.kill(pid, "SIGKILL");
@@ -193,12 +204,8 @@ export async function restartExited(
     for (const port of componentPorts[component]) if (!(await isPortFree(record.ports[port]))) return false;
   }
   log.warn("components exited; starting them again", { components: exited });
-  // kwokctl skips a component whose pid still answers signal 0, which a zombie not yet reaped
-  // does: the pid files of the exited ones go first, so kwokctl starts exactly those.
-  for (const component of exited) {
-    fs.rmSync(path.join(paths.clusterDir, "pids", `${component}.pid`), { force: true });
-  }
-  await kwokctl(tenant, paths, record.binDir, ["start", "cluster", "--timeout", "2m"], START_TIMEOUT_MS, log);
+  clearExitedPidFiles(paths.clusterDir, exited);
+  await startKwokctlCluster(tenant, paths, record.binDir, log);
   return true;
 }
 
@@ -230,13 +237,6 @@ export async function startControlPlane(
   current = { ...current, stopped: false };
   writeRecord(paths, current);
   log.info("starting the control plane", { version: current.version });
-  await kwokctl(
-    tenant,
-    paths,
-    current.binDir,
-    ["start", "cluster", "--timeout", "2m"],
-    START_TIMEOUT_MS,
-    log,
-  );
+  await startKwokctlCluster(tenant, paths, current.binDir, log);
   return current;
 }

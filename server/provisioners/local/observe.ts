@@ -28,23 +28,10 @@ export function readAccess(paths: TenantPaths): ControlPlaneAccess | undefined {
   return { server: endpointOf(record), ca, cert, key };
 }
 
-/** One connection per tenant and access (the probe asks every few seconds). */
-const connections = new Map<string, { key: string; conn: ReturnType<typeof connectCluster> }>();
-
 function connectionOf(tenant: string, access: ControlPlaneAccess) {
-  const key = `${access.server}|${access.ca}|${access.cert}`;
-  const known = connections.get(tenant);
-  if (known?.key === key) return known.conn;
-  const conn = connectCluster(`tenant-${tenant}`, {
+  return connectCluster(`tenant-${tenant}`, {
     inline: kubeconfigFromAccess(access, localClusterName(tenant)),
   });
-  connections.set(tenant, { key, conn });
-  return conn;
-}
-
-/** Drops a tenant's cached connection (its control plane is gone). */
-export function forgetConnection(tenant: string): void {
-  connections.delete(tenant);
 }
 
 function exitedMessage(paths: TenantPaths, component: (typeof LOCAL_COMPONENTS)[number]): string {

@@ -45,13 +45,7 @@ import {
   startControlPlane,
   stopControlPlane,
 } from "./lifecycle";
-import {
-  answersReadiness,
-  forgetConnection,
-  observeControlPlane,
-  probeControlPlane,
-  readAccess,
-} from "./observe";
+import { answersReadiness, observeControlPlane, probeControlPlane, readAccess } from "./observe";
 import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
 import { type PodApiListener, startPodApiListener } from "./pod-api";
 import { portPicker } from "./ports";
@@ -377,7 +371,6 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         if (!fs.existsSync(paths.dir)) return;
         const log = baseLog.child({ tenant });
         await closePodApi(tenant);
-        forgetConnection(tenant);
         await removeControlPlane(machine, tenant, paths, log);
         await egress.get(tenant)?.close();
         egress.delete(tenant);
