@@ -68,6 +68,20 @@ describe("parseEnv", () => {
     }
   });
 
+  it("takes an etcd volume size and class for control planes in pods, and names a bad one", () => {
+    expect(parseEnv({}).RING0_ETCD_STORAGE_SIZE).toBeUndefined();
+    const env = parseEnv({ RING0_ETCD_STORAGE_SIZE: "2Gi", RING0_ETCD_STORAGE_CLASS: "fast-ssd" });
+    expect([env.RING0_ETCD_STORAGE_SIZE, env.RING0_ETCD_STORAGE_CLASS]).toEqual(["2Gi", "fast-ssd"]);
+    for (const bad of ["two", "0", "-1Gi"]) {
+      expect(() => parseEnv({ RING0_ETCD_STORAGE_SIZE: bad })).toThrowError(
+        /RING0_ETCD_STORAGE_SIZE — expected the size of each control plane's etcd volume, e\.g\. 2Gi/,
+      );
+    }
+    expect(() => parseEnv({ RING0_ETCD_STORAGE_CLASS: "Fast SSD" })).toThrowError(
+      /RING0_ETCD_STORAGE_CLASS — expected a StorageClass name/,
+    );
+  });
+
   it("treats empty strings as unset", () => {
     expect(parseEnv({ DATABASE_URL: "", OIDC_ISSUER: "" }).OIDC_ISSUER).toBeUndefined();
   });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { processSlot } from "@/server/core/process-slots";
+import { isQuantity } from "@/server/core/quantity";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
 import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
@@ -170,6 +171,24 @@ const schema = z
         error: 'expected "local" (processes on this host) or "kubernetes" (pods in the super cluster)',
       })
       .default("local"),
+    RING0_ETCD_STORAGE_SIZE: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .refine((value) => value === undefined || (isQuantity(value) && /^[1-9]/.test(value)), {
+        error:
+          "expected the size of each control plane's etcd volume, e.g. 2Gi (or nothing: an emptyDir, lost with its pod)",
+      }),
+    RING0_ETCD_STORAGE_CLASS: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .refine((value) => value === undefined || /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(value), {
+        error:
+          "expected a StorageClass name (lowercase letters, digits, '-' and '.'), or nothing for the default class",
+      }),
     RING0_TENANT_EGRESS_ALLOW: z
       .string()
       .trim()

@@ -120,6 +120,11 @@ describe("the Helm chart", () => {
         "ring0-system",
         /minAvailable must be lower than replicaCount/,
       ],
+      [
+        [...REQUIRED, "--set", "controlPlanes.etcdStorage.size=two-gigs"],
+        "ring0-system",
+        /etcdStorage.*size|size.*pattern/,
+      ],
     ];
     for (const [args, namespace, message] of cases) {
       const rendered = template(args, namespace);
@@ -187,6 +192,8 @@ describe("the Helm chart", () => {
     expect(env).toMatchObject({
       RING0_LISTEN_ADDRESS: "0.0.0.0",
       RING0_SUPER_CLUSTER: "in-cluster",
+      RING0_DEFAULT_PROVISIONER: "kubernetes",
+      RING0_ETCD_STORAGE_SIZE: "2Gi",
       DATABASE_URL: "(secret)",
       OIDC_CLIENT_SECRET: "(secret)",
       NEXTAUTH_SECRET: "(secret)",

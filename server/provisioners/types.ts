@@ -20,6 +20,11 @@ export interface ControlPlaneSpec {
   /** Stopped, data kept. */
   suspended: boolean;
   /**
+   * The Tenant's own etcd volume claim (`spec.controlPlane.storage`) for a control plane in pods,
+   * over the provisioner's defaults; ignored by the local provisioner.
+   */
+  storage?: { size?: string; storageClassName?: string };
+  /**
    * Components to restart although they run: ones the watchdog found not answering (a hung API
    * server). Killed and started again like ones that exited; ignored while suspended.
    */

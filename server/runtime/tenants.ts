@@ -21,7 +21,7 @@ import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
 import { RING0_SYSTEM_NAMESPACE, ring0SystemNamespace } from "@/server/k8s/ring0-system";
 import type { Logger } from "@/server/logger";
-import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
+import { createKubernetesProvisioner, type EtcdStorage } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { auditedRefusals } from "@/server/provisioners/local/egress-audit";
@@ -32,7 +32,7 @@ import { startQuotaSampler } from "@/server/quotas/sampler";
 import { revokeGrantsOfDeletedTenant } from "@/server/sharing/tenant-deleted";
 import { vnAgentLogProvider } from "@/server/streams/node-logs";
 import { registerNodeLogProvider } from "@/server/streams/sources";
-import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
+import { LOCAL_STORAGE_CLASS, parseIsolationPolicy } from "@/server/syncer/isolation-schema";
 import { setSyncer } from "@/server/syncer/registry";
 import { createSyncer } from "@/server/syncer/syncer";
 import { createControlPlaneDirectory, setControlPlaneDirectory } from "@/server/tenants/control-planes";
@@ -200,7 +200,11 @@ export async function startTenants(
         onRefused: auditedRefusals(),
       },
     }),
-    kubernetes: createKubernetesProvisioner({ superCluster, logger: log }),
+    kubernetes: createKubernetesProvisioner({
+      superCluster,
+      logger: log,
+      etcdStorage: etcdStorage(config),
+    }),
   };
   const tenants = informerTenantSource(superCluster);
   const directory = createControlPlaneDirectory({
@@ -335,6 +339,19 @@ export async function startTenants(
       setControlPlaneDirectory(null);
     },
   };
+}
+
+/**
+ * Where control planes in pods keep etcd's data unless their Tenant says: the operator's claim; in
+ * the local world with real nodes, 1Gi on Ring0's own local volumes; else an emptyDir.
+ */
+function etcdStorage(config: Env): EtcdStorage {
+  const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
+  const storageClassName =
+    config.RING0_ETCD_STORAGE_CLASS ?? (localWorld && hasPodApiAddress() ? LOCAL_STORAGE_CLASS : undefined);
+  const size = config.RING0_ETCD_STORAGE_SIZE ?? (storageClassName ? "1Gi" : undefined);
+  if (!size) return { kind: "emptyDir" };
+  return { kind: "persistentVolumeClaim", size, ...(storageClassName ? { storageClassName } : {}) };
 }
 
 /** The pods' DNS on the pod API address, or null (logged) when it cannot serve: pods keep the nodes' resolver. */

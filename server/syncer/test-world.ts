@@ -81,7 +81,7 @@ export async function startTenants(
         if ((await provisioner.observe(tenant)).phase !== "Running") return undefined;
         const access = await provisioner.access(tenant);
         return access ? connections.connectionFor(tenant, access) : undefined;
-      }, 90_000),
+      }, 180_000),
     ),
   );
 }

@@ -273,8 +273,15 @@ export function createTenantReconciler(options: TenantReconcilerOptions) {
         fault?.kind === "unresponsive" && !suspend && (degradation || tenant.status?.phase === "Ready")
           ? [fault.component]
           : undefined;
+      const storage = spec.controlPlane?.storage;
       observation = await provisioner.ensure(
-        { tenant: name, version, suspended: suspend, ...(restart ? { restart } : {}) },
+        {
+          tenant: name,
+          version,
+          suspended: suspend,
+          ...(restart ? { restart } : {}),
+          ...(storage ? { storage } : {}),
+        },
         context.signal,
       );
       if (observation.phase === "Starting") observation = await provisioner.observe(name);

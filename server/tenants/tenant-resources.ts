@@ -52,7 +52,12 @@ export interface TenantQuotaSpec {
 export interface TenantResource extends KubeObject {
   spec: {
     displayName?: string;
-    controlPlane?: { provisioner?: Provisioner; version?: string };
+    controlPlane?: {
+      provisioner?: Provisioner;
+      version?: string;
+      /** etcd's volume claim of a control plane in pods. */
+      storage?: { size?: string; storageClassName?: string };
+    };
     suspend?: boolean;
     quota?: TenantQuotaSpec;
     /**

@@ -27,9 +27,11 @@ import { type ClusterConnection, setSuperCluster } from "@/server/k8s/cluster";
 import { installCrds } from "@/server/k8s/crds";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import type { Logger } from "@/server/logger";
+import { createKubernetesProvisioner } from "@/server/provisioners/kubernetes";
 import { createLocalProvisioner } from "@/server/provisioners/local";
 import { auditedRefusals } from "@/server/provisioners/local/egress-audit";
 import type { Provisioner } from "@/server/provisioners/types";
+import { LOCAL_STORAGE_CLASS } from "@/server/syncer/isolation-schema";
 import { superNamespace } from "@/server/syncer/naming";
 import { createSyncer, type Syncer } from "@/server/syncer/syncer";
 import {
@@ -93,6 +95,12 @@ export async function startDataPlaneWorld(options: {
   trafficAllowances?: [string, string][];
   /** With realNodes: false when the caller keeps the tenant wall itself (from before the world). */
   tenantWall?: boolean;
+  /**
+   * With realNodes: the tenants' control planes as pods of the super cluster (the `kubernetes`
+   * provisioner, etcd on a `ring0-local` volume; their images must be in Ring0's registry) instead
+   * of processes on this host.
+   */
+  controlPlanesInPods?: boolean;
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -136,12 +144,23 @@ export async function startDataPlaneWorld(options: {
     // Ring0's own super-cluster clients (super pods, node shells) use the process-wide connection.
     setSuperCluster(superCluster);
     cleanups.push(() => setSuperCluster(null));
-    const provisioner = createLocalProvisioner({
-      stateDir,
-      logger,
-      vnAgentStateDir: stateDir,
-      egress: { onRefused: auditedRefusals() },
-    });
+    // The local volumes' provisioner first: a control plane in pods claims one for etcd.
+    if (options.realNodes) {
+      const volumes = startLocalVolumes({ superCluster, stateDir: superStateDir, logger });
+      cleanups.push(async () => volumes.stop());
+    }
+    const provisioner = options.controlPlanesInPods
+      ? createKubernetesProvisioner({
+          superCluster,
+          logger,
+          etcdStorage: { kind: "persistentVolumeClaim", size: "1Gi", storageClassName: LOCAL_STORAGE_CLASS },
+        })
+      : createLocalProvisioner({
+          stateDir,
+          logger,
+          vnAgentStateDir: stateDir,
+          egress: { onRefused: auditedRefusals() },
+        });
     const directory = provisionerDirectory(ours, () => provisioner, options.podEndpoint);
     setControlPlaneDirectory(directory);
     cleanups.push(async () => {
@@ -164,8 +183,6 @@ export async function startDataPlaneWorld(options: {
     );
 
     if (options.realNodes) {
-      const volumes = startLocalVolumes({ superCluster, stateDir: superStateDir, logger });
-      cleanups.push(async () => volumes.stop());
       const dns = await startPodDns({
         superCluster,
         logger,

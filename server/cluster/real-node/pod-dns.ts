@@ -8,7 +8,9 @@
  *                                        headless: its ready endpoints; ExternalName: a CNAME
  *   <hostname>.<service>.<namespace>.svc A: the endpoint of that hostname (StatefulSet pods)
  *   _<port>._<proto>.<service>.<ns>.svc  SRV
- *   kubernetes.default.svc               A: the pod API address (the tenant's own API server)
+ *   kubernetes.default.svc               A: the pod API address (the tenant's own API server), or for
+ *                                        a control plane the `kubernetes` provisioner runs in pods,
+ *                                        its API server Service's cluster IP
  * The namespace is the tenant's: another tenant's Services, and the super namespaces' names, are
  * NXDOMAIN. `<service>.<namespace>[.svc]` is answered as the cluster's name too (resolvers that
  * apply no search path to a dotted name ask for it as it is). Other names outside the cluster domain
@@ -23,6 +25,12 @@ import dgram from "node:dgram";
 import net from "node:net";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import {
+  APISERVER_NAME,
+  controlPlaneNamespace,
+  MANAGED_BY_LABEL,
+  TENANT_LABEL,
+} from "@/server/provisioners/kubernetes/naming";
 import { syncAnnotations, syncLabels } from "@/server/syncer/contracts";
 import { CLUSTER_DOMAIN } from "@/server/syncer/dns-config";
 import { superNamespace } from "@/server/syncer/naming";
@@ -178,7 +186,22 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
     },
     reportError("endpoint slices"),
   );
-  const caches = [pods, services, slices];
+  // The API server Services of control planes in pods (the kubernetes provisioner's), by tenant.
+  const controlPlaneServices: WatchCache<Obj> = createWatchCache<Obj>(
+    superCluster,
+    { path: "/api/v1/services", labelSelector: `${MANAGED_BY_LABEL}=ring0,${TENANT_LABEL}` },
+    () => {},
+    reportError("control plane services"),
+  );
+  const caches = [pods, services, slices, controlPlaneServices];
+
+  /** The cluster IP of `tenant`'s API server Service, when its control plane runs in pods. */
+  const podsApi = (tenant: string): string | undefined => {
+    const service = controlPlaneServices.get(controlPlaneNamespace(tenant), APISERVER_NAME);
+    const labels = (service?.metadata.labels ?? {}) as Record<string, string>;
+    const clusterIP = (service?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+    return labels[TENANT_LABEL] === tenant && clusterIP && clusterIP !== "None" ? clusterIP : undefined;
+  };
 
   const serviceBelow = (tenant: string, namespace: string, name: string) => {
     const below = services.get(superNamespace(tenant, namespace), name);
@@ -237,7 +260,7 @@ export async function startPodDns(options: PodDnsOptions): Promise<PodDns> {
       }
       return found;
     },
-    podApi: options.podApi,
+    podApi: (tenant) => podsApi(tenant) ?? options.podApi(tenant),
   };
 
   /** Queries a second per source address (bursts of twice that); beyond them, no answer. */

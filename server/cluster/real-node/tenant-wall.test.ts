@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { OTHERS_CHAIN, podOwners, tenantChain, tenantWallChains, wallRestoreText } from "./tenant-wall";
+import {
+  controlPlaneApis,
+  OTHERS_CHAIN,
+  podOwners,
+  tenantChain,
+  tenantWallChains,
+  wallRestoreText,
+} from "./tenant-wall";
 import { parseTrafficAllowances } from "./traffic-allowances";
 
 const pod = (name: string, ip: string | undefined, tenant?: string, extra: Record<string, unknown> = {}) => ({
@@ -61,6 +68,55 @@ describe("the wall between tenants' pods", () => {
     ]);
     expect(JSON.stringify(chains.get(tenantChain("acme")))).not.toContain("10.244.0.6");
     expect(chains.has(tenantChain("initech"))).toBe(false);
+  });
+
+  it("lets a tenant's pods reach port 6443 of its own control plane's API servers, nothing more of them", () => {
+    const chains = tenantWallChains(owners, [], new Map([["acme", ["10.244.0.20"]]]));
+    expect(chains.get(tenantChain("acme"))).toEqual([
+      ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.20/32", "-p", "tcp", "--dport", "6443", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(JSON.stringify(chains.get(tenantChain("globex")))).not.toContain("10.244.0.20");
+  });
+
+  it("finds a tenant's API server pods only by Ring0's labels in that tenant's control-plane namespace", () => {
+    const controlPlanePod = (
+      name: string,
+      ip: string,
+      labels: Record<string, string>,
+      namespace = "ring0-cp-acme",
+    ) => ({
+      metadata: { name, namespace, labels },
+      spec: {},
+      status: { podIP: ip, phase: "Running" },
+    });
+    const ring0 = { "app.kubernetes.io/managed-by": "ring0", "ring0.dev/tenant": "acme" };
+    const apis = controlPlaneApis([
+      controlPlanePod("api", "10.244.0.20", { ...ring0, "app.kubernetes.io/name": "kube-apiserver" }),
+      controlPlanePod("api-2", "10.244.0.19", { ...ring0, "app.kubernetes.io/name": "kube-apiserver" }),
+      // etcd and the controller manager stay unreachable.
+      controlPlanePod("etcd", "10.244.0.21", { ...ring0, "app.kubernetes.io/name": "etcd" }),
+      // A pod claiming to be acme's API server outside acme's control-plane namespace.
+      controlPlanePod(
+        "impostor",
+        "10.244.0.22",
+        { ...ring0, "app.kubernetes.io/name": "kube-apiserver" },
+        "ring0-cp-globex",
+      ),
+      // One the syncer made (a tenant's own pod with those labels).
+      controlPlanePod("synced", "10.244.0.23", {
+        ...ring0,
+        "app.kubernetes.io/name": "kube-apiserver",
+        "ring0.dev/synced": "true",
+      }),
+      controlPlanePod("unmanaged", "10.244.0.24", {
+        "ring0.dev/tenant": "acme",
+        "app.kubernetes.io/name": "kube-apiserver",
+      }),
+    ]);
+    expect([...apis.entries()]).toEqual([["acme", ["10.244.0.19", "10.244.0.20"]]]);
   });
 
   it("knows a pod's address by the super cluster's tenant label, and drops what is in doubt", () => {

@@ -1,8 +1,10 @@
 /**
  * The wall between tenants' pods on this host's real nodes (issue 18): a pod may open connections
  * to pods of its own tenant only (Services included: they are DNAT-ed to pods before the check),
- * unless the operator lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); pods
- * that are no tenant's (the operator's own) reach only each other. Replies to allowed connections
+ * and to its own control plane's API servers when the `kubernetes` provisioner runs that control
+ * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
+ * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); pods that are no tenant's
+ * (the operator's own, control planes included) reach only each other. Replies to allowed connections
  * pass. Anything the wall does not know yet (a pod whose address Ring0 has not seen) is dropped.
  *
  * Enforced in the host's mangle table (host-firewall.ts jumps here for pod-network traffic from
@@ -18,6 +20,14 @@ import os from "node:os";
 import path from "node:path";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import {
+  APISERVER_NAME,
+  APISERVER_PORT,
+  CONTROL_PLANE_NAME_LABEL,
+  controlPlaneNamespace,
+  MANAGED_BY_LABEL,
+  TENANT_LABEL,
+} from "@/server/provisioners/kubernetes/naming";
 import { syncLabels } from "@/server/syncer/contracts";
 import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
@@ -44,6 +54,8 @@ export function tenantChain(tenant: string): string {
 export function tenantWallChains(
   owners: Map<string, string | null>,
   allowances: [string, string][],
+  /** Each tenant's own API server pods (controlPlaneApis). */
+  apis: Map<string, string[]> = new Map(),
 ): Map<string, string[][]> {
   const byOwner = new Map<string, string[]>();
   for (const [ip, owner] of [...owners.entries()].sort(([a], [b]) => a.localeCompare(b))) {
@@ -63,9 +75,20 @@ export function tenantWallChains(
   ]);
   for (const [chain, ips] of [...byOwner.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const reachable = [...ips, ...(reaches.get(chain) ?? []).flatMap((other) => byOwner.get(other) ?? [])];
+    const tenant = [...apis.keys()].find((name) => tenantChain(name) === chain);
+    const api = (tenant ? (apis.get(tenant) ?? []) : []).map((ip) => [
+      "-d",
+      `${ip}/32`,
+      "-p",
+      "tcp",
+      "--dport",
+      String(APISERVER_PORT),
+      "-j",
+      "ACCEPT",
+    ]);
     // ACCEPT ends the wall's table only (the filter table's NetworkPolicies still apply); a RETURN
     // would fall back into the tenants' chain and its final DROP.
-    chains.set(chain, [...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]), ["-j", "DROP"]]);
+    chains.set(chain, [...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]), ...api, ["-j", "DROP"]]);
   }
   return chains;
 }
@@ -91,6 +114,35 @@ export function podOwners(pods: Iterable<CachedObject>): Map<string, string | nu
   }
   for (const ip of inDoubt) owners.delete(ip);
   return owners;
+}
+
+/**
+ * Each tenant's API server pods of a control plane the `kubernetes` provisioner runs in the super
+ * cluster (by Ring0's labels on a pod in that tenant's own control-plane namespace, which only Ring0
+ * writes to; never a pod the syncer made), by address: where the tenant's pods may dial port 6443.
+ */
+export function controlPlaneApis(pods: Iterable<CachedObject>): Map<string, string[]> {
+  const apis = new Map<string, string[]>();
+  for (const pod of pods) {
+    const status = pod.status as Json | undefined;
+    const spec = pod.spec as Json | undefined;
+    const ip = status?.podIP;
+    if (typeof ip !== "string" || !isPodAddress(ip) || spec?.hostNetwork) continue;
+    if (status?.phase === "Succeeded" || status?.phase === "Failed") continue;
+    const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
+    const tenant = labels[TENANT_LABEL];
+    if (
+      !tenant ||
+      !TENANT_NAME.test(tenant) ||
+      labels[syncLabels.managed] === "true" ||
+      labels[MANAGED_BY_LABEL] !== "ring0" ||
+      labels[CONTROL_PLANE_NAME_LABEL] !== APISERVER_NAME ||
+      pod.metadata.namespace !== controlPlaneNamespace(tenant)
+    )
+      continue;
+    apis.set(tenant, [...(apis.get(tenant) ?? []), ip].sort());
+  }
+  return apis;
 }
 
 /** An address of a real node's pod (the pod network, not the pod API address). */
@@ -169,7 +221,7 @@ export async function startTenantWall(options: {
 
   async function write(): Promise<void> {
     const owners = podOwners(pods.values());
-    const chains = tenantWallChains(owners, allowances);
+    const chains = tenantWallChains(owners, allowances, controlPlaneApis(pods.values()));
     const text = wallRestoreText(chains);
     if (text === written) return;
     // No real nodes here (their wall is gone, or not made yet): nothing to write into.

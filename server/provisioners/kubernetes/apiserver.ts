@@ -1,5 +1,5 @@
 /**
- * kube-apiserver of a tenant's control plane: a Deployment behind a ClusterIP Service, talking to
+ * kube-apiserver of a tenant's control plane: a Deployment behind a ClusterIP Service (./services.ts), talking to
  * etcd with its own client certificate, and anonymous requests only on its health endpoints.
  */
 import { authenticationConfiguration } from "@/server/cluster/hardening";
@@ -14,9 +14,8 @@ import { pkiFiles } from "../pki";
 import {
   APISERVER_NAME,
   APISERVER_PORT,
-  controlPlaneEndpoint,
   controlPlaneNamespace,
-  ETCD_NAME,
+  controlPlaneServiceName,
   labels,
   selector,
   TENANT_SERVICE_CIDR,
@@ -30,6 +29,8 @@ import {
   pkiVolume,
   podSpec,
   podTemplate,
+  READINESS_FAILURES,
+  READINESS_PERIOD_SECONDS,
 } from "./pods";
 
 /** The API server's AuthenticationConfiguration: anonymous requests only on its health endpoints. */
@@ -78,7 +79,8 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
     args: [
       "--advertise-address=$(POD_IP)",
       `--secure-port=${APISERVER_PORT}`,
-      `--etcd-servers=https://${ETCD_NAME}-0.${ETCD_NAME}.${namespace}.svc:2379`,
+      // etcd's client Service by its cluster IP (named in etcd's certificate): no cluster DNS needed.
+      `--etcd-servers=https://${options.addresses.etcd}:2379`,
       `--etcd-cafile=${pki(pkiFiles.etcdCaCert)}`,
       `--etcd-certfile=${pki(pkiFiles.apiserverEtcdClientCert)}`,
       `--etcd-keyfile=${pki(pkiFiles.apiserverEtcdClientKey)}`,
@@ -88,7 +90,7 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       "--authorization-mode=Node,RBAC",
       "--enable-admission-plugins=NodeRestriction",
       "--allow-privileged=true",
-      `--service-account-issuer=${controlPlaneEndpoint(tenant)}`,
+      `--service-account-issuer=${controlPlaneServiceName(tenant)}`,
       `--service-account-key-file=${pki(pkiFiles.serviceAccountPub)}`,
       `--service-account-signing-key-file=${pki(pkiFiles.serviceAccountKey)}`,
       `--service-cluster-ip-range=${TENANT_SERVICE_CIDR}`,
@@ -98,7 +100,7 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       "--profiling=false",
     ],
     ports: [{ name: "https", containerPort: APISERVER_PORT }],
-    readinessProbe: httpsProbe("/readyz", APISERVER_PORT, 3),
+    readinessProbe: httpsProbe("/readyz", APISERVER_PORT, READINESS_FAILURES, READINESS_PERIOD_SECONDS),
     livenessProbe: { ...httpsProbe("/livez", APISERVER_PORT, 8), initialDelaySeconds: 15 },
     resources: { requests: { cpu: "250m", memory: "512Mi" } },
     securityContext: containerSecurityContext,
@@ -137,16 +139,6 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       data: admission.data,
     },
     {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: APISERVER_NAME, namespace, labels: labels(tenant, APISERVER_NAME) },
-      spec: {
-        type: "ClusterIP",
-        selector: selector(tenant, APISERVER_NAME),
-        ports: [{ name: "https", port: APISERVER_PORT, targetPort: APISERVER_PORT }],
-      },
-    },
-    {
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name: APISERVER_NAME, namespace, labels: labels(tenant, APISERVER_NAME) },
@@ -154,7 +146,12 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
         replicas: controlPlaneReplicas(options.suspended, options.etcdStorage).apiserver,
         selector: { matchLabels: selector(tenant, APISERVER_NAME) },
         strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
-        template: podTemplate(options, APISERVER_NAME, podSpec([container], volumes)),
+        template: podTemplate(options, APISERVER_NAME, {
+          ...podSpec([container], volumes),
+          // On SIGTERM it stops listening at once, then waits on its open watches (clients that
+          // reconnect anyway) until killed: 30 s of every suspend, upgrade and delete for nothing.
+          terminationGracePeriodSeconds: 5,
+        }),
       },
     },
   ];

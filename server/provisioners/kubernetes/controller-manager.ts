@@ -21,6 +21,8 @@ import {
   pkiVolume,
   podSpec,
   podTemplate,
+  READINESS_FAILURES,
+  READINESS_PERIOD_SECONDS,
 } from "./pods";
 
 const KUBECONFIG_DIR = "/etc/kubernetes/kubeconfig";
@@ -52,7 +54,7 @@ export function controllerManagerManifests(options: ControlPlaneManifestOptions)
       "--profiling=false",
     ],
     ports: [{ name: "https", containerPort: 10257 }],
-    readinessProbe: httpsProbe("/healthz", 10257, 3),
+    readinessProbe: httpsProbe("/healthz", 10257, READINESS_FAILURES, READINESS_PERIOD_SECONDS),
     livenessProbe: { ...httpsProbe("/healthz", 10257, 8), initialDelaySeconds: 15 },
     resources: { requests: { cpu: "100m", memory: "256Mi" } },
     securityContext: containerSecurityContext,

@@ -1,5 +1,5 @@
 /**
- * etcd of a tenant's control plane: one member in a StatefulSet behind a headless Service, on TLS
+ * etcd of a tenant's control plane: one member in a StatefulSet (its Services in ./services.ts), on TLS
  * with client certificates only, its data in an emptyDir or a claim, and a NetworkPolicy that lets
  * only the API server reach it.
  */
@@ -42,7 +42,6 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
   const namespace = controlPlaneNamespace(options.tenant);
   const { tenant, etcdStorage } = options;
   const replicas = controlPlaneReplicas(options.suspended, etcdStorage).etcd;
-  const ownName = `${ETCD_NAME}-0.${ETCD_NAME}.${namespace}.svc`;
   const container = {
     name: ETCD_NAME,
     image: `${options.images.registry}/etcd:${options.images.etcdTag}`,
@@ -52,7 +51,7 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
       `--name=${ETCD_NAME}-0`,
       `--data-dir=${ETCD_DATA_DIR}`,
       "--listen-client-urls=https://0.0.0.0:2379",
-      `--advertise-client-urls=https://${ownName}:2379`,
+      `--advertise-client-urls=https://${options.addresses.etcd}:2379`,
       // One member: peers only ever on loopback.
       "--listen-peer-urls=http://127.0.0.1:2380",
       "--initial-advertise-peer-urls=http://127.0.0.1:2380",
@@ -67,7 +66,7 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
       "--snapshot-count=10000",
     ],
     ports: [{ name: "client", containerPort: 2379 }],
-    readinessProbe: { ...etcdHealthProbe, periodSeconds: 10, failureThreshold: 3 },
+    readinessProbe: { ...etcdHealthProbe, periodSeconds: 3, failureThreshold: 4 },
     livenessProbe: { ...etcdHealthProbe, periodSeconds: 10, failureThreshold: 8 },
     resources: { requests: { cpu: "100m", memory: "256Mi" } },
     securityContext: containerSecurityContext,
@@ -81,18 +80,6 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
   ];
   if (etcdStorage.kind === "emptyDir") volumes.push({ name: "data", emptyDir: {} });
   return [
-    {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: { name: ETCD_NAME, namespace, labels: labels(tenant, ETCD_NAME) },
-      spec: {
-        clusterIP: "None",
-        // The API server must resolve etcd-0 before its readiness probe passes.
-        publishNotReadyAddresses: true,
-        selector: selector(tenant, ETCD_NAME),
-        ports: [{ name: "client", port: 2379, targetPort: 2379 }],
-      },
-    },
     {
       apiVersion: "apps/v1",
       kind: "StatefulSet",

@@ -22,9 +22,10 @@ const racingTenant = `${tenant}-race`;
 const namespace = `ring0-cp-${tenant}`;
 
 type Workload = KubeObject & {
-  spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
+  spec: { replicas: number; template: { spec: { containers: { image: string; args?: string[] }[] } } };
 };
 type Secret = KubeObject & { data: Record<string, string> };
+type Service = KubeObject & { spec: { clusterIP: string } };
 
 const read = <T extends KubeObject>(apiVersion: string, kind: string, name: string) =>
   readObject<T>(conn, { apiVersion, kind, metadata: { name, namespace } });
@@ -65,11 +66,23 @@ describe("the kubernetes provisioner on the local super cluster", () => {
       spec: { ports: [{ port: 6443 }] },
     });
     expect(await read("v1", "Service", "etcd")).toMatchObject({ spec: { clusterIP: "None" } });
+    const apiserverIp = (await read<Service>("v1", "Service", "kube-apiserver")).spec.clusterIP;
+    const etcdIp = (await read<Service>("v1", "Service", "etcd-client")).spec.clusterIP;
+    expect(apiserverIp).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    // The API server dials etcd at its client Service's cluster IP, which etcd's certificate names.
+    expect(apiserver.spec.template.spec.containers[0]?.args).toContain(
+      `--etcd-servers=https://${etcdIp}:2379`,
+    );
+    const pki = (await read<Secret>("v1", "Secret", "control-plane-pki")).data;
+    const serving = (file: string) => new X509Certificate(Buffer.from(pki[file] ?? "", "base64").toString());
+    expect(serving("apiserver.crt").subjectAltName).toContain(`IP Address:${apiserverIp}`);
+    expect(serving("etcd-server.crt").subjectAltName).toContain(`IP Address:${etcdIp}`);
     const kubeconfigs = await read<Secret>("v1", "Secret", "control-plane-kubeconfigs");
     expect(Object.keys(kubeconfigs.data).sort()).toEqual(["admin.conf", "controller-manager.conf"]);
 
     const access = await provisioner.access(tenant);
-    expect(access?.server).toBe(`https://kube-apiserver.${namespace}.svc:6443`);
+    expect(access?.server).toBe(`https://${apiserverIp}:6443`);
+    expect(access?.podEndpoint).toEqual({ host: apiserverIp, port: 6443 });
     const ca = new X509Certificate(access?.ca ?? "");
     const admin = new X509Certificate(access?.cert ?? "");
     expect(admin.verify(ca.publicKey)).toBe(true);
@@ -81,9 +94,10 @@ describe("the kubernetes provisioner on the local super cluster", () => {
       const observed = await provisioner.observe(tenant);
       return observed.phase === "Running" ? observed : undefined;
     }, 60_000);
+    const { clusterIP } = (await read<Service>("v1", "Service", "kube-apiserver")).spec;
     expect(running).toEqual({
       phase: "Running",
-      endpoint: `https://kube-apiserver.${namespace}.svc:6443`,
+      endpoint: `https://${clusterIP}:6443`,
       version: `v${version}`,
     });
   });
@@ -158,6 +172,54 @@ describe("the kubernetes provisioner on the local super cluster", () => {
     expect(admin.verify(new X509Certificate(access?.ca ?? "").publicKey)).toBe(true);
     await provisioner.destroy(racingTenant);
     expect(await provisioner.observe(racingTenant)).toEqual({ phase: "Absent" });
+  });
+
+  it("claims etcd's volume as the Tenant asks, and keeps the claim its etcd was made with", {
+    timeout: 120_000,
+  }, async () => {
+    const claimed = `${tenant}-pvc`;
+    const claimOf = async () => {
+      const etcd = await readObject<
+        KubeObject & {
+          spec: {
+            volumeClaimTemplates?: {
+              spec: { storageClassName?: string; resources: { requests: { storage: string } } };
+            }[];
+          };
+        }
+      >(conn, {
+        apiVersion: "apps/v1",
+        kind: "StatefulSet",
+        metadata: { name: "etcd", namespace: `ring0-cp-${claimed}` },
+      });
+      const claim = etcd.spec.volumeClaimTemplates?.[0]?.spec;
+      return claim ? [claim.resources.requests.storage, claim.storageClassName] : undefined;
+    };
+    try {
+      await provisioner.ensure({
+        tenant: claimed,
+        version,
+        suspended: false,
+        storage: { size: "3Gi", storageClassName: "fast-ssd" },
+      });
+      expect(await claimOf()).toEqual(["3Gi", "fast-ssd"]);
+      // A claim template cannot change: another ask (or another operator default) leaves it as made.
+      await provisioner.ensure({ tenant: claimed, version, suspended: false, storage: { size: "5Gi" } });
+      expect(await claimOf()).toEqual(["3Gi", "fast-ssd"]);
+      // Suspended, an etcd on a claim scales to 0 too (its data is on the volume).
+      await provisioner.ensure({ tenant: claimed, version, suspended: true });
+      expect(
+        (
+          await readObject<Workload>(conn, {
+            apiVersion: "apps/v1",
+            kind: "StatefulSet",
+            metadata: { name: "etcd", namespace: `ring0-cp-${claimed}` },
+          })
+        ).spec.replicas,
+      ).toBe(0);
+    } finally {
+      await provisioner.destroy(claimed);
+    }
   });
 
   it("observes an unknown tenant as Absent", async () => {

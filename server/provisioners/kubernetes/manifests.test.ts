@@ -3,8 +3,11 @@ import type { KubeObject } from "@/server/k8s/apply";
 import type { ControlPlanePki } from "../pki";
 import {
   type ControlPlaneManifestOptions,
-  controlPlaneEndpoint,
   controlPlaneNamespace,
+  controlPlanePkiNames,
+  controlPlaneServiceManifests,
+  controlPlaneServiceName,
+  controlPlaneUrl,
   controlPlaneWorkloadManifests,
   defaultImages,
   kubeconfigSecretManifest,
@@ -24,6 +27,7 @@ function options(overrides: Partial<ControlPlaneManifestOptions> = {}): ControlP
     images: defaultImages,
     etcdStorage: { kind: "emptyDir" },
     clusterDomain: "cluster.local",
+    addresses: { apiserver: "10.0.0.10", etcd: "10.0.0.11" },
     pkiChecksum: "abc123",
     ...overrides,
   };
@@ -59,7 +63,7 @@ const fakePki = {
 describe("control plane names", () => {
   it("is ring0-cp-<tenant> in the tenant's own namespace", () => {
     expect(controlPlaneNamespace("acme")).toBe("ring0-cp-acme");
-    expect(controlPlaneEndpoint("acme")).toBe("https://kube-apiserver.ring0-cp-acme.svc:6443");
+    expect(controlPlaneServiceName("acme")).toBe("https://kube-apiserver.ring0-cp-acme.svc:6443");
   });
 
   it("keeps every name within 63 characters for a 40-character tenant", () => {
@@ -116,7 +120,7 @@ describe("control plane manifests", () => {
     );
   });
 
-  it("configures the API server: RBAC, service-account issuer, etcd by service DNS, port 6443", () => {
+  it("configures the API server: RBAC, service-account issuer, etcd by its Service's cluster IP, port 6443", () => {
     const args = find(controlPlaneWorkloadManifests(options()), "Deployment", "kube-apiserver").spec.template
       .spec.containers[0]?.args;
     expect(args).toEqual(
@@ -124,7 +128,7 @@ describe("control plane manifests", () => {
         "--authorization-mode=Node,RBAC",
         "--secure-port=6443",
         "--service-account-issuer=https://kube-apiserver.ring0-cp-acme.svc:6443",
-        "--etcd-servers=https://etcd-0.etcd.ring0-cp-acme.svc:2379",
+        "--etcd-servers=https://10.0.0.11:2379",
       ]),
     );
   });
@@ -192,11 +196,42 @@ describe("kubeconfigs", () => {
   });
 
   it("gives the controller manager and Ring0's admin their own identities", () => {
-    const secret = kubeconfigSecretManifest("acme", fakePki) as KubeObject & { data: Record<string, string> };
+    const server = controlPlaneUrl({ apiserver: "10.0.0.10", etcd: "10.0.0.11" });
+    expect(server).toBe("https://10.0.0.10:6443");
+    const secret = kubeconfigSecretManifest("acme", fakePki, server) as KubeObject & {
+      data: Record<string, string>;
+    };
     const decoded = (key: string) => Buffer.from(secret.data[key] ?? "", "base64").toString();
     expect(decoded("controller-manager.conf")).toContain(Buffer.from("CERT cm").toString("base64"));
     expect(decoded("controller-manager.conf")).toContain("user: system:kube-controller-manager");
     expect(decoded("admin.conf")).toContain(Buffer.from("CERT admin").toString("base64"));
+    expect(decoded("admin.conf")).toContain("server: https://10.0.0.10:6443");
+  });
+});
+
+describe("addresses: cluster IPs, no DNS", () => {
+  it("gives etcd a headless Service for its StatefulSet and a cluster IP for the API server to dial", () => {
+    const services = controlPlaneServiceManifests("acme") as (KubeObject & {
+      spec: { clusterIP?: string; ports: { port: number }[] };
+    })[];
+    expect(services.map((service) => [service.metadata.name, service.spec.clusterIP ?? "auto"])).toEqual([
+      ["etcd", "None"],
+      ["etcd-client", "auto"],
+      ["kube-apiserver", "auto"],
+    ]);
+    for (const service of services) expect(service.metadata.namespace).toBe("ring0-cp-acme");
+  });
+
+  it("names the Services' cluster IPs in the serving certificates, once known", () => {
+    const before = controlPlanePkiNames("acme", "cluster.local");
+    expect(before.apiserverIpAddresses).toEqual(["127.0.0.1", "10.96.0.1"]);
+    const names = controlPlanePkiNames("acme", "cluster.local", {
+      apiserver: "10.0.0.10",
+      etcd: "10.0.0.11",
+    });
+    expect(names.apiserverIpAddresses).toContain("10.0.0.10");
+    expect(names.etcdIpAddresses).toContain("10.0.0.11");
+    expect(names.etcdDnsNames).toContain("etcd-client.ring0-cp-acme.svc");
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The objects of a tenant control plane that runs as pods in the super cluster, as pure functions of
- * the spec: a namespace per tenant (./naming.ts); etcd as a one-replica StatefulSet behind a
- * headless Service (./etcd.ts); kube-apiserver and kube-controller-manager as Deployments
+ * the spec: a namespace per tenant (./naming.ts); its Services, whose cluster IPs everything else
+ * dials (./services.ts); etcd as a one-replica StatefulSet (./etcd.ts); kube-apiserver and kube-controller-manager as Deployments
  * (./apiserver.ts, ./controller-manager.ts) on what their pods share (./pods.ts); the PKI and
  * kubeconfigs as Secrets (./secrets.ts). ./provisioner.ts applies them; the unit tests read them.
  */
@@ -18,10 +18,14 @@ export {
   APISERVER_NAME,
   APISERVER_PORT,
   CONTROL_PLANE_LABEL,
+  CONTROL_PLANE_NAME_LABEL,
   CONTROLLER_MANAGER_NAME,
-  controlPlaneEndpoint,
+  type ControlPlaneAddresses,
   controlPlaneNamespace,
   controlPlanePkiNames,
+  controlPlaneServiceName,
+  controlPlaneUrl,
+  ETCD_CLIENT_SERVICE,
   ETCD_NAME,
   KUBECONFIG_SECRET,
   MANAGED_BY_LABEL,
@@ -39,7 +43,9 @@ export {
 } from "./pods";
 export { kubeconfigSecretManifest, pkiChecksum, pkiSecretManifest, renderKubeconfig } from "./secrets";
 
-/** The workloads and their Services, in the order they start: etcd, API server, controller manager. */
+export { controlPlaneServiceManifests } from "./services";
+
+/** The workloads, in the order they start: etcd, API server, controller manager. */
 export function controlPlaneWorkloadManifests(options: ControlPlaneManifestOptions): KubeObject[] {
   return [...etcdManifests(options), ...apiserverManifests(options), ...controllerManagerManifests(options)];
 }

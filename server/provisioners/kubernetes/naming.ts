@@ -11,12 +11,15 @@ export const MANAGED_BY_LABEL = "app.kubernetes.io/managed-by";
 export const TENANT_LABEL = "ring0.dev/tenant";
 /** Marks a namespace as holding a tenant control plane (other Ring0 namespaces may carry the tenant label). */
 export const CONTROL_PLANE_LABEL = "ring0.dev/control-plane";
-const NAME_LABEL = "app.kubernetes.io/name";
+/** Which component of the control plane a pod or object is (kube-apiserver, etcd, …). */
+export const CONTROL_PLANE_NAME_LABEL = "app.kubernetes.io/name";
 
 export const NAMESPACE_PREFIX = "ring0-cp-";
 export const APISERVER_NAME = "kube-apiserver";
 export const CONTROLLER_MANAGER_NAME = "kube-controller-manager";
 export const ETCD_NAME = "etcd";
+/** etcd's client Service: a cluster IP the API server dials, so the control plane needs no cluster DNS. */
+export const ETCD_CLIENT_SERVICE = "etcd-client";
 export const PKI_SECRET = "control-plane-pki";
 export const KUBECONFIG_SECRET = "control-plane-kubeconfigs";
 export const APISERVER_PORT = 6443;
@@ -37,13 +40,35 @@ export function controlPlaneNamespace(tenant: string): string {
   return `${plain.slice(0, 63 - hash.length - 1).replace(/-+$/, "")}-${hash}`;
 }
 
-/** The URL Ring0 uses for the tenant's API server: its Service's DNS name, ClusterIP-independent. */
-export function controlPlaneEndpoint(tenant: string): string {
+/**
+ * The tenant API server's name in the super cluster's DNS: its service-account issuer, and a name its
+ * certificate carries for clients that resolve it. Ring0 and the control plane itself dial cluster
+ * IPs (ControlPlaneAddresses): a super cluster need not serve DNS to the control plane's pods, nor
+ * Ring0's host resolve Services.
+ */
+export function controlPlaneServiceName(tenant: string): string {
   return `https://${APISERVER_NAME}.${controlPlaneNamespace(tenant)}.svc:${APISERVER_PORT}`;
 }
 
-/** The names the PKI's serving certificates carry. */
-export function controlPlanePkiNames(tenant: string, clusterDomain: string): PkiNames {
+/** The cluster IPs of a control plane's Services, as the super cluster allocated them. */
+export interface ControlPlaneAddresses {
+  /** The API server's Service: Ring0, the controller manager and the tenant's pods dial it. */
+  apiserver: string;
+  /** etcd's client Service: the API server dials it. */
+  etcd: string;
+}
+
+/** The URL of the tenant API server: its Service's cluster IP (its certificate names that address). */
+export function controlPlaneUrl(addresses: ControlPlaneAddresses): string {
+  return `https://${addresses.apiserver}:${APISERVER_PORT}`;
+}
+
+/** The names the PKI's serving certificates carry (and the Services' cluster IPs, once known). */
+export function controlPlanePkiNames(
+  tenant: string,
+  clusterDomain: string,
+  addresses?: ControlPlaneAddresses,
+): PkiNames {
   const namespace = controlPlaneNamespace(tenant);
   const serviceNames = (service: string) => [
     service,
@@ -62,14 +87,19 @@ export function controlPlanePkiNames(tenant: string, clusterDomain: string): Pki
       `kubernetes.default.svc.${clusterDomain}`,
       "localhost",
     ],
-    apiserverIpAddresses: ["127.0.0.1", TENANT_KUBERNETES_SERVICE_IP],
+    apiserverIpAddresses: [
+      "127.0.0.1",
+      TENANT_KUBERNETES_SERVICE_IP,
+      ...(addresses ? [addresses.apiserver] : []),
+    ],
     etcdDnsNames: [
       ...serviceNames(ETCD_NAME),
+      ...serviceNames(ETCD_CLIENT_SERVICE),
       `${ETCD_NAME}-0.${ETCD_NAME}.${namespace}.svc`,
       `${ETCD_NAME}-0.${ETCD_NAME}.${namespace}.svc.${clusterDomain}`,
       "localhost",
     ],
-    etcdIpAddresses: ["127.0.0.1"],
+    etcdIpAddresses: ["127.0.0.1", ...(addresses ? [addresses.etcd] : [])],
   };
 }
 
@@ -78,12 +108,12 @@ export function labels(tenant: string, name?: string): Record<string, string> {
     [MANAGED_BY_LABEL]: "ring0",
     [TENANT_LABEL]: tenant,
     "app.kubernetes.io/part-of": "ring0-control-plane",
-    ...(name ? { [NAME_LABEL]: name, "app.kubernetes.io/component": "control-plane" } : {}),
+    ...(name ? { [CONTROL_PLANE_NAME_LABEL]: name, "app.kubernetes.io/component": "control-plane" } : {}),
   };
 }
 
 export function selector(tenant: string, name: string): Record<string, string> {
-  return { [NAME_LABEL]: name, [TENANT_LABEL]: tenant };
+  return { [CONTROL_PLANE_NAME_LABEL]: name, [TENANT_LABEL]: tenant };
 }
 
 export function namespaceManifest(tenant: string): KubeObject {

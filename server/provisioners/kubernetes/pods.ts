@@ -3,7 +3,7 @@
  * per component (suspended or not), the restricted security contexts, the PKI volume and the pod
  * template whose PKI checksum annotation rolls pods onto new certificates.
  */
-import { labels, PKI_SECRET } from "./naming";
+import { type ControlPlaneAddresses, labels, PKI_SECRET } from "./naming";
 
 const PKI_CHECKSUM_ANNOTATION = "ring0.dev/pki-checksum";
 export const PKI_DIR = "/etc/kubernetes/pki";
@@ -38,6 +38,8 @@ export interface ControlPlaneManifestOptions {
   images: ControlPlaneImages;
   etcdStorage: EtcdStorage;
   clusterDomain: string;
+  /** The cluster IPs of the control plane's Services (./services.ts), applied before the workloads. */
+  addresses: ControlPlaneAddresses;
   /** Changes whenever the PKI does, so pods restart onto new certificates. */
   pkiChecksum: string;
 }
@@ -87,9 +89,17 @@ export function podSpec(containers: unknown[], volumes: unknown[]) {
   };
 }
 
-export function httpsProbe(path: string, port: number, failureThreshold: number) {
-  return { httpGet: { path, port, scheme: "HTTPS" }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold };
+/**
+ * An HTTPS health probe. Readiness is asked every 2 s (a cheap GET): a new or restarted pod serves
+ * as soon as it can, not up to a period later; liveness every 10 s.
+ */
+export function httpsProbe(path: string, port: number, failureThreshold: number, periodSeconds = 10) {
+  return { httpGet: { path, port, scheme: "HTTPS" }, periodSeconds, timeoutSeconds: 5, failureThreshold };
 }
+
+/** How often readiness is asked (see httpsProbe), and how many misses make a pod unready. */
+export const READINESS_PERIOD_SECONDS = 2;
+export const READINESS_FAILURES = 5;
 
 export function podTemplate(options: ControlPlaneManifestOptions, name: string, spec: unknown) {
   return {

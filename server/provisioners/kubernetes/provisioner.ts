@@ -2,13 +2,15 @@
  * The `kubernetes` provisioner: a tenant's control plane as pods in the super cluster, in a
  * namespace of its own (objects in ./manifests.ts, pod status in ./status.ts, PKI in ../pki.ts).
  *
- * `ensure` converges in a fixed order — namespace, PKI Secret (generated once, completed or renewed
- * leaf by leaf, CA never replaced), kubeconfig Secret, etcd, API server, controller manager — all by
- * server-side apply as field manager "ring0" (save the PKI Secret's first write: a create, so two
- * racing ensures agree on one CA), then reports what the pods say. Readiness comes from
- * the pods' Ready conditions; on the local super cluster kwok simulates those, and nothing actually
- * serves at the endpoint (`https://kube-apiserver.<namespace>.svc:6443`, reachable only from inside
- * a real super cluster).
+ * `ensure` converges in a fixed order — namespace, Services (their cluster IPs are what everything
+ * dials), PKI Secret (generated once, completed or renewed leaf by leaf, CA never replaced; its
+ * serving certificates name those IPs), kubeconfig Secret, etcd, API server, controller manager — all
+ * by server-side apply as field manager "ring0" (save the PKI Secret's first write: a create, so two
+ * racing ensures agree on one CA), then reports what the pods say. Readiness comes from the pods'
+ * Ready conditions. Ring0 reaches the API server at its Service's cluster IP (`https://<ip>:6443`):
+ * from inside the super cluster, or from a host with its kube-proxy (the local world's real nodes);
+ * on the local super cluster's simulated nodes kwok only marks the pods ready and nothing serves.
+ * The tenant's own pods dial the same address (`podEndpoint`).
  */
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
@@ -18,8 +20,10 @@ import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "../pki";
+import { readyzProblem, unresponsiveFault } from "../readyz";
 import {
   type ControlPlaneAccess,
+  type ControlPlaneFault,
   type ControlPlaneObservation,
   type ControlPlaneSpec,
   ControlPlaneSpecError,
@@ -28,15 +32,20 @@ import {
 import { availableVersions, resolveVersion } from "../versions";
 import {
   APISERVER_NAME,
+  APISERVER_PORT,
   CONTROL_PLANE_LABEL,
+  CONTROL_PLANE_NAME_LABEL,
   CONTROLLER_MANAGER_NAME,
+  type ControlPlaneAddresses,
   type ControlPlaneImages,
   type ControlPlaneManifestOptions,
-  controlPlaneEndpoint,
   controlPlaneNamespace,
   controlPlanePkiNames,
+  controlPlaneServiceManifests,
+  controlPlaneUrl,
   controlPlaneWorkloadManifests,
   defaultImages,
+  ETCD_CLIENT_SERVICE,
   ETCD_NAME,
   type EtcdStorage,
   kubeconfigSecretManifest,
@@ -47,15 +56,16 @@ import {
   pkiSecretManifest,
   TENANT_LABEL,
 } from "./manifests";
-import { isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
+import { componentDown, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 export interface KubernetesProvisionerOptions {
   superCluster: ClusterConnection;
   logger: Logger;
   image?: Partial<ControlPlaneImages>;
   /**
-   * Where etcd keeps its data; default emptyDir, the only kind the local super cluster (kwok nodes,
-   * no storage) can run. A real super cluster should pass a persistentVolumeClaim.
+   * Where etcd keeps its data unless the Tenant says (spec.storage); default emptyDir, the only kind
+   * the local super cluster's simulated nodes can run. A real super cluster should pass a
+   * persistentVolumeClaim (RING0_ETCD_STORAGE_SIZE / _CLASS).
    */
   etcdStorage?: EtcdStorage;
   /** The super cluster's DNS domain, for the certificates' fully qualified names. */
@@ -81,9 +91,35 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
+interface EtcdStatefulSet extends KubeObject {
+  spec?: {
+    volumeClaimTemplates?: {
+      spec?: { storageClassName?: string; resources?: { requests?: { storage?: string } } };
+    }[];
+  };
+}
+
+/** The storage an existing etcd StatefulSet was made with (its claim template cannot change). */
+function storageOf(etcd: EtcdStatefulSet): EtcdStorage {
+  const claim = etcd.spec?.volumeClaimTemplates?.[0]?.spec;
+  if (!claim) return { kind: "emptyDir" };
+  return {
+    kind: "persistentVolumeClaim",
+    size: claim.resources?.requests?.storage ?? "1Gi",
+    ...(claim.storageClassName ? { storageClassName: claim.storageClassName } : {}),
+  };
+}
+
+interface Service extends KubeObject {
+  spec?: { clusterIP?: string };
+}
+
 interface Namespace extends KubeObject {
   status?: { phase?: string };
 }
+
+/** etcd's claim when a Tenant names only a StorageClass and the operator set no size. */
+const DEFAULT_ETCD_SIZE = "1Gi";
 
 const tenantPattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -157,10 +193,15 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
   };
 
   /** The PKI from its Secret, completed (and renewed) if needed; a CA once stored is never replaced. */
-  const ensurePkiSecret = async (tenant: string, attempt = 0): Promise<ControlPlanePki> => {
+  const ensurePkiSecret = async (
+    tenant: string,
+    addresses: ControlPlaneAddresses,
+    attempt = 0,
+  ): Promise<ControlPlanePki> => {
     const stored = await readInNamespace<Secret>(tenant, "v1", "Secret", PKI_SECRET);
     const existing = pkiFromFiles(decode(stored?.data));
-    const { pki, issued } = await ensurePki(controlPlanePkiNames(tenant, clusterDomain), existing, now());
+    const names = controlPlanePkiNames(tenant, clusterDomain, addresses);
+    const { pki, issued } = await ensurePki(names, existing, now());
     if (!stored) {
       log.info("generating control plane PKI", { tenant });
       try {
@@ -168,7 +209,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         await createObject(conn, pkiSecretManifest(tenant, pkiToFiles(pki)));
       } catch (error) {
         if (!isAlreadyExists(error) || attempt > 0) throw error;
-        return ensurePkiSecret(tenant, attempt + 1);
+        return ensurePkiSecret(tenant, addresses, attempt + 1);
       }
     } else if (issued.length > 0) {
       // Built on what was just read: the CAs in it are kept, only leaves are (re)issued.
@@ -176,6 +217,69 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       await serverSideApply(conn, pkiSecretManifest(tenant, pkiToFiles(pki)), { force: true });
     }
     return pki;
+  };
+
+  /** The cluster IPs of the API server's and etcd's Services, once both have one. */
+  const readAddresses = async (tenant: string): Promise<ControlPlaneAddresses | undefined> => {
+    const [apiserver, etcd] = await Promise.all([
+      readInNamespace<Service>(tenant, "v1", "Service", APISERVER_NAME),
+      readInNamespace<Service>(tenant, "v1", "Service", ETCD_CLIENT_SERVICE),
+    ]);
+    const ip = (service: Service | undefined) => {
+      const address = service?.spec?.clusterIP;
+      return address && address !== "None" ? address : undefined;
+    };
+    const addresses = { apiserver: ip(apiserver), etcd: ip(etcd) };
+    return addresses.apiserver && addresses.etcd
+      ? { apiserver: addresses.apiserver, etcd: addresses.etcd }
+      : undefined;
+  };
+
+  /**
+   * etcd's storage: what its StatefulSet was made with once it exists (a claim template is fixed);
+   * before that the Tenant's own claim over the defaults.
+   */
+  const storageFor = async (spec: ControlPlaneSpec): Promise<EtcdStorage> => {
+    const existing = await readInNamespace<EtcdStatefulSet>(spec.tenant, "apps/v1", "StatefulSet", ETCD_NAME);
+    if (existing) return storageOf(existing);
+    const wanted = spec.storage;
+    if (!wanted?.size && !wanted?.storageClassName) return etcdStorage;
+    const defaults = etcdStorage.kind === "persistentVolumeClaim" ? etcdStorage : undefined;
+    const storageClassName = wanted.storageClassName ?? defaults?.storageClassName;
+    return {
+      kind: "persistentVolumeClaim",
+      size: wanted.size ?? defaults?.size ?? DEFAULT_ETCD_SIZE,
+      ...(storageClassName ? { storageClassName } : {}),
+    };
+  };
+
+  /** The control plane's pods (of this tenant, by Ring0's labels), by name. */
+  const listPods = async (tenant: string): Promise<Pod[]> =>
+    (
+      await kubeRequest<{ items: Pod[] }>(conn, {
+        path: PodKind.path({ namespace: controlPlaneNamespace(tenant) }),
+        query: { labelSelector: `${MANAGED_BY_LABEL}=ring0,${TENANT_LABEL}=${tenant}` },
+      })
+    ).items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+
+  const access = async (tenant: string): Promise<ControlPlaneAccess | undefined> => {
+    const namespace = await readNamespace(tenant);
+    if (!namespace || namespace.metadata.deletionTimestamp) return undefined;
+    const secret = await readInNamespace<Secret>(tenant, "v1", "Secret", PKI_SECRET);
+    const files = decode(secret?.data);
+    const ca = files[pkiFiles.caCert];
+    const cert = files[pkiFiles.adminCert];
+    const key = files[pkiFiles.adminKey];
+    const addresses = await readAddresses(tenant);
+    if (!ca || !cert || !key || !addresses) return undefined;
+    return {
+      server: controlPlaneUrl(addresses),
+      ca,
+      cert,
+      key,
+      // The tenant's pods dial the same Service (its certificate names the address).
+      podEndpoint: { host: addresses.apiserver, port: APISERVER_PORT },
+    };
   };
 
   const observe = async (tenant: string): Promise<ControlPlaneObservation> => {
@@ -203,12 +307,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     }
     const image = apiserver.spec?.template?.spec?.containers?.[0]?.image ?? "";
     const version = /:(v\d+\.\d+\.\d+)$/.exec(image)?.[1];
-    const pods = (
-      await kubeRequest<{ items: Pod[] }>(conn, {
-        path: PodKind.path({ namespace: name }),
-        query: { labelSelector: `${MANAGED_BY_LABEL}=ring0,${TENANT_LABEL}=${tenant}` },
-      })
-    ).items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const pods = await listPods(tenant);
 
     const failure = pods.map(podFailure).find((message) => message !== undefined);
     if (failure) return { phase: "Failed", message: `${failure}.` };
@@ -234,7 +333,14 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         ...(version ? { version } : {}),
       };
     }
-    return { phase: "Running", endpoint: controlPlaneEndpoint(tenant), ...(version ? { version } : {}) };
+    const addresses = await readAddresses(tenant);
+    if (!addresses) {
+      return {
+        phase: "Failed",
+        message: `Service ${APISERVER_NAME} or ${ETCD_CLIENT_SERVICE} has no cluster IP in namespace ${name}; the next ensure recreates it.`,
+      };
+    }
+    return { phase: "Running", endpoint: controlPlaneUrl(addresses), ...(version ? { version } : {}) };
   };
 
   return {
@@ -252,21 +358,51 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       }
       signal?.throwIfAborted();
       await serverSideApply(conn, namespaceManifest(tenant), { force: true });
-      const pki = await ensurePkiSecret(tenant);
+      for (const manifest of controlPlaneServiceManifests(tenant))
+        await serverSideApply(conn, manifest, { force: true });
+      const addresses = await readAddresses(tenant);
+      if (!addresses) {
+        throw new Error(
+          `The super cluster gave the Services of ${tenant}'s control plane no cluster IP; is its service range full?`,
+        );
+      }
+      const pki = await ensurePkiSecret(tenant, addresses);
       signal?.throwIfAborted();
-      await serverSideApply(conn, kubeconfigSecretManifest(tenant, pki), { force: true });
+      await serverSideApply(conn, kubeconfigSecretManifest(tenant, pki, controlPlaneUrl(addresses)), {
+        force: true,
+      });
       const manifestOptions: ControlPlaneManifestOptions = {
         tenant,
         version,
         suspended: spec.suspended,
         images,
-        etcdStorage,
+        etcdStorage: await storageFor(spec),
         clusterDomain,
+        addresses,
         pkiChecksum: pkiChecksum(pkiToFiles(pki)),
       };
       for (const manifest of controlPlaneWorkloadManifests(manifestOptions)) {
         signal?.throwIfAborted();
         await serverSideApply(conn, manifest, { force: true });
+      }
+      // A component that stopped answering: its pods go now (their controllers make new ones).
+      const restart = new Set(spec.suspended ? [] : (spec.restart ?? []));
+      for (const pod of restart.size > 0 ? await listPods(tenant) : []) {
+        const component = pod.metadata.labels?.[CONTROL_PLANE_NAME_LABEL] ?? "";
+        if (!restart.has(component) || pod.metadata.deletionTimestamp) continue;
+        log.info("restarting a control plane component that does not answer", {
+          tenant,
+          pod: pod.metadata.name,
+        });
+        await deleteObject(
+          conn,
+          {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: pod.metadata.name, namespace: controlPlaneNamespace(tenant) },
+          },
+          { gracePeriodSeconds: 0 },
+        );
       }
       log.debug("control plane applied", { tenant, version, suspended: spec.suspended });
       return observe(tenant);
@@ -274,16 +410,31 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
 
     observe,
 
-    async access(tenant: string): Promise<ControlPlaneAccess | undefined> {
-      const namespace = await readNamespace(tenant);
-      if (!namespace || namespace.metadata.deletionTimestamp) return undefined;
-      const secret = await readInNamespace<Secret>(tenant, "v1", "Secret", PKI_SECRET);
-      const files = decode(secret?.data);
-      const ca = files[pkiFiles.caCert];
-      const cert = files[pkiFiles.adminCert];
-      const key = files[pkiFiles.adminKey];
-      if (!ca || !cert || !key) return undefined;
-      return { server: controlPlaneEndpoint(tenant), ca, cert, key };
+    access,
+
+    /**
+     * A component none of whose pods is ready (a container that exited is unready at once, before
+     * the kubelet restarts it), else an API server whose /readyz does not answer in 1.5 s. One list
+     * of pods and one request per probe; nothing while no API server or controller manager pod
+     * exists (suspended, or being made).
+     */
+    async probe(tenant: string): Promise<ControlPlaneFault | undefined> {
+      let pods: Pod[];
+      try {
+        pods = await listPods(tenant);
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+      const named = (component: string) =>
+        pods.some((pod) => pod.metadata.labels?.[CONTROL_PLANE_NAME_LABEL] === component);
+      if (!named(APISERVER_NAME) && !named(CONTROLLER_MANAGER_NAME)) return undefined;
+      for (const component of [ETCD_NAME, APISERVER_NAME, CONTROLLER_MANAGER_NAME]) {
+        const down = componentDown(pods, component, CONTROL_PLANE_NAME_LABEL);
+        if (down) return { component, kind: "exited", message: `${component} is not running`, detail: down };
+      }
+      const reach = await access(tenant);
+      return reach ? unresponsiveFault(await readyzProblem(reach, 1_500)) : undefined;
     },
 
     async destroy(tenant: string): Promise<void> {

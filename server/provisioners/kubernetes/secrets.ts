@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import type { ControlPlanePki } from "../pki";
-import { controlPlaneEndpoint, controlPlaneNamespace, KUBECONFIG_SECRET, labels, PKI_SECRET } from "./naming";
+import { controlPlaneNamespace, KUBECONFIG_SECRET, labels, PKI_SECRET } from "./naming";
 
 function base64(text: string): string {
   return Buffer.from(text).toString("base64");
@@ -54,9 +54,8 @@ export function renderKubeconfig(input: {
   ].join("\n");
 }
 
-/** The controller manager's kubeconfig and Ring0's admin kubeconfig (both through the Service name). */
-export function kubeconfigSecretManifest(tenant: string, pki: ControlPlanePki): KubeObject {
-  const server = controlPlaneEndpoint(tenant);
+/** The controller manager's kubeconfig and Ring0's admin kubeconfig, both at `server` (the API server's cluster IP). */
+export function kubeconfigSecretManifest(tenant: string, pki: ControlPlanePki, server: string): KubeObject {
   const controllerManager = renderKubeconfig({
     cluster: tenant,
     user: "system:kube-controller-manager",

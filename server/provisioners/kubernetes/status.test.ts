@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
+import { componentDown, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 const ready: Pod = {
   metadata: { name: "kube-apiserver-abc" },
@@ -65,5 +65,31 @@ describe("control plane pod status", () => {
         },
       }),
     ).toBe("etcd-0: etcd ContainerCreating");
+  });
+
+  it("finds a component down when none of its pods is ready, naming why", () => {
+    const name = "app.kubernetes.io/name";
+    const labelled = (pod: Pod, component: string): Pod => ({
+      ...pod,
+      metadata: { ...pod.metadata, labels: { [name]: component } },
+    });
+    const exited: Pod = {
+      metadata: { name: "kube-apiserver-xyz" },
+      status: {
+        phase: "Running",
+        conditions: [{ type: "Ready", status: "False" }],
+        containerStatuses: [
+          { name: "kube-apiserver", state: { terminated: { reason: "Error", exitCode: 137 } } },
+        ],
+      },
+    };
+    const pods = [labelled(exited, "kube-apiserver"), labelled(ready, "kube-controller-manager")];
+    expect(componentDown(pods, "kube-apiserver", name)).toBe("kube-apiserver-xyz: Running, not ready");
+    expect(componentDown(pods, "kube-controller-manager", name)).toBeUndefined();
+    expect(componentDown(pods, "etcd", name)).toBe("no etcd pod");
+    // A rollout: one ready pod of the component is enough.
+    expect(
+      componentDown([...pods, labelled(ready, "kube-apiserver")], "kube-apiserver", name),
+    ).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * ./provisioner.ts reads the pods).
  */
 export interface Pod {
-  metadata: { name: string; deletionTimestamp?: string };
+  metadata: { name: string; deletionTimestamp?: string; labels?: Record<string, string> };
   status?: {
     phase?: string;
     reason?: string;
@@ -66,4 +66,16 @@ export function isPodReady(pod: Pod): boolean {
     pod.status?.phase === "Running" &&
     (pod.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True")
   );
+}
+
+/**
+ * Why `component` of a control plane does not serve, when none of its pods is ready (a container
+ * that exited is not ready at once; the kubelet restarts it); undefined while one is. `nameLabel`
+ * is the label naming the component on its pods.
+ */
+export function componentDown(pods: Pod[], component: string, nameLabel: string): string | undefined {
+  const own = pods.filter((pod) => pod.metadata.labels?.[nameLabel] === component);
+  if (own.some(isPodReady)) return undefined;
+  const pod = own.find((candidate) => !candidate.metadata.deletionTimestamp) ?? own[0];
+  return pod ? podWaitingFor(pod) : `no ${component} pod`;
 }

@@ -4,9 +4,9 @@
  * turns "Failed" gaps into "Starting"), and the admin access Ring0 reads from kwokctl's PKI.
  */
 import fs from "node:fs";
-import https from "node:https";
 import path from "node:path";
 import { clusterHealth, clusterVersion, connectCluster } from "@/server/k8s/cluster";
+import { readyzProblem, unresponsiveFault } from "../readyz";
 import {
   type ControlPlaneAccess,
   type ControlPlaneFault,
@@ -64,63 +64,13 @@ export async function probeControlPlane(
   }
   const access = readAccess(paths);
   if (!access) return undefined;
-  const problem = await readyzProblem(access, timeoutMs);
-  if (!problem) return undefined;
-  // The API server names its failing checks: a failing etcd check is etcd's fault, not its own.
-  const component = /\[-\]etcd\b/.test(problem) ? "etcd" : "kube-apiserver";
-  return {
-    component,
-    kind: "unresponsive",
-    message:
-      component === "etcd"
-        ? "etcd does not answer the API server"
-        : "kube-apiserver does not answer its readiness check",
-    detail: problem.slice(0, 500),
-  };
+  return unresponsiveFault(await readyzProblem(access, timeoutMs));
 }
 
 /** Whether the control plane's API server answers /readyz within `timeoutMs` (a second look before a kill). */
 export async function answersReadiness(paths: TenantPaths, timeoutMs: number): Promise<boolean> {
   const access = readAccess(paths);
   return access !== undefined && (await readyzProblem(access, timeoutMs)) === undefined;
-}
-
-/**
- * GET /readyz with a hard deadline over connect, TLS and body (a stopped process accepts TCP
- * connections and then says nothing): undefined when it answers 200, else what went wrong.
- * A fresh connection each time, so a socket to a dead process is never reused.
- */
-function readyzProblem(access: ControlPlaneAccess, timeoutMs: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const url = new URL("/readyz?verbose", access.server);
-    const request = https.get(
-      url,
-      { ca: access.ca, cert: access.cert, key: access.key, agent: false },
-      (response) => {
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (chunk: string) => {
-          if (text.length < 4096) text += chunk;
-        });
-        response.on("end", () => {
-          clearTimeout(timer);
-          resolve(response.statusCode === 200 ? undefined : `HTTP ${response.statusCode}: ${text.trim()}`);
-        });
-        response.on("error", (error) => {
-          clearTimeout(timer);
-          resolve(error.message);
-        });
-      },
-    );
-    const timer = setTimeout(() => {
-      request.destroy();
-      resolve(`no answer within ${timeoutMs} ms`);
-    }, timeoutMs);
-    request.on("error", (error) => {
-      clearTimeout(timer);
-      resolve(error.message);
-    });
-  });
 }
 
 export async function observeControlPlane(

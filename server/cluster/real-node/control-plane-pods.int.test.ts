@@ -1,0 +1,385 @@
+/**
+ * Tenant control planes as pods (the `kubernetes` provisioner, issue 19) on a local super cluster
+ * with a real node: etcd, kube-apiserver and kube-controller-manager from the images Ring0 builds,
+ * pulled from Ring0's registry, etcd's data on a `ring0-local` volume; Ring0 on this host reaching
+ * them at their Services' cluster IPs through the node's kube-proxy; tenants using them through the
+ * kube gateway with the real kubectl; their pods on the real node reaching their own API server,
+ * and nothing else of any control plane.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
+import type { SessionUser } from "@/server/core/roles";
+import { createKubeGateway, type KubeGateway } from "@/server/gateway/gateway";
+import { type GatewayListener, startGatewayListener } from "@/server/gateway/listener";
+import { ensureGatewayTls } from "@/server/gateway/tls";
+import { type KubeObject, readObject } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isNotFound } from "@/server/k8s/errors";
+import { eventually } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import { createKubeconfigService } from "@/server/kubeconfigs/service";
+import { createLogger } from "@/server/logger";
+import { superNamespace } from "@/server/syncer/naming";
+import { createTokenService } from "@/server/tokens/service";
+import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { kubeBinaries } from "../kwokctl";
+import { type LocalSuperCluster, localSuperCluster } from "../local";
+import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
+import { realNodePrerequisites } from "./host";
+import { KUBECTL_IMAGE, realNodePlan, realNodesDir } from "./plan";
+import { pushImageArchive } from "./registry";
+import { startTenantWall, type TenantWall } from "./tenant-wall";
+
+const problems = realNodePrerequisites();
+const logger = createLogger({}, "warn");
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-control-plane-pods-"));
+const plan = realNodePlan(stateDir, 0);
+const suffix = Math.random().toString(36).slice(2, 7);
+const initech = `initech-${suffix}`;
+const hooli = `hooli-${suffix}`;
+const cpNamespace = (tenant: string) => `ring0-cp-${tenant}`;
+
+let cluster: LocalSuperCluster;
+let conn: ClusterConnection;
+let kubectlPath = "";
+let superKubeconfig = "";
+let wall: TenantWall | undefined;
+let world: DataPlaneWorld | undefined;
+let gateway: KubeGateway | undefined;
+let listener: GatewayListener | undefined;
+let home = "";
+const kubeconfigs: Record<string, string> = {};
+
+type Pod = KubeObject & {
+  spec: { nodeName?: string; containers: { image: string }[] };
+  status?: { phase?: string; podIP?: string };
+};
+type Service = KubeObject & { spec: { clusterIP: string } };
+
+/** The real kubectl; a non-zero exit is returned, not thrown. */
+async function kubectlWith(kubeconfig: string, args: string[]): Promise<RunResult> {
+  try {
+    return await run(kubectlPath, ["--kubeconfig", kubeconfig, ...args], {
+      timeoutMs: 60_000,
+      env: { PATH: process.env.PATH ?? "", HOME: home },
+    });
+  } catch (error) {
+    if (error instanceof CommandError) return error.result;
+    throw error;
+  }
+}
+const tenantKubectl = (tenant: string, args: string[]) => kubectlWith(kubeconfigs[tenant] as string, args);
+
+/** A shell line in a tenant's pod, run by the operator in its copy below (the super cluster). */
+async function inTenantPod(tenant: string, pod: string, script: string): Promise<string> {
+  const result = await kubectlWith(superKubeconfig, [
+    "exec",
+    "-n",
+    superNamespace(tenant, "default"),
+    pod,
+    "--",
+    "sh",
+    "-c",
+    `echo PROBE-RAN; ${script}`,
+  ]);
+  const out = `${result.stdout}${result.stderr}`;
+  expect(out, `the probe ran in ${tenant}'s pod ${pod}`).toContain("PROBE-RAN");
+  return out;
+}
+
+const serviceIp = async (tenant: string, name: string) =>
+  (
+    await readObject<Service>(conn, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: cpNamespace(tenant) },
+    })
+  ).spec.clusterIP;
+
+const controlPlanePods = async (tenant: string) =>
+  (await kubeRequest<{ items: Pod[] }>(conn, { path: `/api/v1/namespaces/${cpNamespace(tenant)}/pods` }))
+    .items;
+
+describe.skipIf(problems.length > 0)(
+  `tenant control planes as pods on a real node (${problems.join("; ") || "this host can run one"})`,
+  { timeout: 240_000 },
+  () => {
+    beforeAll(async () => {
+      cluster = localSuperCluster({ stateDir, logger });
+      superKubeconfig = (await cluster.up({ nodes: 1, realNodes: 1 })).kubeconfig;
+      conn = cluster.connect();
+      kubectlPath = await cluster.kubectlPath();
+      wall = await startTenantWall({ superCluster: conn, logger });
+      // The control plane's images, built from Ring0's binaries and pushed as `./ring0 images build` does.
+      const binDir = await kubeBinaries(logger, { build: false });
+      for (const image of await buildControlPlaneImages({ binDir, outDir: path.join(stateDir, "images") })) {
+        await pushImageArchive(stateDir, binDir, image.archive, { replace: true, logger });
+      }
+      world = await startDataPlaneWorld({
+        tenants: [initech, hooli],
+        logger,
+        name: "control-plane-pods",
+        superCluster: { connection: conn, stateDir },
+        realNodes: true,
+        tenantWall: false,
+        controlPlanesInPods: true,
+      });
+      home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-control-plane-pods-home-"));
+      const tokens = createTokenService({ db: world.db });
+      gateway = createKubeGateway({
+        authenticate: (plaintext) => tokens.verifyToken(plaintext),
+        directory: () => (world as DataPlaneWorld).directory,
+        limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
+        audit: async () => {},
+        logger,
+      });
+      const tls = await ensureGatewayTls({ stateDir: home });
+      listener = await startGatewayListener({ gateway, tls, port: 0, logger });
+      const service = createKubeconfigService({
+        db: world.db,
+        gateway: { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string },
+      });
+      for (const tenant of [initech, hooli]) {
+        const issued = await service.issueKubeconfig({
+          user: world.users[tenant] as SessionUser,
+          tenant,
+          expiresInDays: 1,
+        });
+        kubeconfigs[tenant] = path.join(home, `${tenant}.kubeconfig`);
+        fs.writeFileSync(kubeconfigs[tenant] as string, issued.kubeconfig, { mode: 0o600 });
+      }
+    }, 900_000);
+
+    afterAll(async () => {
+      await listener?.close();
+      gateway?.close();
+      await world?.stop();
+      wall?.stop();
+      await cluster?.down().catch(() => undefined);
+      await killProcessesMentioning(stateDir);
+      fs.rmSync(stateDir, { recursive: true, force: true });
+      if (home) fs.rmSync(home, { recursive: true, force: true });
+    }, 300_000);
+
+    it("runs each tenant's etcd, API server and controller manager as pods on the real node, etcd on a local volume", async () => {
+      for (const tenant of [initech, hooli]) {
+        const pods = await controlPlanePods(tenant);
+        expect(pods.map((pod) => pod.metadata.labels?.["app.kubernetes.io/name"]).sort()).toEqual([
+          "etcd",
+          "kube-apiserver",
+          "kube-controller-manager",
+        ]);
+        for (const pod of pods) {
+          expect(pod.status?.phase).toBe("Running");
+          expect(pod.spec.nodeName).toBe(plan.name);
+          expect(pod.spec.containers[0]?.image).toMatch(/^registry\.k8s\.io\//);
+        }
+        const claim = await readObject<
+          KubeObject & { spec: { storageClassName: string }; status: { phase: string } }
+        >(conn, {
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: "data-etcd-0", namespace: cpNamespace(tenant) },
+        });
+        expect(claim.spec.storageClassName).toBe("ring0-local");
+        expect(claim.status.phase).toBe("Bound");
+      }
+      // Ring0 reaches each at its Service's cluster IP, from this host.
+      const access = await world?.provisioner.access(initech);
+      expect(access?.server).toBe(`https://${await serviceIp(initech, "kube-apiserver")}:6443`);
+    });
+
+    it("serves the tenant's admin through the kube gateway with the real kubectl", async () => {
+      const version = await tenantKubectl(initech, ["version", "-o", "json"]);
+      expect(version.code, version.stderr).toBe(0);
+      expect(
+        (JSON.parse(version.stdout) as { serverVersion: { gitVersion: string } }).serverVersion.gitVersion,
+      ).toMatch(/^v1\.\d+\.\d+$/);
+      const created = await tenantKubectl(initech, [
+        "create",
+        "configmap",
+        "kept",
+        "--from-literal=answer=42",
+      ]);
+      expect(created.code, created.stderr).toBe(0);
+      const namespaces = await tenantKubectl(initech, ["get", "namespaces", "-o", "name"]);
+      expect(namespaces.stdout).toContain("namespace/kube-system");
+      // The controller manager works: the default namespace's root CA ConfigMap is published.
+      await eventually(async () => {
+        const got = await tenantKubectl(initech, ["get", "configmap", "kube-root-ca.crt", "-o", "name"]);
+        return got.code === 0 ? true : undefined;
+      }, 60_000);
+    });
+
+    it("finds a killed API server container at once, and serves again once the kubelet restarts it", async () => {
+      const provisioner = world?.provisioner;
+      if (!provisioner?.probe) throw new Error("the kubernetes provisioner has no probe");
+      expect(await provisioner.probe(initech)).toBeUndefined();
+      // The container's process, found by the issuer only this tenant's API server is started with.
+      const pids = processesMentioning(
+        `--service-account-issuer=https://kube-apiserver.${cpNamespace(initech)}.svc:6443`,
+      );
+      expect(pids.length).toBe(1);
+      process.kill(pids[0] as number, "SIGKILL");
+      const fault = await eventually(async () => (await provisioner.probe?.(initech)) ?? undefined, 30_000);
+      // Its refused connections, or its pod's container status, whichever the probe sees first.
+      expect(fault?.component).toBe("kube-apiserver");
+      expect(["exited", "unresponsive"]).toContain(fault?.kind);
+      await eventually(
+        async () => ((await provisioner.probe?.(initech)) === undefined ? true : undefined),
+        120_000,
+      );
+      const version = await tenantKubectl(initech, [
+        "get",
+        "configmap",
+        "kept",
+        "-o",
+        "jsonpath={.data.answer}",
+      ]);
+      expect(version.stdout).toBe("42");
+    });
+
+    it("runs the tenant's pod on the real node, its in-cluster kubectl reaching its own API server", async () => {
+      for (const tenant of [initech, hooli]) {
+        const created = await tenantKubectl(tenant, [
+          "run",
+          "whoami",
+          `--image=${KUBECTL_IMAGE}`,
+          "--restart=Never",
+          "--command",
+          "--",
+          "sleep",
+          "3600",
+        ]);
+        expect(created.code, created.stderr).toBe(0);
+      }
+      for (const tenant of [initech, hooli]) {
+        await eventually(async () => {
+          const got = await tenantKubectl(tenant, ["get", "pod", "whoami", "-o", "jsonpath={.status.phase}"]);
+          return got.stdout === "Running" ? true : undefined;
+        }, 120_000);
+      }
+      const apiIp = await serviceIp(initech, "kube-apiserver");
+      const env = await inTenantPod(
+        initech,
+        "whoami",
+        "echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT",
+      );
+      expect(env).toContain(`${apiIp}:6443`);
+      const whoami = await inTenantPod(
+        initech,
+        "whoami",
+        "kubectl auth whoami -o jsonpath={.status.userInfo.username}",
+      );
+      expect(whoami).toContain("system:serviceaccount:default:default");
+      // Its DNS names the same API server.
+      const resolved = await inTenantPod(initech, "whoami", "nslookup kubernetes.default.svc.cluster.local");
+      expect(resolved).toContain(apiIp);
+    });
+
+    it("walls a tenant's pods off from its etcd and controller manager, and from another tenant's control plane", async () => {
+      /** Each `ip:port` dialled from the tenant's pod at once (3 s each at most): which opened. */
+      const dial = async (tenant: string, targets: string[]) => {
+        const script = targets
+          .map((target) => {
+            const [ip, port] = target.split(":");
+            return `(nc -w 3 ${ip} ${port} </dev/null >/dev/null 2>&1 && echo "${target} OPEN" || echo "${target} SHUT") &`;
+          })
+          .join(" ");
+        const out = await inTenantPod(tenant, "whoami", `${script} wait`);
+        return Object.fromEntries(
+          targets.map((target) => [
+            target,
+            out.includes(`${target} OPEN`) ? "OPEN" : out.includes(`${target} SHUT`) ? "SHUT" : "?",
+          ]),
+        );
+      };
+      const ownApi = `${await serviceIp(initech, "kube-apiserver")}:6443`;
+      const etcdService = `${await serviceIp(initech, "etcd-client")}:2379`;
+      const pods = (await controlPlanePods(initech)).map((pod) => ({
+        ip: pod.status?.podIP as string,
+        component: pod.metadata.labels?.["app.kubernetes.io/name"],
+      }));
+      const others = pods.flatMap((pod) =>
+        pod.component === "kube-apiserver" ? [] : [`${pod.ip}:2379`, `${pod.ip}:10257`],
+      );
+      // Its own API server, and nothing else of its control plane.
+      expect(await dial(initech, [ownApi, etcdService, ...others])).toEqual({
+        [ownApi]: "OPEN",
+        [etcdService]: "SHUT",
+        ...Object.fromEntries(others.map((target) => [target, "SHUT"])),
+      });
+      // Another tenant's pod reaches nothing of it, by Service or pod address.
+      const everything = [
+        ownApi,
+        etcdService,
+        ...pods.flatMap((pod) => [2379, 6443, 10257].map((port) => `${pod.ip}:${port}`)),
+      ];
+      expect(await dial(hooli, everything)).toEqual(
+        Object.fromEntries(everything.map((target) => [target, "SHUT"])),
+      );
+      // While its own API server is open to it.
+      expect(await dial(hooli, [`${await serviceIp(hooli, "kube-apiserver")}:6443`])).toEqual({
+        [`${await serviceIp(hooli, "kube-apiserver")}:6443`]: "OPEN",
+      });
+    });
+
+    it("suspends with etcd scaled to 0, its volume kept, and resumes with the same data", async () => {
+      const provisioner = world?.provisioner;
+      if (!provisioner) throw new Error("no world");
+      const { gitVersion } = await kubeRequest<{ gitVersion: string }>(conn, { path: "/version" });
+      const version = gitVersion.replace(/^v/, "").replace(/[-+].*$/, "");
+      await provisioner.ensure({ tenant: initech, version, suspended: true });
+      await eventually(async () => {
+        const observed = await provisioner.observe(initech);
+        return observed.phase === "Stopped" && (await controlPlanePods(initech)).length === 0
+          ? true
+          : undefined;
+      }, 120_000);
+      await provisioner.ensure({ tenant: initech, version, suspended: false });
+      await eventually(
+        async () => ((await provisioner.observe(initech)).phase === "Running" ? true : undefined),
+        180_000,
+      );
+      const kept = await eventually(async () => {
+        const got = await tenantKubectl(initech, [
+          "get",
+          "configmap",
+          "kept",
+          "-o",
+          "jsonpath={.data.answer}",
+        ]);
+        return got.code === 0 ? got.stdout : undefined;
+      }, 60_000);
+      expect(kept).toBe("42");
+    });
+
+    it("deletes everything of the control plane: its namespace, claim and volume", async () => {
+      const volumeName = (
+        await readObject<KubeObject & { spec: { volumeName: string } }>(conn, {
+          apiVersion: "v1",
+          kind: "PersistentVolumeClaim",
+          metadata: { name: "data-etcd-0", namespace: cpNamespace(hooli) },
+        })
+      ).spec.volumeName;
+      await world?.provisioner.destroy(hooli);
+      await eventually(async () => {
+        try {
+          await readObject(conn, {
+            apiVersion: "v1",
+            kind: "PersistentVolume",
+            metadata: { name: volumeName },
+          });
+          return undefined;
+        } catch (error) {
+          return isNotFound(error) ? true : undefined;
+        }
+      }, 120_000);
+      expect(await world?.provisioner.observe(hooli)).toEqual({ phase: "Absent" });
+      expect(fs.existsSync(path.join(realNodesDir(stateDir), plan.name, "volumes", volumeName))).toBe(false);
+    });
+  },
+);
