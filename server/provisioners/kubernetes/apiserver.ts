@@ -4,6 +4,8 @@
  */
 import { authenticationConfiguration } from "@/server/cluster/hardening";
 import type { KubeObject } from "@/server/k8s/apply";
+import { RING0_SYSTEM_NAMESPACE } from "@/server/k8s/ring0-system";
+import { syncLabels } from "@/server/syncer/contracts";
 import {
   manifestList,
   STATIC_ADMISSION_FEATURE_GATE,
@@ -137,6 +139,35 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       kind: "ConfigMap",
       metadata: { name: ADMISSION_CONFIG_MAP, namespace, labels: labels(tenant, APISERVER_NAME) },
       data: admission.data,
+    },
+    {
+      // Who may dial the API server, where the super cluster's CNI enforces policies: its own
+      // control plane (the controller manager), the tenant's own pods (the super namespaces the
+      // syncer made for it: labels only Ring0 writes) and Ring0's replicas. A node's own traffic
+      // (Ring0 on the host of the local world, the kubelet's probes) is the CNI's to allow.
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: `${APISERVER_NAME}-clients`, namespace, labels: labels(tenant, APISERVER_NAME) },
+      spec: {
+        podSelector: { matchLabels: selector(tenant, APISERVER_NAME) },
+        policyTypes: ["Ingress"],
+        ingress: [
+          {
+            from: [
+              { podSelector: {} },
+              {
+                namespaceSelector: {
+                  matchLabels: { [syncLabels.tenant]: tenant, [syncLabels.managed]: "true" },
+                },
+              },
+              {
+                namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": RING0_SYSTEM_NAMESPACE } },
+              },
+            ],
+            ports: [{ port: APISERVER_PORT, protocol: "TCP" }],
+          },
+        ],
+      },
     },
     {
       apiVersion: "apps/v1",

@@ -76,6 +76,20 @@ export function controllerManagerManifests(options: ControlPlaneManifestOptions)
   ];
   return [
     {
+      // Nothing dials the controller manager (its health port is the kubelet's, from the node).
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: {
+        name: `${CONTROLLER_MANAGER_NAME}-isolated`,
+        namespace,
+        labels: labels(tenant, CONTROLLER_MANAGER_NAME),
+      },
+      spec: {
+        podSelector: { matchLabels: selector(tenant, CONTROLLER_MANAGER_NAME) },
+        policyTypes: ["Ingress"],
+      },
+    },
+    {
       apiVersion: "apps/v1",
       kind: "Deployment",
       metadata: { name: CONTROLLER_MANAGER_NAME, namespace, labels: labels(tenant, CONTROLLER_MANAGER_NAME) },

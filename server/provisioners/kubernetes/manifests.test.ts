@@ -260,6 +260,31 @@ describe("the walls of a control plane in pods", () => {
     expect(etcd.readinessProbe?.httpGet).toBeUndefined();
   });
 
+  it("admits to the API server only its control plane, the tenant's own pods and Ring0; to the controller manager nothing", () => {
+    const policies = controlPlaneWorkloadManifests(options()).filter(
+      (object) => object.kind === "NetworkPolicy",
+    ) as (KubeObject & {
+      spec: { podSelector: unknown; ingress?: { from: unknown[]; ports: unknown[] }[] };
+    })[];
+    const byName = Object.fromEntries(policies.map((policy) => [policy.metadata.name, policy.spec]));
+    expect(Object.keys(byName).sort()).toEqual([
+      "etcd-clients",
+      "kube-apiserver-clients",
+      "kube-controller-manager-isolated",
+    ]);
+    expect(byName["kube-apiserver-clients"]?.ingress).toEqual([
+      {
+        from: [
+          { podSelector: {} },
+          { namespaceSelector: { matchLabels: { "ring0.dev/tenant": "acme", "ring0.dev/synced": "true" } } },
+          { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ring0-system" } } },
+        ],
+        ports: [{ port: 6443, protocol: "TCP" }],
+      },
+    ]);
+    expect(byName["kube-controller-manager-isolated"]?.ingress).toBeUndefined();
+  });
+
   it("authenticates anonymous API requests only on health endpoints", () => {
     const apiserver = container("kube-apiserver");
     expect(apiserver.args).toContain(
