@@ -72,7 +72,7 @@ describe("parseEnv", () => {
     expect(parseEnv({}).RING0_ETCD_STORAGE_SIZE).toBeUndefined();
     const env = parseEnv({ RING0_ETCD_STORAGE_SIZE: "2Gi", RING0_ETCD_STORAGE_CLASS: "fast-ssd" });
     expect([env.RING0_ETCD_STORAGE_SIZE, env.RING0_ETCD_STORAGE_CLASS]).toEqual(["2Gi", "fast-ssd"]);
-    for (const bad of ["two", "0", "-1Gi"]) {
+    for (const bad of ["two", "0", "-1Gi", "1m", "1e3"]) {
       expect(() => parseEnv({ RING0_ETCD_STORAGE_SIZE: bad })).toThrowError(
         /RING0_ETCD_STORAGE_SIZE — expected the size of each control plane's etcd volume, e\.g\. 2Gi/,
       );

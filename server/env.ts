@@ -3,7 +3,6 @@ import path from "node:path";
 import { z } from "zod";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { processSlot } from "@/server/core/process-slots";
-import { isQuantity } from "@/server/core/quantity";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
 import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
@@ -176,7 +175,8 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined))
-      .refine((value) => value === undefined || (isQuantity(value) && /^[1-9]/.test(value)), {
+      // The Tenant CRD's pattern for spec.controlPlane.storage.size (a claim size, e.g. 2Gi).
+      .refine((value) => value === undefined || /^[1-9][0-9]*(\.[0-9]+)?([KMGTPE]i|[kMGTPE])?$/.test(value), {
         error:
           "expected the size of each control plane's etcd volume, e.g. 2Gi (or nothing: an emptyDir, lost with its pod)",
       }),

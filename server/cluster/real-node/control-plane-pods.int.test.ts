@@ -11,20 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
-import type { SessionUser } from "@/server/core/roles";
-import { createKubeGateway, type KubeGateway } from "@/server/gateway/gateway";
-import { type GatewayListener, startGatewayListener } from "@/server/gateway/listener";
-import { ensureGatewayTls } from "@/server/gateway/tls";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
-import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import { superNamespace } from "@/server/syncer/naming";
-import { createTokenService } from "@/server/tokens/service";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { kubeBinaries } from "../kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
@@ -48,8 +43,7 @@ let kubectlPath = "";
 let superKubeconfig = "";
 let wall: TenantWall | undefined;
 let world: DataPlaneWorld | undefined;
-let gateway: KubeGateway | undefined;
-let listener: GatewayListener | undefined;
+let worldGateway: WorldGateway | undefined;
 let home = "";
 const kubeconfigs: Record<string, string> = {};
 
@@ -128,34 +122,12 @@ describe.skipIf(problems.length > 0)(
         controlPlanesInPods: true,
       });
       home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-control-plane-pods-home-"));
-      const tokens = createTokenService({ db: world.db });
-      gateway = createKubeGateway({
-        authenticate: (plaintext) => tokens.verifyToken(plaintext),
-        directory: () => (world as DataPlaneWorld).directory,
-        limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
-        audit: async () => {},
-        logger,
-      });
-      const tls = await ensureGatewayTls({ stateDir: home });
-      listener = await startGatewayListener({ gateway, tls, port: 0, logger });
-      const service = createKubeconfigService({
-        db: world.db,
-        gateway: { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string },
-      });
-      for (const tenant of [initech, hooli]) {
-        const issued = await service.issueKubeconfig({
-          user: world.users[tenant] as SessionUser,
-          tenant,
-          expiresInDays: 1,
-        });
-        kubeconfigs[tenant] = path.join(home, `${tenant}.kubeconfig`);
-        fs.writeFileSync(kubeconfigs[tenant] as string, issued.kubeconfig, { mode: 0o600 });
-      }
+      worldGateway = await startWorldGateway(world, [initech, hooli], { home, logger });
+      Object.assign(kubeconfigs, worldGateway.kubeconfigs);
     }, 900_000);
 
     afterAll(async () => {
-      await listener?.close();
-      gateway?.close();
+      await worldGateway?.close();
       await world?.stop();
       wall?.stop();
       await cluster?.down().catch(() => undefined);

@@ -15,13 +15,9 @@ import path from "node:path";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionUser } from "@/server/core/roles";
-import { createKubeGateway, type KubeGateway } from "@/server/gateway/gateway";
-import { type GatewayListener, startGatewayListener } from "@/server/gateway/listener";
-import { ensureGatewayTls } from "@/server/gateway/tls";
 import { type ClusterConnection, connectCluster } from "@/server/k8s/cluster";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
-import { createKubeconfigService } from "@/server/kubeconfigs/service";
 import { createLogger } from "@/server/logger";
 import { nodeUsage } from "@/server/nodes/usage";
 import { issueCa, issueLeaf } from "@/server/pki/certificates";
@@ -29,10 +25,10 @@ import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "@/server/str
 import { superNamespace } from "@/server/syncer/naming";
 import { IDENTITY_SECRET_PREFIX } from "@/server/syncer/pod-identity";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
-import { createTokenService } from "@/server/tokens/service";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
+import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
 import { mountsUnder, realNodePrerequisites } from "./host";
@@ -416,8 +412,7 @@ describe.skipIf(problems.length > 0)(
       const acme = `acme-${suffix}`;
       const globex = `globex-${suffix}`;
       let world: DataPlaneWorld | undefined;
-      let gateway: KubeGateway | undefined;
-      let listener: GatewayListener | undefined;
+      let worldGateway: WorldGateway | undefined;
       let home = "";
       const kubeconfigs: Record<string, string> = {};
 
@@ -452,34 +447,12 @@ describe.skipIf(problems.length > 0)(
           tenantWall: false,
         });
         home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-real-node-home-"));
-        const tokens = createTokenService({ db: world.db });
-        gateway = createKubeGateway({
-          authenticate: (plaintext) => tokens.verifyToken(plaintext),
-          directory: () => (world as DataPlaneWorld).directory,
-          limits: { ratePerSecond: 1000, burst: 1000, maxLongRunning: 20 },
-          audit: async () => {},
-          logger,
-        });
-        const tls = await ensureGatewayTls({ stateDir: home });
-        listener = await startGatewayListener({ gateway, tls, port: 0, logger });
-        const service = createKubeconfigService({
-          db: world.db,
-          gateway: { gatewayUrl: `https://localhost:${listener.port}`, caPem: tls.caPem as string },
-        });
-        for (const tenant of [acme, globex]) {
-          const issued = await service.issueKubeconfig({
-            user: world.users[tenant] as SessionUser,
-            tenant,
-            expiresInDays: 1,
-          });
-          kubeconfigs[tenant] = path.join(home, `${tenant}.kubeconfig`);
-          fs.writeFileSync(kubeconfigs[tenant] as string, issued.kubeconfig, { mode: 0o600 });
-        }
+        worldGateway = await startWorldGateway(world, [acme, globex], { home, logger });
+        Object.assign(kubeconfigs, worldGateway.kubeconfigs);
       }, 300_000);
 
       afterAll(async () => {
-        await listener?.close();
-        gateway?.close();
+        await worldGateway?.close();
         await world?.stop();
         if (home) fs.rmSync(home, { recursive: true, force: true });
       }, 180_000);
@@ -1024,7 +997,7 @@ describe.skipIf(problems.length > 0)(
             });
           });
           const targets = {
-            gateway: `127.0.0.1:${listener?.port}`,
+            gateway: `127.0.0.1:${worldGateway?.port}`,
             postgres: `127.0.0.1:${new URL((world as DataPlaneWorld).databaseUrl).port}`,
             superApiServer: new URL(conn.server).host,
             otherTenantApiServer: new URL(

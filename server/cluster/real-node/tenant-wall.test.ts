@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  controlPlaneApis,
+  controlPlaneChain,
+  controlPlanePods,
   OTHERS_CHAIN,
   podOwners,
   tenantChain,
@@ -70,8 +71,16 @@ describe("the wall between tenants' pods", () => {
     expect(chains.has(tenantChain("initech"))).toBe(false);
   });
 
-  it("lets a tenant's pods reach port 6443 of its own control plane's API servers, nothing more of them", () => {
-    const chains = tenantWallChains(owners, [], new Map([["acme", ["10.244.0.20"]]]));
+  it("lets a tenant's pods reach port 6443 of its own control plane's API servers; a control plane reaches only itself", () => {
+    const withControlPlane = new Map([...owners, ["10.244.0.20", null], ["10.244.0.21", null]]);
+    const controlPlanes = {
+      members: new Map([
+        ["10.244.0.20", "acme"],
+        ["10.244.0.21", "acme"],
+      ]),
+      apis: new Map([["acme", ["10.244.0.20"]]]),
+    };
+    const chains = tenantWallChains(withControlPlane, [], controlPlanes);
     expect(chains.get(tenantChain("acme"))).toEqual([
       ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
       ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
@@ -79,44 +88,60 @@ describe("the wall between tenants' pods", () => {
       ["-j", "DROP"],
     ]);
     expect(JSON.stringify(chains.get(tenantChain("globex")))).not.toContain("10.244.0.20");
+    // Its pods (API server, etcd) reach each other and nothing else; the operator's pods never them.
+    expect(chains.get(controlPlaneChain("acme"))).toEqual([
+      ["-d", "10.244.0.20/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.21/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(chains.get(OTHERS_CHAIN)).toEqual([
+      ["-d", "10.244.0.7/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(controlPlaneChain("acme")).not.toBe(tenantChain("acme"));
   });
 
-  it("finds a tenant's API server pods only by Ring0's labels in that tenant's control-plane namespace", () => {
+  it("finds a control plane's pods only by Ring0's labels in that tenant's control-plane namespace", () => {
     const controlPlanePod = (
       name: string,
       ip: string,
       labels: Record<string, string>,
       namespace = "ring0-cp-acme",
+      extra: Record<string, unknown> = {},
     ) => ({
-      metadata: { name, namespace, labels },
+      metadata: { name, namespace, labels, ...extra },
       spec: {},
       status: { podIP: ip, phase: "Running" },
     });
     const ring0 = { "app.kubernetes.io/managed-by": "ring0", "ring0.dev/tenant": "acme" };
-    const apis = controlPlaneApis([
-      controlPlanePod("api", "10.244.0.20", { ...ring0, "app.kubernetes.io/name": "kube-apiserver" }),
-      controlPlanePod("api-2", "10.244.0.19", { ...ring0, "app.kubernetes.io/name": "kube-apiserver" }),
-      // etcd and the controller manager stay unreachable.
+    const api = { ...ring0, "app.kubernetes.io/name": "kube-apiserver" };
+    const pods = [
+      controlPlanePod("api", "10.244.0.20", api),
+      controlPlanePod("api-2", "10.244.0.19", api),
       controlPlanePod("etcd", "10.244.0.21", { ...ring0, "app.kubernetes.io/name": "etcd" }),
       // A pod claiming to be acme's API server outside acme's control-plane namespace.
-      controlPlanePod(
-        "impostor",
-        "10.244.0.22",
-        { ...ring0, "app.kubernetes.io/name": "kube-apiserver" },
-        "ring0-cp-globex",
-      ),
+      controlPlanePod("impostor", "10.244.0.22", api, "ring0-cp-globex"),
       // One the syncer made (a tenant's own pod with those labels).
-      controlPlanePod("synced", "10.244.0.23", {
-        ...ring0,
-        "app.kubernetes.io/name": "kube-apiserver",
-        "ring0.dev/synced": "true",
-      }),
+      controlPlanePod("synced", "10.244.0.23", { ...api, "ring0.dev/synced": "true" }),
       controlPlanePod("unmanaged", "10.244.0.24", {
         "ring0.dev/tenant": "acme",
         "app.kubernetes.io/name": "kube-apiserver",
       }),
+      // Going away: its address may be another pod's next.
+      controlPlanePod("leaving", "10.244.0.25", api, "ring0-cp-acme", {
+        deletionTimestamp: "2026-11-27T00:00:00Z",
+      }),
+      // An address in doubt (two pods claim it).
+      controlPlanePod("doubted", "10.244.0.26", api),
+      { ...pod("tenant", "10.244.0.26", "globex") },
+    ];
+    const found = controlPlanePods(pods, podOwners(pods));
+    expect([...found.apis.entries()]).toEqual([["acme", ["10.244.0.19", "10.244.0.20"]]]);
+    expect([...found.members.entries()].sort()).toEqual([
+      ["10.244.0.19", "acme"],
+      ["10.244.0.20", "acme"],
+      ["10.244.0.21", "acme"],
     ]);
-    expect([...apis.entries()]).toEqual([["acme", ["10.244.0.19", "10.244.0.20"]]]);
   });
 
   it("knows a pod's address by the super cluster's tenant label, and drops what is in doubt", () => {

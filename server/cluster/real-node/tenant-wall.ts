@@ -3,8 +3,8 @@
  * to pods of its own tenant only (Services included: they are DNAT-ed to pods before the check),
  * and to its own control plane's API servers when the `kubernetes` provisioner runs that control
  * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
- * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); pods that are no tenant's
- * (the operator's own, control planes included) reach only each other. Replies to allowed connections
+ * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); a control plane's pods
+ * reach only each other; other pods that are no tenant's (the operator's own) reach only each other. Replies to allowed connections
  * pass. Anything the wall does not know yet (a pod whose address Ring0 has not seen) is dropped.
  *
  * Enforced in the host's mangle table (host-firewall.ts jumps here for pod-network traffic from
@@ -54,12 +54,13 @@ export function tenantChain(tenant: string): string {
 export function tenantWallChains(
   owners: Map<string, string | null>,
   allowances: [string, string][],
-  /** Each tenant's own API server pods (controlPlaneApis). */
-  apis: Map<string, string[]> = new Map(),
+  /** The pods of control planes the `kubernetes` provisioner runs (controlPlanePods). */
+  controlPlanes: ControlPlanePods = { members: new Map(), apis: new Map() },
 ): Map<string, string[][]> {
   const byOwner = new Map<string, string[]>();
   for (const [ip, owner] of [...owners.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const chain = owner === null ? OTHERS_CHAIN : tenantChain(owner);
+    const member = controlPlanes.members.get(ip);
+    const chain = owner !== null ? tenantChain(owner) : member ? controlPlaneChain(member) : OTHERS_CHAIN;
     byOwner.set(chain, [...(byOwner.get(chain) ?? []), ip]);
   }
   const reaches = new Map<string, string[]>();
@@ -67,6 +68,9 @@ export function tenantWallChains(
     if (from === to) continue;
     reaches.set(tenantChain(from), [...(reaches.get(tenantChain(from)) ?? []), tenantChain(to)]);
   }
+  const apisByChain = new Map(
+    [...controlPlanes.apis.entries()].map(([tenant, ips]) => [tenantChain(tenant), ips] as const),
+  );
   const chains = new Map<string, string[][]>();
   chains.set(TENANTS_CHAIN, [
     ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
@@ -75,8 +79,8 @@ export function tenantWallChains(
   ]);
   for (const [chain, ips] of [...byOwner.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const reachable = [...ips, ...(reaches.get(chain) ?? []).flatMap((other) => byOwner.get(other) ?? [])];
-    const tenant = [...apis.keys()].find((name) => tenantChain(name) === chain);
-    const api = (tenant ? (apis.get(tenant) ?? []) : []).map((ip) => [
+    // A tenant's pods reach port 6443 of its own control plane's API servers, nothing more of it.
+    const api = (apisByChain.get(chain) ?? []).map((ip) => [
       "-d",
       `${ip}/32`,
       "-p",
@@ -91,6 +95,15 @@ export function tenantWallChains(
     chains.set(chain, [...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]), ...api, ["-j", "DROP"]]);
   }
   return chains;
+}
+
+/**
+ * The chain of a tenant's control plane in pods: its pods reach each other only (the controller
+ * manager its API server, the API server its etcd), never another control plane, whatever the
+ * tenant makes its API server dial.
+ */
+export function controlPlaneChain(tenant: string): string {
+  return tenantChain(`control-plane/${tenant}`);
 }
 
 /** Pod address → whose it is (a tenant, or null for the operator's), from the super cluster's pods. */
@@ -116,19 +129,30 @@ export function podOwners(pods: Iterable<CachedObject>): Map<string, string | nu
   return owners;
 }
 
+/** The pods of control planes in pods, by address: whose control plane each is, and each one's API servers. */
+export interface ControlPlanePods {
+  /** Pod address → the tenant whose control plane it is part of. */
+  members: Map<string, string>;
+  /** Tenant → its API server pods' addresses (where its pods may dial port 6443). */
+  apis: Map<string, string[]>;
+}
+
 /**
- * Each tenant's API server pods of a control plane the `kubernetes` provisioner runs in the super
- * cluster (by Ring0's labels on a pod in that tenant's own control-plane namespace, which only Ring0
- * writes to; never a pod the syncer made), by address: where the tenant's pods may dial port 6443.
+ * The pods of control planes the `kubernetes` provisioner runs in the super cluster: by Ring0's
+ * labels on a pod in that tenant's own control-plane namespace (only Ring0 writes there), never a
+ * pod the syncer made, and only at an address `owners` (podOwners) gives the operator, so an
+ * address in doubt or a pod going away opens nothing.
  */
-export function controlPlaneApis(pods: Iterable<CachedObject>): Map<string, string[]> {
+export function controlPlanePods(
+  pods: Iterable<CachedObject>,
+  owners: Map<string, string | null>,
+): ControlPlanePods {
+  const members = new Map<string, string>();
   const apis = new Map<string, string[]>();
   for (const pod of pods) {
     const status = pod.status as Json | undefined;
-    const spec = pod.spec as Json | undefined;
     const ip = status?.podIP;
-    if (typeof ip !== "string" || !isPodAddress(ip) || spec?.hostNetwork) continue;
-    if (status?.phase === "Succeeded" || status?.phase === "Failed") continue;
+    if (typeof ip !== "string" || owners.get(ip) !== null || pod.metadata.deletionTimestamp) continue;
     const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
     const tenant = labels[TENANT_LABEL];
     if (
@@ -136,13 +160,14 @@ export function controlPlaneApis(pods: Iterable<CachedObject>): Map<string, stri
       !TENANT_NAME.test(tenant) ||
       labels[syncLabels.managed] === "true" ||
       labels[MANAGED_BY_LABEL] !== "ring0" ||
-      labels[CONTROL_PLANE_NAME_LABEL] !== APISERVER_NAME ||
       pod.metadata.namespace !== controlPlaneNamespace(tenant)
     )
       continue;
-    apis.set(tenant, [...(apis.get(tenant) ?? []), ip].sort());
+    members.set(ip, tenant);
+    if (labels[CONTROL_PLANE_NAME_LABEL] === APISERVER_NAME)
+      apis.set(tenant, [...(apis.get(tenant) ?? []), ip].sort());
   }
-  return apis;
+  return { members, apis };
 }
 
 /** An address of a real node's pod (the pod network, not the pod API address). */
@@ -205,6 +230,7 @@ export async function startTenantWall(options: {
           (object?.status as Json | undefined)?.podIP,
           (object?.status as Json | undefined)?.phase,
           ((object?.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant],
+          object?.metadata.deletionTimestamp,
         ]);
       if (relevant(pod) !== relevant(previous)) schedule();
     },
@@ -221,7 +247,7 @@ export async function startTenantWall(options: {
 
   async function write(): Promise<void> {
     const owners = podOwners(pods.values());
-    const chains = tenantWallChains(owners, allowances, controlPlaneApis(pods.values()));
+    const chains = tenantWallChains(owners, allowances, controlPlanePods(pods.values(), owners));
     const text = wallRestoreText(chains);
     if (text === written) return;
     // No real nodes here (their wall is gone, or not made yet): nothing to write into.

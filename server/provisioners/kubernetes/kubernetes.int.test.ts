@@ -1,6 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type KubeObject, readObject } from "@/server/k8s/apply";
+import { createObject, deleteObject, type KubeObject, readObject } from "@/server/k8s/apply";
+import { installCrds } from "@/server/k8s/crds";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
@@ -219,6 +220,34 @@ describe("the kubernetes provisioner on the local super cluster", () => {
       ).toBe(0);
     } finally {
       await provisioner.destroy(claimed);
+    }
+  });
+
+  it("the Tenant CRD keeps spec.controlPlane.storage as first set: no change, addition or removal", async () => {
+    await installCrds(conn, createLogger({}, "warn"));
+    const name = `${tenant}-crd`;
+    const path = `/apis/ring0.dev/v1alpha1/tenants/${name}`;
+    const patch = (body: object) =>
+      kubeRequest(conn, { method: "PATCH", path, contentType: "application/merge-patch+json", body }).then(
+        () => "accepted",
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+    await createObject(conn, {
+      apiVersion: "ring0.dev/v1alpha1",
+      kind: "Tenant",
+      metadata: { name },
+      spec: { suspend: true, controlPlane: { provisioner: "kubernetes", storage: { size: "1Gi" } } },
+    });
+    try {
+      const refusal = /storage cannot be added, changed or removed once set/;
+      expect(await patch({ spec: { controlPlane: { storage: { size: "5Gi" } } } })).toMatch(refusal);
+      expect(await patch({ spec: { controlPlane: { storage: null } } })).toMatch(refusal);
+      expect(await patch({ spec: { controlPlane: { storage: { size: "a lot" } } } })).toMatch(/size/);
+      expect(await patch({ spec: { displayName: "still editable" } })).toBe("accepted");
+    } finally {
+      await deleteObject(conn, { apiVersion: "ring0.dev/v1alpha1", kind: "Tenant", metadata: { name } });
+      // Another suite's tenant controller may have put its finalizer on.
+      await patch({ metadata: { finalizers: null } });
     }
   });
 

@@ -56,7 +56,7 @@ import {
   pkiSecretManifest,
   TENANT_LABEL,
 } from "./manifests";
-import { componentDown, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
+import { componentExited, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 export interface KubernetesProvisionerOptions {
   superCluster: ClusterConnection;
@@ -282,6 +282,20 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     };
   };
 
+  /** Tenants whose API server answered a probe's /readyz (see probe). */
+  const answered = new Set<string>();
+  /** access() for probes, kept 30 s: a probe a second need not read a Secret and two Services. */
+  const probeAccesses = new Map<string, { access: ControlPlaneAccess; at: number }>();
+  const probeAccess = async (tenant: string): Promise<ControlPlaneAccess | undefined> => {
+    const cached = probeAccesses.get(tenant);
+    if (cached && Date.now() - cached.at < 30_000) return cached.access;
+    const fresh = await access(tenant);
+    if (fresh) probeAccesses.set(tenant, { access: fresh, at: Date.now() });
+    else probeAccesses.delete(tenant);
+    if (probeAccesses.size > 10_000) probeAccesses.clear();
+    return fresh;
+  };
+
   const observe = async (tenant: string): Promise<ControlPlaneObservation> => {
     const namespace = await readNamespace(tenant);
     if (!namespace) return { phase: "Absent" };
@@ -385,8 +399,13 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         signal?.throwIfAborted();
         await serverSideApply(conn, manifest, { force: true });
       }
-      // A component that stopped answering: its pods go now (their controllers make new ones).
+      // A component that stopped answering: its pods go now (their controllers make new ones). Never
+      // an etcd whose data is an emptyDir (its pod's end is its data's), and etcd gracefully: a
+      // StatefulSet's one-pod-at-a-time holds only for pods that were let finish.
       const restart = new Set(spec.suspended ? [] : (spec.restart ?? []));
+      if (manifestOptions.etcdStorage.kind === "emptyDir" && restart.delete(ETCD_NAME)) {
+        log.warn("not restarting etcd: its data is an emptyDir and would be lost", { tenant });
+      }
       for (const pod of restart.size > 0 ? await listPods(tenant) : []) {
         const component = pod.metadata.labels?.[CONTROL_PLANE_NAME_LABEL] ?? "";
         if (!restart.has(component) || pod.metadata.deletionTimestamp) continue;
@@ -401,7 +420,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
             kind: "Pod",
             metadata: { name: pod.metadata.name, namespace: controlPlaneNamespace(tenant) },
           },
-          { gracePeriodSeconds: 0 },
+          component === ETCD_NAME ? {} : { gracePeriodSeconds: 0 },
         );
       }
       log.debug("control plane applied", { tenant, version, suspended: spec.suspended });
@@ -430,11 +449,20 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         pods.some((pod) => pod.metadata.labels?.[CONTROL_PLANE_NAME_LABEL] === component);
       if (!named(APISERVER_NAME) && !named(CONTROLLER_MANAGER_NAME)) return undefined;
       for (const component of [ETCD_NAME, APISERVER_NAME, CONTROLLER_MANAGER_NAME]) {
-        const down = componentDown(pods, component, CONTROL_PLANE_NAME_LABEL);
+        const down = componentExited(pods, component, CONTROL_PLANE_NAME_LABEL, now());
         if (down) return { component, kind: "exited", message: `${component} is not running`, detail: down };
       }
-      const reach = await access(tenant);
-      return reach ? unresponsiveFault(await readyzProblem(reach, 1_500)) : undefined;
+      const reach = await probeAccess(tenant);
+      if (!reach) return undefined;
+      const problem = await readyzProblem(reach, 1_500);
+      if (!problem) {
+        answered.add(tenant);
+        return undefined;
+      }
+      // Only an API server this Ring0 has reached before is called unresponsive: one it never
+      // reached (no route to cluster IPs here, or pods kwok only pretends to run) is not a
+      // fault of the tenant's, and restarting it would loop.
+      return answered.has(tenant) ? unresponsiveFault(problem) : undefined;
     },
 
     async destroy(tenant: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { componentDown, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
+import { componentExited, isPodReady, type Pod, podFailure, podWaitingFor } from "./status";
 
 const ready: Pod = {
   metadata: { name: "kube-apiserver-abc" },
@@ -67,29 +67,55 @@ describe("control plane pod status", () => {
     ).toBe("etcd-0: etcd ContainerCreating");
   });
 
-  it("finds a component down when none of its pods is ready, naming why", () => {
+  it("finds a component exited when its container ended and no pod of it is ready, not when it only starts", () => {
     const name = "app.kubernetes.io/name";
+    const now = new Date("2026-11-27T05:00:00Z");
     const labelled = (pod: Pod, component: string): Pod => ({
       ...pod,
       metadata: { ...pod.metadata, labels: { [name]: component } },
     });
-    const exited: Pod = {
+    const unready = (containerStatuses: NonNullable<Pod["status"]>["containerStatuses"]): Pod => ({
       metadata: { name: "kube-apiserver-xyz" },
-      status: {
-        phase: "Running",
-        conditions: [{ type: "Ready", status: "False" }],
-        containerStatuses: [
-          { name: "kube-apiserver", state: { terminated: { reason: "Error", exitCode: 137 } } },
-        ],
+      status: { phase: "Running", conditions: [{ type: "Ready", status: "False" }], containerStatuses },
+    });
+    const exited = unready([
+      { name: "kube-apiserver", state: { terminated: { reason: "Error", exitCode: 137 } } },
+    ]);
+    const restarting = unready([
+      {
+        name: "kube-apiserver",
+        ready: false,
+        state: {},
+        lastState: { terminated: { finishedAt: "2026-11-27T04:59:50Z" } },
       },
-    };
-    const pods = [labelled(exited, "kube-apiserver"), labelled(ready, "kube-controller-manager")];
-    expect(componentDown(pods, "kube-apiserver", name)).toBe("kube-apiserver-xyz: Running, not ready");
-    expect(componentDown(pods, "kube-controller-manager", name)).toBeUndefined();
-    expect(componentDown(pods, "etcd", name)).toBe("no etcd pod");
+    ]);
+    const starting = unready([{ name: "kube-apiserver", ready: false, state: {} }]);
+    const long = unready([
+      {
+        name: "kube-apiserver",
+        ready: false,
+        state: {},
+        lastState: { terminated: { finishedAt: "2026-11-27T04:50:00Z" } },
+      },
+    ]);
+    const exitedFor = (pod: Pod) =>
+      componentExited([labelled(pod, "kube-apiserver")], "kube-apiserver", name, now);
+    expect(exitedFor(exited)).toBe("kube-apiserver-xyz: Running, not ready (its container ended)");
+    expect(exitedFor(restarting)).toContain("its container ended");
+    // Starting, or unready long after its last exit: for /readyz to judge, not an exit.
+    expect(exitedFor(starting)).toBeUndefined();
+    expect(exitedFor(long)).toBeUndefined();
+    expect(componentExited([labelled(ready, "kube-controller-manager")], "etcd", name, now)).toBe(
+      "no etcd pod",
+    );
     // A rollout: one ready pod of the component is enough.
     expect(
-      componentDown([...pods, labelled(ready, "kube-apiserver")], "kube-apiserver", name),
+      componentExited(
+        [labelled(exited, "kube-apiserver"), labelled(ready, "kube-apiserver")],
+        "kube-apiserver",
+        name,
+        now,
+      ),
     ).toBeUndefined();
   });
 });

@@ -16,6 +16,7 @@ export interface Pod {
         waiting?: { reason?: string; message?: string };
         terminated?: { reason?: string; exitCode?: number };
       };
+      lastState?: { terminated?: { finishedAt?: string } };
     }[];
   };
 }
@@ -68,14 +69,32 @@ export function isPodReady(pod: Pod): boolean {
   );
 }
 
+/** How long after a container ended an unready pod of it still counts as exited (being restarted). */
+const RECENTLY_ENDED_MS = 120_000;
+
 /**
- * Why `component` of a control plane does not serve, when none of its pods is ready (a container
- * that exited is not ready at once; the kubelet restarts it); undefined while one is. `nameLabel`
- * is the label naming the component on its pods.
+ * Why `component` of a control plane is not running, when it exited: no pod of it ready, and one
+ * whose container ended (terminated now, in a crash loop, or ended within the last two minutes
+ * and not ready since, while the kubelet restarts it); or no pod of it at all. A pod that is only
+ * starting or failing its readiness check is not an exit (the API server's /readyz says the rest).
+ * `nameLabel` is the label naming the component on its pods.
  */
-export function componentDown(pods: Pod[], component: string, nameLabel: string): string | undefined {
+export function componentExited(
+  pods: Pod[],
+  component: string,
+  nameLabel: string,
+  now: Date,
+): string | undefined {
   const own = pods.filter((pod) => pod.metadata.labels?.[nameLabel] === component);
+  if (own.length === 0) return `no ${component} pod`;
   if (own.some(isPodReady)) return undefined;
-  const pod = own.find((candidate) => !candidate.metadata.deletionTimestamp) ?? own[0];
-  return pod ? podWaitingFor(pod) : `no ${component} pod`;
+  const ended = own.find((pod) =>
+    (pod.status?.containerStatuses ?? []).some((container) => {
+      if (container.state?.terminated) return true;
+      if (container.state?.waiting?.reason === "CrashLoopBackOff") return true;
+      const finished = Date.parse(container.lastState?.terminated?.finishedAt ?? "");
+      return !container.ready && Number.isFinite(finished) && now.getTime() - finished < RECENTLY_ENDED_MS;
+    }),
+  );
+  return ended ? `${podWaitingFor(ended)} (its container ended)` : undefined;
 }
