@@ -1,10 +1,10 @@
 /**
- * An HTTPS listener on 127.0.0.1 that requires a client certificate from one CA (the vn-agents and
+ * An HTTPS listener on 127.0.0.1 (and, if asked, the pod API address) that requires a client certificate from one CA (the vn-agents and
  * the admission webhooks): it tracks its sockets so closing it ends every connection at once.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
-import type net from "node:net";
+import net from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { Logger } from "@/server/logger";
 
@@ -17,8 +17,11 @@ export interface MtlsOptions {
 
 export interface MtlsServer {
   server: https.Server;
-  /** Listen on 127.0.0.1 (`port` or a free one); resolves with the port. */
-  listen(port?: number): Promise<number>;
+  /**
+   * Listen on 127.0.0.1 (`port` or a free one), and on the same port of each of `alsoOn` (the pod
+   * API address, where API servers in pods reach it); resolves with the port.
+   */
+  listen(port?: number, alsoOn?: string[]): Promise<number>;
   close(): Promise<void>;
   /** TLS connections accepted so far (clients that keep theirs alive add one, not one per request). */
   handshakes(): number;
@@ -30,6 +33,8 @@ export function createMtlsServer(
   handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
 ): MtlsServer {
   const sockets = new Set<net.Socket>();
+  /** Listeners on other addresses that hand their connections to the TLS server. */
+  const extras: net.Server[] = [];
   let handshakes = 0;
   const server = https.createServer(
     {
@@ -57,16 +62,37 @@ export function createMtlsServer(
   return {
     server,
     handshakes: () => handshakes,
-    listen: (port) =>
-      new Promise((resolve, reject) => {
+    listen: async (port, alsoOn = []) => {
+      const bound = await new Promise<number>((resolve, reject) => {
         server.once("error", reject);
         server.listen({ host: "127.0.0.1", port: port ?? 0, exclusive: true }, () => {
           server.off("error", reject);
           resolve((server.address() as net.AddressInfo).port);
         });
-      }),
+      });
+      try {
+        for (const host of alsoOn) {
+          // Same TLS server, same client CA: connections there are handed to it whole.
+          const extra = net.createServer((socket) => server.emit("connection", socket));
+          await new Promise<void>((resolve, reject) => {
+            extra.once("error", reject);
+            extra.listen({ host, port: bound, exclusive: true }, () => {
+              extra.off("error", reject);
+              resolve();
+            });
+          });
+          extras.push(extra);
+        }
+      } catch (error) {
+        for (const extra of extras.splice(0)) extra.close();
+        await new Promise<void>((done) => server.close(() => done()));
+        throw error;
+      }
+      return bound;
+    },
     close: () =>
       new Promise<void>((done) => {
+        for (const extra of extras.splice(0)) extra.close();
         server.close(() => done());
         for (const socket of sockets) socket.destroy();
         sockets.clear();

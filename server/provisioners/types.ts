@@ -71,6 +71,12 @@ export interface ControlPlaneAccess {
    * pods no way to it (their service-account tokens are then not mounted).
    */
   podEndpoint?: { host: string; port: number };
+  /**
+   * Where this API server reaches the vn-agents (kubectl logs, exec, port-forward): the Hostname
+   * address of its vNodes. Default localhost (an API server on Ring0's host); an API server in a
+   * pod reaches them at the pod API address.
+   */
+  kubeletHost?: string;
 }
 
 /**

@@ -204,6 +204,10 @@ export async function startTenants(
       superCluster,
       logger: log,
       etcdStorage: etcdStorage(config),
+      // Through the vn-agents (kubectl logs, exec): in the local world with real nodes, API servers
+      // in pods reach them on the pod API address.
+      vnAgentStateDir: config.stateDir,
+      ...(realNodesHere(config) ? { kubeletHost: POD_API_ADDRESS } : {}),
     }),
   };
   const tenants = informerTenantSource(superCluster);
@@ -322,7 +326,13 @@ export async function startTenants(
     const kubeletTls = localWorld
       ? await localSuperCluster({ stateDir: config.stateDir, logger: log }).kubeletClient()
       : undefined;
-    vnAgents = await startVnAgents({ superCluster, stateDir: config.stateDir, logger: log, kubeletTls });
+    vnAgents = await startVnAgents({
+      superCluster,
+      stateDir: config.stateDir,
+      logger: log,
+      kubeletTls,
+      ...(realNodesHere(config) ? { alsoOn: [POD_API_ADDRESS] } : {}),
+    });
     registerNodeLogProvider("vn-agent", vnAgentLogProvider);
   } catch (error) {
     log.error("starting the vn-agents failed: kubectl logs/exec on tenant pods will not work", { error });
@@ -341,14 +351,18 @@ export async function startTenants(
   };
 }
 
+/** The local world with real nodes on this host (its pod API address is up). */
+function realNodesHere(config: Env): boolean {
+  return !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local" && hasPodApiAddress();
+}
+
 /**
  * Where control planes in pods keep etcd's data unless their Tenant says: the operator's claim; in
  * the local world with real nodes, 1Gi on Ring0's own local volumes; else an emptyDir.
  */
 function etcdStorage(config: Env): EtcdStorage {
-  const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
   const storageClassName =
-    config.RING0_ETCD_STORAGE_CLASS ?? (localWorld && hasPodApiAddress() ? LOCAL_STORAGE_CLASS : undefined);
+    config.RING0_ETCD_STORAGE_CLASS ?? (realNodesHere(config) ? LOCAL_STORAGE_CLASS : undefined);
   const size = config.RING0_ETCD_STORAGE_SIZE ?? (storageClassName ? "1Gi" : undefined);
   if (!size) return { kind: "emptyDir" };
   return { kind: "persistentVolumeClaim", size, ...(storageClassName ? { storageClassName } : {}) };

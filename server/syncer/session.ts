@@ -32,6 +32,8 @@ export interface TenantSession {
   caches: Record<SyncedKind, WatchCache<Obj>>;
   vNodes: WatchCache<Obj>;
   placement: PlacementPolicy;
+  /** Where the tenant's API server reaches the vn-agents: its vNodes' Hostname (access.kubeletHost). */
+  kubeletHost: string;
   /** The operator's isolation policy at the tenant's Pod Security level (Tenant spec.syncer.podSecurity). */
   isolation: IsolationPolicy;
   synced: boolean;

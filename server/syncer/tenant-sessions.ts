@@ -199,6 +199,11 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
     const current = sessions.get(name);
     if (current && current.conn !== conn) stopSession(name);
     const session = sessions.get(name) ?? startSession(name, conn);
+    if (session.kubeletHost !== (lookup.access.kubeletHost ?? "localhost")) {
+      session.kubeletHost = lookup.access.kubeletHost ?? "localhost";
+      // Its vNodes name the new address on their next sync.
+      for (const vNode of session.vNodes.values()) enqueue(name, workKey("node", "", vNode.metadata.name));
+    }
     session.placement = {
       ...placementOf(resource),
       podLabels: options.superPodLabels,
@@ -238,6 +243,7 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
       tenant,
       conn,
       placement: {},
+      kubeletHost: "localhost",
       isolation: policy,
       synced: false,
       unreachable: false,

@@ -455,6 +455,13 @@ describe("upward translation", () => {
     });
     expect(served.status.addresses).toEqual([{ type: "Hostname", address: "localhost" }]);
     expect(served.status.daemonEndpoints).toEqual({ kubeletEndpoint: { Port: 20250 } });
+    // An API server in a pod reaches the agents at the pod API address instead.
+    const inPod = vNodeContent(superNode, 20250, "10.244.255.1");
+    expect(inPod.annotations["ring0.dev/vn-agent"]).toBe("10.244.255.1:20250");
+    expect((inPod.status.addresses as { type: string; address: string }[])[0]).toEqual({
+      type: "Hostname",
+      address: "10.244.255.1",
+    });
     expect(served.annotations["ring0.dev/vn-agent"]).toBe("localhost:20250");
     // Heartbeats change every time; they must not change what the syncer compares.
     const later = structuredClone(superNode);

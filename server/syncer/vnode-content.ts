@@ -14,6 +14,8 @@ export const defaultKubeletPort = 10250;
 export function vNodeContent(
   superNode: Json,
   port: number | undefined,
+  /** Where the tenant's API server reaches the vn-agents (session.kubeletHost). */
+  host = "localhost",
 ): { labels: Record<string, string>; annotations: Record<string, string>; status: Json } {
   const metadata = (superNode.metadata ?? {}) as {
     name?: string;
@@ -35,7 +37,7 @@ export function vNodeContent(
   annotations[vnAgentAnnotation] =
     port === undefined
       ? `none: no vn-agent serves node ${metadata.name ?? ""}; kubectl logs and exec cannot reach its pods`
-      : `localhost:${port}`;
+      : `${host}:${port}`;
   const conditions = ((status.conditions as Json[] | undefined) ?? []).map((condition) => {
     const { lastHeartbeatTime: _heartbeat, ...rest } = condition;
     return rest;
@@ -55,7 +57,7 @@ export function vNodeContent(
       // shows its InternalIP, which its pods see as their hostIP anyway and reach NodePorts on. A
       // simulated (kwok) node's made-up address is never shown: nothing may dial it.
       addresses: [
-        { type: "Hostname", address: "localhost" },
+        { type: "Hostname", address: host },
         ...(metadata.annotations?.["kwok.x-k8s.io/node"] === undefined
           ? ((status.addresses as Json[] | undefined) ?? [])
               .filter((address) => address.type === "InternalIP" && typeof address.address === "string")

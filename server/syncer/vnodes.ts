@@ -93,7 +93,7 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
     const superNode = ctx.superNodes()?.get("", node);
     if (!superNode) return; // the node left the super cluster; its pods are evicted below
     const port = vnAgentEndpoints().get(node)?.port;
-    const content = vNodeContent(superNode as Json, port);
+    const content = vNodeContent(superNode as Json, port, session.kubeletHost);
     const hash = hashOf(content);
     const existing = session.vNodes.get("", node);
     const nowIso = new Date(clock.now()).toISOString();
@@ -202,7 +202,11 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
     await eachVNode(sessions, async (session, vNode) => {
       const superNode = ctx.superNodes()?.get("", vNode.metadata.name);
       if (!superNode) return;
-      const content = vNodeContent(superNode as Json, vnAgentEndpoints().get(vNode.metadata.name)?.port);
+      const content = vNodeContent(
+        superNode as Json,
+        vnAgentEndpoints().get(vNode.metadata.name)?.port,
+        session.kubeletHost,
+      );
       await kubeRequest(session.conn, {
         method: "PATCH",
         path: NodeKind.path({ name: vNode.metadata.name, subresource: "status" }),

@@ -50,6 +50,8 @@ export interface VnAgentOptions {
   logger: Logger;
   /** Port to listen on (default: any free one); fails with EADDRINUSE when it is taken. */
   port?: number;
+  /** Addresses to listen on besides 127.0.0.1, on the same port (the pod API address). */
+  alsoOn?: string[];
 }
 
 export interface VnAgent {
@@ -379,7 +381,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     });
   });
 
-  return mtls.listen(options.port).then((port) => {
+  return mtls.listen(options.port, options.alsoOn).then((port) => {
     log.info("vn-agent listening", { port });
     return {
       node: options.node,

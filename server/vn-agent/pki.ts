@@ -3,15 +3,31 @@
  * with it and verify callers against it) and the local provisioner (which gives each tenant
  * apiserver its kubelet client certificate and the CA to verify the agents with):
  *   serving-ca.crt/.key   signs the agents' serving certificate (tenant apiservers trust it)
- *   serving.crt/.key      the agents' serving certificate (SANs localhost, 127.0.0.1)
+ *   serving.crt/.key      the agents' serving certificate (SANs localhost, 127.0.0.1, and the pod
+ *                         API address, where API servers in pods reach the agents)
  *   client-ca.crt/.key    signs tenant apiservers' kubelet client certificates (agents trust only it)
  * Two CAs, so a serving certificate can never pass as a tenant's client certificate and back.
  */
+import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { type CertificateAndKey, DAY_MS, issueCa, issueLeaf } from "@/server/pki/certificates";
 import * as x509 from "@/server/pki/x509";
 import { TENANT_APISERVER_ORGANIZATION } from "./identity";
+
+/** The agents' serving addresses: loopback for local API servers, the pod API address for ones in pods. */
+const SERVING_IPS = ["127.0.0.1", POD_API_ADDRESS];
+
+/** Whether a serving certificate names every address the agents serve on. */
+function namesServingIps(pair: CertificateAndKey): boolean {
+  try {
+    const names = new X509Certificate(pair.cert).subjectAltName ?? "";
+    return SERVING_IPS.every((ip) => names.includes(`IP Address:${ip}`));
+  } catch {
+    return false;
+  }
+}
 
 const CA_DAYS = 3650;
 const LEAF_DAYS = 365;
@@ -22,7 +38,7 @@ export interface VnAgentPki {
   dir: string;
   servingCa: CertificateAndKey;
   clientCa: CertificateAndKey;
-  /** The agents' serving certificate (localhost, 127.0.0.1). */
+  /** The agents' serving certificate (localhost, 127.0.0.1, the pod API address). */
   serving: CertificateAndKey;
   /** A kubelet client certificate for a tenant apiserver: CN=<tenant>, O=ring0:tenant-apiserver. */
   issueTenantKubeletClient(tenant: string): Promise<CertificateAndKey>;
@@ -80,13 +96,13 @@ async function load(stateDir: string): Promise<VnAgentPki> {
   const servingCa = await ca("serving-ca", "CN=ring0-vn-agent-serving-ca, O=Ring0");
   const clientCa = await ca("client-ca", "CN=ring0-vn-agent-client-ca, O=Ring0");
   let serving = read(dir, "serving");
-  if (!serving || !(await stillGood(serving, servingCa, now))) {
+  if (!serving || !(await stillGood(serving, servingCa, now)) || !namesServingIps(serving)) {
     serving = await issueLeaf({
       issuer: servingCa,
       subject: "CN=ring0-vn-agent",
       usages: ["serverAuth"],
       dns: ["localhost"],
-      ips: ["127.0.0.1"],
+      ips: SERVING_IPS,
       days: LEAF_DAYS,
       now,
     });

@@ -29,6 +29,11 @@ export interface VnAgentsOptions {
   kubeletTls?: { ca: string; cert?: string; key?: string };
   /** Default: the syncer's naming. */
   superNamespace?: (tenant: string, namespace: string) => string;
+  /**
+   * Addresses each agent listens on besides 127.0.0.1 (same port): the pod API address, where
+   * tenant API servers that run as pods reach the agents (the local world with real nodes).
+   */
+  alsoOn?: string[];
 }
 
 export interface VnAgents {
@@ -76,6 +81,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
         // Operators read each agent's log per node (the node page's "vn-agent log").
         logger: teeLogger(options.logger, vnAgentLogRing(name)),
         ...(port ? { port } : {}),
+        ...(options.alsoOn?.length ? { alsoOn: options.alsoOn } : {}),
       });
     const previous = ports.get(name);
     if (previous === undefined) return start();

@@ -137,6 +137,8 @@ export async function startDataPlaneWorld(options: {
       stateDir,
       logger,
       kubeletTls: await localSuperCluster({ stateDir: superStateDir, logger }).kubeletClient(),
+      // API servers in pods reach the agents on the pod API address.
+      ...(options.controlPlanesInPods ? { alsoOn: [POD_API_ADDRESS] } : {}),
     });
     cleanups.push(() => agents.stop());
     await agents.ready();
@@ -154,6 +156,8 @@ export async function startDataPlaneWorld(options: {
           superCluster,
           logger,
           etcdStorage: { kind: "persistentVolumeClaim", size: "1Gi", storageClassName: LOCAL_STORAGE_CLASS },
+          vnAgentStateDir: stateDir,
+          kubeletHost: POD_API_ADDRESS,
         })
       : createLocalProvisioner({
           stateDir,

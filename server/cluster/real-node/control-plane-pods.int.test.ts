@@ -214,7 +214,7 @@ describe.skipIf(problems.length > 0)(
       expect(version.stdout).toBe("42");
     });
 
-    it("runs the tenant's pod on the real node, its in-cluster kubectl reaching its own API server", async () => {
+    it("runs the tenant's pod on the real node: logs and exec through the gateway, its in-cluster kubectl reaching its own API server", async () => {
       for (const tenant of [initech, hooli]) {
         const created = await tenantKubectl(tenant, [
           "run",
@@ -223,8 +223,9 @@ describe.skipIf(problems.length > 0)(
           "--restart=Never",
           "--command",
           "--",
-          "sleep",
-          "3600",
+          "sh",
+          "-c",
+          "echo whoami-started; exec sleep 3600",
         ]);
         expect(created.code, created.stderr).toBe(0);
       }
@@ -247,6 +248,11 @@ describe.skipIf(problems.length > 0)(
         "kubectl auth whoami -o jsonpath={.status.userInfo.username}",
       );
       expect(whoami).toContain("system:serviceaccount:default:default");
+      // kubectl logs and exec through the gateway: its API server in a pod reaches the vn-agents.
+      const logs = await tenantKubectl(initech, ["logs", "whoami"]);
+      expect(logs.stdout, logs.stderr).toContain("whoami-started");
+      const exec = await tenantKubectl(initech, ["exec", "whoami", "--", "cat", "/etc/hostname"]);
+      expect(exec.stdout.trim(), exec.stderr).toBe("whoami");
       // Its DNS names the same API server.
       const resolved = await inTenantPod(initech, "whoami", "nslookup kubernetes.default.svc.cluster.local");
       expect(resolved).toContain(apiIp);

@@ -623,7 +623,8 @@ describe.skipIf(problems.length > 0)(
         expect(result.stdout).toMatch(/\/dev\/pts\/\d+/);
         // The runtime gives a terminal exec TERM=xterm (no terminal: no TERM at all).
         expect(result.stdout).toMatch(/TERM=xterm/);
-        expect(result.stdout).toMatch(/^t\r?$/m);
+        // The terminal may echo a NUL that script(1) passed on ("^@") before the hostname's line.
+        expect(result.stdout.replaceAll("^@", "")).toMatch(/^t\r?$/m);
       });
 
       it("a missing image tells the tenant how to get it supplied", async () => {

@@ -18,6 +18,7 @@ import {
   APISERVER_PORT,
   controlPlaneNamespace,
   controlPlaneServiceName,
+  KUBELET_CLIENT_SECRET,
   labels,
   selector,
   TENANT_SERVICE_CIDR,
@@ -34,6 +35,7 @@ import {
   READINESS_FAILURES,
   READINESS_PERIOD_SECONDS,
 } from "./pods";
+import { kubeletClientFiles } from "./secrets";
 
 /** The API server's AuthenticationConfiguration: anonymous requests only on its health endpoints. */
 export const AUTHENTICATION_CONFIG_MAP = "apiserver-authentication";
@@ -41,6 +43,7 @@ const AUTHENTICATION_CONFIG_DIR = "/etc/kubernetes/authentication";
 /** Ring0's admission policies, from files (../admission-policies.ts), and the configuration that loads them. */
 export const ADMISSION_CONFIG_MAP = "apiserver-admission";
 const ADMISSION_CONFIG_DIR = "/etc/kubernetes/admission";
+const KUBELET_CLIENT_DIR = "/etc/kubernetes/kubelet-client";
 
 /** The ConfigMap's files: the AdmissionConfiguration and one List per policy kind (a dir each, by key path). */
 function admissionConfigMapData(): { data: Record<string, string>; items: { key: string; path: string }[] } {
@@ -100,6 +103,15 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       `--admission-control-config-file=${ADMISSION_CONFIG_DIR}/config.json`,
       `--feature-gates=${STATIC_ADMISSION_FEATURE_GATE}=true`,
       "--profiling=false",
+      ...(options.kubeletClient
+        ? [
+            // Kubelets through Ring0's vn-agents, at the vNodes' Hostname (where the agents listen).
+            "--kubelet-preferred-address-types=Hostname",
+            `--kubelet-client-certificate=${KUBELET_CLIENT_DIR}/${kubeletClientFiles.cert}`,
+            `--kubelet-client-key=${KUBELET_CLIENT_DIR}/${kubeletClientFiles.key}`,
+            `--kubelet-certificate-authority=${KUBELET_CLIENT_DIR}/${kubeletClientFiles.ca}`,
+          ]
+        : []),
     ],
     ports: [{ name: "https", containerPort: APISERVER_PORT }],
     readinessProbe: httpsProbe("/readyz", APISERVER_PORT, READINESS_FAILURES, READINESS_PERIOD_SECONDS),
@@ -110,10 +122,16 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       { name: "pki", mountPath: PKI_DIR, readOnly: true },
       { name: "authentication", mountPath: AUTHENTICATION_CONFIG_DIR, readOnly: true },
       { name: "admission", mountPath: ADMISSION_CONFIG_DIR, readOnly: true },
+      ...(options.kubeletClient
+        ? [{ name: "kubelet-client", mountPath: KUBELET_CLIENT_DIR, readOnly: true }]
+        : []),
     ],
   };
   const admission = admissionConfigMapData();
   const volumes = [
+    ...(options.kubeletClient
+      ? [{ name: "kubelet-client", secret: { secretName: KUBELET_CLIENT_SECRET, defaultMode: 0o440 } }]
+      : []),
     { name: "authentication", configMap: { name: AUTHENTICATION_CONFIG_MAP } },
     { name: "admission", configMap: { name: ADMISSION_CONFIG_MAP, items: admission.items } },
     pkiVolume([

@@ -28,6 +28,7 @@ export {
   ETCD_CLIENT_SERVICE,
   ETCD_NAME,
   KUBECONFIG_SECRET,
+  KUBELET_CLIENT_SECRET,
   MANAGED_BY_LABEL,
   NAMESPACE_PREFIX,
   namespaceManifest,
@@ -41,7 +42,14 @@ export {
   defaultImages,
   type EtcdStorage,
 } from "./pods";
-export { kubeconfigSecretManifest, pkiChecksum, pkiSecretManifest, renderKubeconfig } from "./secrets";
+export {
+  kubeconfigSecretManifest,
+  kubeletClientFiles,
+  kubeletClientSecretManifest,
+  pkiChecksum,
+  pkiSecretManifest,
+  renderKubeconfig,
+} from "./secrets";
 
 export { controlPlaneServiceManifests } from "./services";
 

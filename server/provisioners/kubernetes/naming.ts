@@ -22,6 +22,8 @@ export const ETCD_NAME = "etcd";
 export const ETCD_CLIENT_SERVICE = "etcd-client";
 export const PKI_SECRET = "control-plane-pki";
 export const KUBECONFIG_SECRET = "control-plane-kubeconfigs";
+/** The API server's kubelet client certificate (from Ring0's vn-agent client CA) and the agents' CA. */
+export const KUBELET_CLIENT_SECRET = "control-plane-kubelet-client";
 export const APISERVER_PORT = 6443;
 
 /** The tenant cluster's own Service range (inside the tenant, not the super cluster's). */

@@ -40,6 +40,11 @@ export interface ControlPlaneManifestOptions {
   clusterDomain: string;
   /** The cluster IPs of the control plane's Services (./services.ts), applied before the workloads. */
   addresses: ControlPlaneAddresses;
+  /**
+   * The API server reaches kubelets through Ring0's vn-agents with the client certificate in
+   * KUBELET_CLIENT_SECRET (only its Hostname address: the vn-agents' host).
+   */
+  kubeletClient?: boolean;
   /** Changes whenever the PKI does, so pods restart onto new certificates. */
   pkiChecksum: string;
 }

@@ -19,6 +19,7 @@ import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
+import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "../pki";
 import { readyzProblem, unresponsiveFault } from "../readyz";
 import {
@@ -48,7 +49,10 @@ import {
   ETCD_CLIENT_SERVICE,
   ETCD_NAME,
   type EtcdStorage,
+  KUBELET_CLIENT_SECRET,
   kubeconfigSecretManifest,
+  kubeletClientFiles,
+  kubeletClientSecretManifest,
   MANAGED_BY_LABEL,
   namespaceManifest,
   PKI_SECRET,
@@ -68,6 +72,13 @@ export interface KubernetesProvisionerOptions {
    * persistentVolumeClaim (RING0_ETCD_STORAGE_SIZE / _CLASS).
    */
   etcdStorage?: EtcdStorage;
+  /**
+   * Ring0's state dir with the vn-agent PKI: the API server then gets a kubelet client certificate
+   * and reaches kubelets through the vn-agents (kubectl logs, exec, port-forward) at `kubeletHost`.
+   */
+  vnAgentStateDir?: string;
+  /** Where API servers in pods reach the vn-agents (the pod API address in the local world). */
+  kubeletHost?: string;
   /** The super cluster's DNS domain, for the certificates' fully qualified names. */
   clusterDomain?: string;
   /** Exact versions with binaries (tests); default availableVersions(). */
@@ -219,6 +230,33 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     return pki;
   };
 
+  /**
+   * The API server's kubelet client certificate in its Secret, (re)issued from the vn-agent client
+   * CA when missing, near expiry or from another CA; undefined without vn-agents.
+   */
+  const ensureKubeletClient = async (tenant: string) => {
+    if (!options.vnAgentStateDir) return undefined;
+    const agents = await ensureVnAgentPki(options.vnAgentStateDir);
+    const stored = decode(
+      (await readInNamespace<Secret>(tenant, "v1", "Secret", KUBELET_CLIENT_SECRET))?.data,
+    );
+    const current = {
+      cert: stored[kubeletClientFiles.cert] ?? "",
+      key: stored[kubeletClientFiles.key] ?? "",
+      ca: stored[kubeletClientFiles.ca] ?? "",
+    };
+    const good =
+      current.cert &&
+      current.key &&
+      current.ca === agents.servingCa.cert &&
+      (await certificateStillGood({ cert: current.cert, key: current.key }, agents.clientCa, now()));
+    if (good) return current;
+    const issued = await agents.issueTenantKubeletClient(tenant);
+    const files = { cert: issued.cert, key: issued.key, ca: agents.servingCa.cert };
+    await serverSideApply(conn, kubeletClientSecretManifest(tenant, files), { force: true });
+    return files;
+  };
+
   /** The cluster IPs of the API server's and etcd's Services, once both have one. */
   const readAddresses = async (tenant: string): Promise<ControlPlaneAddresses | undefined> => {
     const [apiserver, etcd] = await Promise.all([
@@ -279,6 +317,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       key,
       // The tenant's pods dial the same Service (its certificate names the address).
       podEndpoint: { host: addresses.apiserver, port: APISERVER_PORT },
+      ...(options.vnAgentStateDir && options.kubeletHost ? { kubeletHost: options.kubeletHost } : {}),
     };
   };
 
@@ -385,6 +424,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       await serverSideApply(conn, kubeconfigSecretManifest(tenant, pki, controlPlaneUrl(addresses)), {
         force: true,
       });
+      const kubeletClient = await ensureKubeletClient(tenant);
       const manifestOptions: ControlPlaneManifestOptions = {
         tenant,
         version,
@@ -393,7 +433,11 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         etcdStorage: await storageFor(spec),
         clusterDomain,
         addresses,
-        pkiChecksum: pkiChecksum(pkiToFiles(pki)),
+        kubeletClient: kubeletClient !== undefined,
+        pkiChecksum: pkiChecksum({
+          ...pkiToFiles(pki),
+          ...(kubeletClient ? { [`kubelet/${kubeletClientFiles.cert}`]: kubeletClient.cert } : {}),
+        }),
       };
       for (const manifest of controlPlaneWorkloadManifests(manifestOptions)) {
         signal?.throwIfAborted();

@@ -6,7 +6,41 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import type { ControlPlanePki } from "../pki";
-import { controlPlaneNamespace, KUBECONFIG_SECRET, labels, PKI_SECRET } from "./naming";
+import {
+  controlPlaneNamespace,
+  KUBECONFIG_SECRET,
+  KUBELET_CLIENT_SECRET,
+  labels,
+  PKI_SECRET,
+} from "./naming";
+
+/** The files of KUBELET_CLIENT_SECRET, as the API server mounts them. */
+export const kubeletClientFiles = {
+  cert: "kubelet-client.crt",
+  key: "kubelet-client.key",
+  ca: "vn-agent-ca.crt",
+} as const;
+
+export function kubeletClientSecretManifest(
+  tenant: string,
+  files: { cert: string; key: string; ca: string },
+): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: KUBELET_CLIENT_SECRET,
+      namespace: controlPlaneNamespace(tenant),
+      labels: labels(tenant),
+    },
+    type: "Opaque",
+    data: {
+      [kubeletClientFiles.cert]: base64(files.cert),
+      [kubeletClientFiles.key]: base64(files.key),
+      [kubeletClientFiles.ca]: base64(files.ca),
+    },
+  };
+}
 
 function base64(text: string): string {
   return Buffer.from(text).toString("base64");
