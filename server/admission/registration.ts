@@ -24,6 +24,8 @@ export const QUOTA_WEBHOOK_TIMEOUT_SECONDS = 5;
 export interface WebhookEndpoint {
   /** https://127.0.0.1:<port> */
   baseUrl: string;
+  /** https://<pod API address>:<port>, where API servers in pods reach it (when they can). */
+  podBaseUrl?: string;
   /** PEM of the CA the webhook server's certificate chains to. */
   caBundle: string;
 }
@@ -97,14 +99,24 @@ export function quotaWebhookManifest(hard: CheckedHard, endpoint: WebhookEndpoin
 
 /**
  * Bring the tenant's webhook registration in line with its quota: applied when it has one (and
- * Ring0's webhook server listens), removed when it has none. Returns what was done, for logs.
+ * Ring0's webhook server listens where the tenant's API server reaches it), removed when it has
+ * none. An API server in a pod (`inPods`) reaches the webhooks only on the pod API address; where
+ * they do not listen there, no webhook is registered (a Fail policy would refuse every pod) and the
+ * syncer alone holds the quota. Returns what was done, for logs.
  */
 export async function syncQuotaWebhook(
   conn: ClusterConnection,
   quota: { hard?: Record<string, string> } | undefined,
+  options: { inPods?: boolean } = {},
 ): Promise<"applied" | "removed" | "absent" | "no-endpoint"> {
   const { hard } = tenantHardOf(quota?.hard ?? {});
-  if (Object.keys(hard).length === 0) {
+  const endpoint = getWebhookEndpoint();
+  const reachable = options.inPods
+    ? endpoint?.podBaseUrl
+      ? { ...endpoint, baseUrl: endpoint.podBaseUrl }
+      : undefined
+    : (endpoint ?? undefined);
+  if (Object.keys(hard).length === 0 || (options.inPods && !reachable)) {
     const deleted = await deleteObject(conn, {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingWebhookConfiguration",
@@ -112,8 +124,7 @@ export async function syncQuotaWebhook(
     });
     return deleted ? "removed" : "absent";
   }
-  const endpoint = getWebhookEndpoint();
-  if (!endpoint) return "no-endpoint";
-  await serverSideApply(conn, quotaWebhookManifest(hard, endpoint), { force: true });
+  if (!reachable) return "no-endpoint";
+  await serverSideApply(conn, quotaWebhookManifest(hard, reachable), { force: true });
   return "applied";
 }

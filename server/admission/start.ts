@@ -40,6 +40,11 @@ export interface AdmissionOptions {
   recordRefusals?: boolean;
   /** The tenant's default namespace share (default: the database's, cached 10 s per tenant). */
   namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
+  /**
+   * The pod API address, when API servers in pods reach Ring0 there (the local world with real
+   * nodes): the webhooks listen on it too, and such tenants' webhooks are registered at it.
+   */
+  podApiAddress?: string;
 }
 
 export async function startAdmission(
@@ -79,6 +84,7 @@ export async function startAdmission(
       },
       logger: log,
       port,
+      ...(options.podApiAddress ? { alsoOn: [options.podApiAddress] } : {}),
     });
   let server: WebhookServer;
   const previous = ports.get("webhooks");
@@ -92,7 +98,11 @@ export async function startAdmission(
     server = await listen();
   }
   ports.record("webhooks", server.port);
-  setWebhookEndpoint({ baseUrl: `https://127.0.0.1:${server.port}`, caBundle: pki.servingCa.cert });
+  setWebhookEndpoint({
+    baseUrl: `https://127.0.0.1:${server.port}`,
+    ...(options.podApiAddress ? { podBaseUrl: `https://${options.podApiAddress}:${server.port}` } : {}),
+    caBundle: pki.servingCa.cert,
+  });
   setQuotaAdmission(admission);
   return {
     port: server.port,

@@ -48,6 +48,8 @@ export interface WebhookServerOptions {
   authorizers?: Record<string, AuthorizationHandler>;
   logger: Logger;
   port?: number;
+  /** Addresses to listen on besides 127.0.0.1, same port (the pod API address, for API servers in pods). */
+  alsoOn?: string[];
   /** Largest AdmissionReview accepted (the API server's own request limit is 3 MiB; objects are at most 1.5 MiB). */
   maxBodyBytes?: number;
 }
@@ -207,7 +209,7 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
   };
 
   const mtls = createMtlsServer(options.tls, log, handle);
-  return mtls.listen(options.port).then((port) => {
+  return mtls.listen(options.port, options.alsoOn).then((port) => {
     log.info("admission webhooks listening", {
       port,
       paths: [...Object.keys(options.handlers), ...Object.keys(options.authorizers ?? {})],

@@ -236,6 +236,8 @@ export async function startTenants(
   try {
     admission = await startAdmission({
       stateDir: config.stateDir,
+      // Control planes in pods reach the webhooks on the pod API address.
+      ...(realNodesHere(config) ? { podApiAddress: POD_API_ADDRESS } : {}),
       tenants,
       directory,
       logger: log,

@@ -141,14 +141,14 @@ export const setUpTenantControlPlane: ControlPlaneSetup = async (
   } catch (error) {
     defaultsFailed = { error };
   }
-  // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without. Only
-  // local control planes can reach Ring0's webhook (127.0.0.1, their client certificate); one
-  // in the super cluster would fail every create it covers, so there the syncer alone enforces.
-  const webhook = await syncQuotaWebhook(conn, provisioner === "local" ? spec.quota : undefined);
-  if (provisioner !== "local" && spec.quota?.hard && Object.keys(spec.quota.hard).length > 0) {
-    log.info(
-      "quota enforced by the syncer only: this provisioner's control planes cannot reach Ring0's webhook",
-    );
+  // The quota webhook follows Tenant.spec.quota: registered with a quota, removed without. A local
+  // control plane reaches Ring0's webhook on 127.0.0.1, one in pods on the pod API address (the
+  // local world with real nodes); where it cannot, none is registered (a Fail policy would refuse
+  // every create it covers) and the syncer alone enforces. Both present their client certificate.
+  const webhook = await syncQuotaWebhook(conn, spec.quota, { inPods: provisioner === "kubernetes" });
+  const hasQuota = !!spec.quota?.hard && Object.keys(spec.quota.hard).length > 0;
+  if (provisioner === "kubernetes" && hasQuota && webhook !== "applied") {
+    log.info("quota enforced by the syncer only: this control plane in pods cannot reach Ring0's webhook");
   } else if (webhook === "no-endpoint") {
     log.warn(
       "the tenant has a quota but Ring0's admission webhooks are not serving: only the syncer holds pods back",

@@ -11,12 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
+import { syncQuotaWebhook } from "@/server/admission/registration";
+import { startAdmission } from "@/server/admission/start";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
+import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
@@ -24,7 +27,7 @@ import { kubeBinaries } from "../kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
 import { realNodePrerequisites } from "./host";
-import { KUBECTL_IMAGE, realNodePlan, realNodesDir } from "./plan";
+import { KUBECTL_IMAGE, POD_API_ADDRESS, realNodePlan, realNodesDir } from "./plan";
 import { pushImageArchive } from "./registry";
 import { startTenantWall, type TenantWall } from "./tenant-wall";
 
@@ -44,6 +47,8 @@ let superKubeconfig = "";
 let wall: TenantWall | undefined;
 let world: DataPlaneWorld | undefined;
 let worldGateway: WorldGateway | undefined;
+let admission: Awaited<ReturnType<typeof startAdmission>> | undefined;
+let tenantSource: ReturnType<typeof informerTenantSource> | undefined;
 let home = "";
 const kubeconfigs: Record<string, string> = {};
 
@@ -121,6 +126,16 @@ describe.skipIf(problems.length > 0)(
         tenantWall: false,
         controlPlanesInPods: true,
       });
+      // Ring0's admission webhooks, on the pod API address too, as the runtime starts them here.
+      tenantSource = informerTenantSource(conn);
+      admission = await startAdmission({
+        stateDir: world.stateDir,
+        tenants: tenantSource,
+        directory: world.directory,
+        logger,
+        recordRefusals: false,
+        podApiAddress: POD_API_ADDRESS,
+      });
       home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-control-plane-pods-home-"));
       worldGateway = await startWorldGateway(world, [initech, hooli], { home, logger });
       Object.assign(kubeconfigs, worldGateway.kubeconfigs);
@@ -128,6 +143,8 @@ describe.skipIf(problems.length > 0)(
 
     afterAll(async () => {
       await worldGateway?.close();
+      await admission?.stop();
+      tenantSource?.release();
       await world?.stop();
       wall?.stop();
       await cluster?.down().catch(() => undefined);
@@ -256,6 +273,52 @@ describe.skipIf(problems.length > 0)(
       // Its DNS names the same API server.
       const resolved = await inTenantPod(initech, "whoami", "nslookup kubernetes.default.svc.cluster.local");
       expect(resolved).toContain(apiIp);
+    });
+
+    it("holds the tenant to its quota at admission: its API server in a pod calls Ring0's webhook", async () => {
+      const hard = { pods: "2" };
+      await kubeRequest(conn, {
+        method: "PATCH",
+        path: `/apis/ring0.dev/v1alpha1/tenants/${initech}`,
+        contentType: "application/merge-patch+json",
+        body: { spec: { quota: { hard } } },
+      });
+      await eventually(async () => {
+        const found = await tenantSource?.find(initech);
+        return found && "resource" in found && found.resource?.spec.quota?.hard?.pods === "2"
+          ? true
+          : undefined;
+      }, 15_000);
+      const admin = world?.admin[initech] as ClusterConnection;
+      expect(await syncQuotaWebhook(admin, { hard }, { inPods: true })).toBe("applied");
+      const run = (name: string) =>
+        tenantKubectl(initech, [
+          "run",
+          name,
+          `--image=${KUBECTL_IMAGE}`,
+          "--restart=Never",
+          "--command",
+          "--",
+          "sleep",
+          "3600",
+        ]);
+      try {
+        // whoami is the first; a second fits once the webhook's ledger has seen the first.
+        await eventually(async () => ((await run("second")).code === 0 ? true : undefined), 30_000);
+        const third = await run("third");
+        expect(third.code).not.toBe(0);
+        expect(third.stderr).toContain('admission webhook "quota.ring0.dev" denied the request');
+        expect(third.stderr).toContain("pods");
+      } finally {
+        await tenantKubectl(initech, ["delete", "pod", "second", "--wait=false"]);
+        await kubeRequest(conn, {
+          method: "PATCH",
+          path: `/apis/ring0.dev/v1alpha1/tenants/${initech}`,
+          contentType: "application/merge-patch+json",
+          body: { spec: { quota: null } },
+        });
+        expect(await syncQuotaWebhook(admin, undefined, { inPods: true })).toBe("removed");
+      }
     });
 
     it("walls a tenant's pods off from its etcd and controller manager, and from another tenant's control plane", async () => {

@@ -35,7 +35,7 @@ import {
   READINESS_FAILURES,
   READINESS_PERIOD_SECONDS,
 } from "./pods";
-import { kubeletClientFiles } from "./secrets";
+import { KUBELET_CLIENT_MOUNT, kubeletClientFiles } from "./secrets";
 
 /** The API server's AuthenticationConfiguration: anonymous requests only on its health endpoints. */
 export const AUTHENTICATION_CONFIG_MAP = "apiserver-authentication";
@@ -43,10 +43,13 @@ const AUTHENTICATION_CONFIG_DIR = "/etc/kubernetes/authentication";
 /** Ring0's admission policies, from files (../admission-policies.ts), and the configuration that loads them. */
 export const ADMISSION_CONFIG_MAP = "apiserver-admission";
 const ADMISSION_CONFIG_DIR = "/etc/kubernetes/admission";
-const KUBELET_CLIENT_DIR = "/etc/kubernetes/kubelet-client";
+const KUBELET_CLIENT_DIR = KUBELET_CLIENT_MOUNT;
 
 /** The ConfigMap's files: the AdmissionConfiguration and one List per policy kind (a dir each, by key path). */
-function admissionConfigMapData(): { data: Record<string, string>; items: { key: string; path: string }[] } {
+function admissionConfigMapData(kubeletClient: boolean): {
+  data: Record<string, string>;
+  items: { key: string; path: string }[];
+} {
   const policies = staticAdmissionPolicies();
   const dirs = {
     validating: `${ADMISSION_CONFIG_DIR}/validating`,
@@ -55,7 +58,23 @@ function admissionConfigMapData(): { data: Record<string, string>; items: { key:
   const config = {
     apiVersion: "apiserver.config.k8s.io/v1",
     kind: "AdmissionConfiguration",
-    plugins: staticPolicyPlugins(dirs),
+    plugins: [
+      ...staticPolicyPlugins(dirs),
+      ...(kubeletClient
+        ? [
+            {
+              // Every validating webhook gets the API server's client certificate (Ring0's quota
+              // webhook takes the tenant from it), as a local control plane's does.
+              name: "ValidatingAdmissionWebhook",
+              configuration: {
+                apiVersion: "apiserver.config.k8s.io/v1",
+                kind: "WebhookAdmissionConfiguration",
+                kubeConfigFile: `${KUBELET_CLIENT_DIR}/${kubeletClientFiles.webhookKubeconfig}`,
+              },
+            },
+          ]
+        : []),
+    ],
   };
   return {
     data: {
@@ -127,7 +146,7 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
         : []),
     ],
   };
-  const admission = admissionConfigMapData();
+  const admission = admissionConfigMapData(options.kubeletClient === true);
   const volumes = [
     ...(options.kubeletClient
       ? [{ name: "kubelet-client", secret: { secretName: KUBELET_CLIENT_SECRET, defaultMode: 0o440 } }]

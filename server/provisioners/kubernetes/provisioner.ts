@@ -246,6 +246,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       ca: stored[kubeletClientFiles.ca] ?? "",
     };
     const good =
+      stored[kubeletClientFiles.webhookKubeconfig] &&
       current.cert &&
       current.key &&
       current.ca === agents.servingCa.cert &&

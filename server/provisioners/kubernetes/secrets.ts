@@ -19,7 +19,25 @@ export const kubeletClientFiles = {
   cert: "kubelet-client.crt",
   key: "kubelet-client.key",
   ca: "vn-agent-ca.crt",
+  webhookKubeconfig: "webhook.kubeconfig",
 } as const;
+
+/** Where the API server mounts KUBELET_CLIENT_SECRET. */
+export const KUBELET_CLIENT_MOUNT = "/etc/kubernetes/kubelet-client";
+
+/** The kubeconfig that makes the API server present its client certificate to every webhook. */
+function webhookKubeconfig(): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "users:",
+    '  - name: "*"',
+    "    user:",
+    `      client-certificate: ${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.cert}`,
+    `      client-key: ${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.key}`,
+    "",
+  ].join("\n");
+}
 
 export function kubeletClientSecretManifest(
   tenant: string,
@@ -38,6 +56,7 @@ export function kubeletClientSecretManifest(
       [kubeletClientFiles.cert]: base64(files.cert),
       [kubeletClientFiles.key]: base64(files.key),
       [kubeletClientFiles.ca]: base64(files.ca),
+      [kubeletClientFiles.webhookKubeconfig]: base64(webhookKubeconfig()),
     },
   };
 }
