@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import type { ControlPlanePki } from "../pki";
+import { webhookClientKubeconfig } from "../webhook-kubeconfig";
 import {
   controlPlaneNamespace,
   KUBECONFIG_SECRET,
@@ -25,20 +26,6 @@ export const kubeletClientFiles = {
 /** Where the API server mounts KUBELET_CLIENT_SECRET. */
 export const KUBELET_CLIENT_MOUNT = "/etc/kubernetes/kubelet-client";
 
-/** The kubeconfig that makes the API server present its client certificate to every webhook. */
-function webhookKubeconfig(): string {
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "users:",
-    '  - name: "*"',
-    "    user:",
-    `      client-certificate: ${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.cert}`,
-    `      client-key: ${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.key}`,
-    "",
-  ].join("\n");
-}
-
 export function kubeletClientSecretManifest(
   tenant: string,
   files: { cert: string; key: string; ca: string },
@@ -56,7 +43,12 @@ export function kubeletClientSecretManifest(
       [kubeletClientFiles.cert]: base64(files.cert),
       [kubeletClientFiles.key]: base64(files.key),
       [kubeletClientFiles.ca]: base64(files.ca),
-      [kubeletClientFiles.webhookKubeconfig]: base64(webhookKubeconfig()),
+      [kubeletClientFiles.webhookKubeconfig]: base64(
+        webhookClientKubeconfig({
+          cert: `${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.cert}`,
+          key: `${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.key}`,
+        }),
+      ),
     },
   };
 }

@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { webhookClientKubeconfig } from "../webhook-kubeconfig";
 import { readText, type TenantPaths, writeAtomically } from "./paths";
 
 /** The kube-apiserver flags (without "--") that send its kubelet requests through the vn-agents. */
@@ -30,16 +31,10 @@ export function webhookKubeconfigPath(dir: string): string {
  */
 export function webhookKubeconfig(dir: string): string {
   const base = path.join(dir, "vn-agent");
-  return [
-    "apiVersion: v1",
-    "kind: Config",
-    "users:",
-    '  - name: "*"',
-    "    user:",
-    `      client-certificate: ${JSON.stringify(path.join(base, "kubelet-client.crt"))}`,
-    `      client-key: ${JSON.stringify(path.join(base, "kubelet-client.key"))}`,
-    "",
-  ].join("\n");
+  return webhookClientKubeconfig({
+    cert: path.join(base, "kubelet-client.crt"),
+    key: path.join(base, "kubelet-client.key"),
+  });
 }
 
 /**
