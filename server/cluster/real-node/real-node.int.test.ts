@@ -115,10 +115,11 @@ function kubeletGet(
 
 /**
  * A `docker save`-style archive (manifest.json, config, uncompressed layer tar) of the httpd image
- * under `repoTag`, as an operator would bring from a machine with Docker.
+ * under `repoTag`, as an operator would bring from a machine with Docker (in the suite's state dir,
+ * which goes with it).
  */
 async function dockerArchiveOfHttpd(repoTag: string): Promise<string> {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-docker-archive-"));
+  const work = fs.mkdtempSync(path.join(stateDir, "docker-archive-"));
   const oci = path.join(work, "oci");
   const docker = path.join(work, "docker");
   fs.mkdirSync(oci);
