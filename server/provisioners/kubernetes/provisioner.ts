@@ -110,13 +110,16 @@ interface EtcdStatefulSet extends KubeObject {
   };
 }
 
+/** etcd's claim when a Tenant names only a StorageClass and the operator set no size. */
+const DEFAULT_ETCD_SIZE = "1Gi";
+
 /** The storage an existing etcd StatefulSet was made with (its claim template cannot change). */
 function storageOf(etcd: EtcdStatefulSet): EtcdStorage {
   const claim = etcd.spec?.volumeClaimTemplates?.[0]?.spec;
   if (!claim) return { kind: "emptyDir" };
   return {
     kind: "persistentVolumeClaim",
-    size: claim.resources?.requests?.storage ?? "1Gi",
+    size: claim.resources?.requests?.storage ?? DEFAULT_ETCD_SIZE,
     ...(claim.storageClassName ? { storageClassName: claim.storageClassName } : {}),
   };
 }
@@ -128,9 +131,6 @@ interface Service extends KubeObject {
 interface Namespace extends KubeObject {
   status?: { phase?: string };
 }
-
-/** etcd's claim when a Tenant names only a StorageClass and the operator set no size. */
-const DEFAULT_ETCD_SIZE = "1Gi";
 
 const tenantPattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -477,10 +477,10 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     access,
 
     /**
-     * A component none of whose pods is ready (a container that exited is unready at once, before
-     * the kubelet restarts it), else an API server whose /readyz does not answer in 1.5 s. One list
-     * of pods and one request per probe; nothing while no API server or controller manager pod
-     * exists (suspended, or being made).
+     * A component whose container ended and none of whose pods is ready (componentExited), else an
+     * API server this Ring0 has reached before whose /readyz does not answer in 1.5 s. One list of
+     * pods and one /readyz per probe (the admin access behind it kept 30 s); nothing while no API
+     * server or controller manager pod exists (suspended, or being made).
      */
     async probe(tenant: string): Promise<ControlPlaneFault | undefined> {
       let pods: Pod[];
@@ -511,6 +511,8 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
     },
 
     async destroy(tenant: string): Promise<void> {
+      answered.delete(tenant);
+      probeAccesses.delete(tenant);
       const name = controlPlaneNamespace(tenant);
       const ref = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
       const existing = await readNamespace(tenant);
