@@ -368,6 +368,26 @@ describe.skipIf(problems.length > 0)(
       });
     });
 
+    it("a tenant's pod on the pod API address gets no TLS session from the vn-agents or Ring0's webhooks", async () => {
+      const agentPort = [...(world?.agents.endpoints().values() ?? [])][0]?.port;
+      const webhookPort = admission?.port;
+      expect(agentPort).toBeDefined();
+      expect(webhookPort).toBeDefined();
+      // Its own service-account token is no client certificate: the handshake is refused.
+      for (const [port, path] of [
+        [agentPort, `/containerLogs/default/whoami/whoami`],
+        [webhookPort, "/validate/quota"],
+      ] as const) {
+        const out = await inTenantPod(
+          hooli,
+          "whoami",
+          `kubectl --server=https://${POD_API_ADDRESS}:${port} --insecure-skip-tls-verify get --raw ${path} 2>&1; echo EXIT=$?`,
+        );
+        expect(out).not.toContain("EXIT=0");
+        expect(out).not.toContain("whoami-started");
+      }
+    });
+
     it("suspends with etcd scaled to 0, its volume kept, and resumes with the same data", async () => {
       const provisioner = world?.provisioner;
       if (!provisioner) throw new Error("no world");
