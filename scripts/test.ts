@@ -20,6 +20,8 @@ const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const total: Tally = { passed: 0, failed: 0, skipped: 0 };
 const startedAt = Date.now();
 const notes: string[] = [];
+/** Each failed test by name, printed again at the very end. */
+const failures: string[] = [];
 
 function run(command: string, args: string[], env: Record<string, string> = {}): Promise<number> {
   process.stdout.write(`\n▶ ${command} ${args.join(" ")}\n`);
@@ -31,6 +33,32 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
       resolve(1);
     });
   });
+}
+
+interface PlaywrightSuite {
+  title: string;
+  file?: string;
+  specs?: { title: string; file?: string; tests?: { status?: string }[] }[];
+  suites?: PlaywrightSuite[];
+}
+
+/** The specs of a Playwright JSON report that failed or passed only on a retry. */
+function playwrightFailures(report: { suites?: PlaywrightSuite[] }): string[] {
+  const found: string[] = [];
+  const walk = (suite: PlaywrightSuite, trail: string[]) => {
+    for (const spec of suite.specs ?? []) {
+      const status = spec.tests?.find(
+        (test) => test.status === "unexpected" || test.status === "flaky",
+      )?.status;
+      if (status)
+        found.push(
+          `e2e ${spec.file ?? suite.file ?? ""} › ${[...trail, spec.title].join(" › ")} (${status})`,
+        );
+    }
+    for (const child of suite.suites ?? []) walk(child, [...trail, child.title]);
+  };
+  for (const suite of report.suites ?? []) walk(suite, []);
+  return found;
 }
 
 let stageStarted = Date.now();
@@ -155,8 +183,26 @@ async function main() {
     numFailedTests: number;
     numPendingTests: number;
     numTodoTests: number;
+    testResults?: {
+      name: string;
+      assertionResults?: { fullName?: string; title: string; status: string; failureMessages?: string[] }[];
+      message?: string;
+      status?: string;
+    }[];
   }>(vitestJson);
   if (vitest) {
+    // The failures' names go in the closing summary too: only the tail of a CI log may be kept.
+    for (const file of vitest.testResults ?? []) {
+      const where = path.relative(process.cwd(), file.name);
+      const failed = (file.assertionResults ?? []).filter((result) => result.status === "failed");
+      for (const result of failed) {
+        const first = (result.failureMessages?.[0] ?? "").split("\n")[0]?.slice(0, 300);
+        failures.push(`vitest ${where} › ${result.fullName ?? result.title}: ${first}`);
+      }
+      if (failed.length === 0 && file.status === "failed") {
+        failures.push(`vitest ${where}: ${(file.message ?? "failed").split("\n")[0]?.slice(0, 300)}`);
+      }
+    }
     add("vitest", {
       passed: vitest.numPassedTests,
       failed: vitest.numFailedTests + (vitestCode !== 0 && vitest.numFailedTests === 0 ? 1 : 0),
@@ -173,8 +219,10 @@ async function main() {
     const code = await run("playwright", ["test"], { PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson });
     const report = readJson<{
       stats: { expected: number; unexpected: number; flaky: number; skipped: number };
+      suites?: PlaywrightSuite[];
     }>(playwrightJson);
     if (report) {
+      failures.push(...playwrightFailures(report));
       add("e2e", {
         passed: report.stats.expected,
         failed:
@@ -235,6 +283,9 @@ async function main() {
   await check("bench:real-nodes", "tsx", ["bench/real-nodes.ts"], quickBenchmarks);
 
   process.stdout.write(`\n${notes.map((note) => `  ${note}`).join("\n")}\n`);
+  if (failures.length > 0) {
+    process.stdout.write(`  failed tests:\n${failures.map((failure) => `    ${failure}`).join("\n")}\n`);
+  }
   const minutes = ((Date.now() - startedAt) / 60_000).toFixed(1);
   process.stdout.write(`  total: ${minutes} min\n`);
   process.stdout.write(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped\n`);
