@@ -19,7 +19,7 @@ export default defineConfig({
           name: "unit",
           environment: "node",
           include: ["**/*.test.ts", "**/*.test.tsx"],
-          exclude: [...exclude, "**/*.int.test.ts"],
+          exclude: [...exclude, "**/*.int.test.ts", "test/in-cluster/**"],
           setupFiles: ["test/setup/fail-on-console-error.ts"],
         },
       },
@@ -35,6 +35,20 @@ export default defineConfig({
           setupFiles: ["test/setup/fail-on-console-error.ts"],
           testTimeout: 30_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Ring0 itself in the local super cluster: its images (from the production build, so this
+          // project runs after `npm run build`: `vitest run --project in-cluster`, a CI stage of its own).
+          name: "in-cluster",
+          environment: "node",
+          include: ["test/in-cluster/**/*.test.ts"],
+          exclude,
+          setupFiles: ["test/setup/fail-on-console-error.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
         },
       },
     ],

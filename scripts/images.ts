@@ -7,14 +7,21 @@
  *                                                a tag already there as another image is refused
  *                                                unless --replace; localhost/ring0/… is Ring0's own
  *   ./ring0 images list                          every image pods can use
- *   ./ring0 images build [--no-push]             build the images of the `kubernetes` provisioner's
+ *   ./ring0 images build [--no-push] [--only control-planes|ring0|postgres]
+ *                                                build the images of the `kubernetes` provisioner's
  *                                                control planes (etcd, kube-apiserver,
  *                                                kube-controller-manager; scripts/lib/control-plane-images.ts)
- *                                                into $RING0_STATE_DIR/images and push them
+ *                                                and Ring0's own (scripts/lib/ring0-image.ts; the
+ *                                                production build is made first when a source is
+ *                                                newer than it) and a PostgreSQL for trying the chart
+ *                                                here (scripts/lib/postgres-image.ts) into
+ *                                                $RING0_STATE_DIR/images and push them
  * The local super cluster must be up with real nodes (`./ring0 start` or `npm run cluster:up`).
  * State lives in $RING0_STATE_DIR (default .ring0); a relative archive path is taken from the
  * directory ./ring0 was called in.
  */
+
+import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import {
@@ -24,10 +31,12 @@ import {
   runningRegistryPort,
 } from "@/server/cluster/real-node/registry";
 import { createLogger } from "@/server/logger";
-import { buildControlPlaneImages } from "./lib/control-plane-images";
+import { type BuiltImage, buildControlPlaneImages } from "./lib/control-plane-images";
+import { buildPostgresImage } from "./lib/postgres-image";
+import { buildIsStale, buildRing0Image } from "./lib/ring0-image";
 
 const USAGE =
-  "usage: ./ring0 images push <archive> [--name REF] [--replace] | ./ring0 images list | ./ring0 images build [--no-push]\n";
+  "usage: ./ring0 images push <archive> [--name REF] [--replace] | ./ring0 images list | ./ring0 images build [--no-push] [--only control-planes|ring0|postgres]\n";
 
 function fail(message: string, code = 1): never {
   process.stderr.write(message.endsWith("\n") ? message : `${message}\n`);
@@ -47,23 +56,46 @@ async function main(): Promise<void> {
   const binDir = await kubeBinaries(logger, { build: false });
 
   if (command === "build") {
-    const push = !args.includes("--no-push");
-    const unknown = args.filter((arg) => arg !== "--no-push");
-    if (unknown.length > 0) fail(`unknown argument ${unknown[0]}\n${USAGE}`, 2);
+    let push = true;
+    let only: "control-planes" | "ring0" | "postgres" | undefined;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i] as string;
+      const value = arg === "--only" ? args[++i] : arg.startsWith("--only=") ? arg.slice(7) : undefined;
+      if (arg === "--no-push") push = false;
+      else if (value === "control-planes" || value === "ring0" || value === "postgres") only = value;
+      else if (value !== undefined || arg === "--only")
+        fail(`--only takes control-planes, ring0 or postgres, not ${value ?? "nothing"}\n${USAGE}`, 2);
+      else fail(`unknown argument ${arg}\n${USAGE}`, 2);
+    }
     if (push && runningRegistryPort(stateDir, binDir) === undefined)
       fail(
         "Ring0's image registry is not running, so the images cannot be pushed: start the world (`./ring0 start`) or pass --no-push",
       );
-    const built = await buildControlPlaneImages({
-      binDir,
-      outDir: path.join(stateDir, "images"),
-      log: (line) => process.stderr.write(`${line}\n`),
-    });
+    const outDir = path.join(stateDir, "images");
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const built: BuiltImage[] = [];
+    const root = process.cwd();
+    if (!only || only === "control-planes")
+      built.push(...(await buildControlPlaneImages({ binDir, outDir, log })));
+    if (!only || only === "postgres") built.push(await buildPostgresImage({ root, binDir, outDir, log }));
+    if (!only || only === "ring0") {
+      if (buildIsStale(root)) {
+        log("the production build is missing or older than its sources: npm run build");
+        const result = spawnSync("npm", ["run", "--silent", "build"], { stdio: ["ignore", 2, 2] });
+        if (result.status !== 0) fail("npm run build failed (above): Ring0's image needs a production build");
+      }
+      built.push(await buildRing0Image({ root, binDir, outDir, log }));
+    }
     for (const image of built) {
       const size = (image.bytes / 1024 / 1024).toFixed(1);
       out(`built ${image.name} → ${image.archive} (${size} MiB, sha256 ${image.sha256.slice(0, 16)}…)`);
       if (!push) continue;
-      for (const pushed of await pushImageArchive(stateDir, binDir, image.archive, { replace: true, logger }))
+      const ownImages = image.name.startsWith("localhost/ring0/");
+      for (const pushed of await pushImageArchive(stateDir, binDir, image.archive, {
+        replace: true,
+        ownImages,
+        logger,
+      }))
         out(`pushed ${pushed.name} (${pushed.uploaded} blobs uploaded; ${pushed.present} already there)`);
     }
     return;

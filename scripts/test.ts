@@ -35,6 +35,51 @@ function run(command: string, args: string[], env: Record<string, string> = {}):
   });
 }
 
+/** Vitest's projects as one stage, each test counted; failures named for the closing summary. */
+async function vitestStage(stage: string, projects: string[]) {
+  const json = path.join(resultsDir, `${stage.replace(/[^a-z0-9]+/gi, "-")}.json`);
+  const code = await run("vitest", [
+    "run",
+    ...projects.flatMap((project) => ["--project", project]),
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile=${json}`,
+  ]);
+  const report = readJson<{
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+    testResults?: {
+      name: string;
+      assertionResults?: { fullName?: string; title: string; status: string; failureMessages?: string[] }[];
+      message?: string;
+      status?: string;
+    }[];
+  }>(json);
+  if (!report) {
+    add(stage, { passed: 0, failed: 1, skipped: 0 });
+    return;
+  }
+  // The failures' names go in the closing summary too: only the tail of a CI log may be kept.
+  for (const file of report.testResults ?? []) {
+    const where = path.relative(process.cwd(), file.name);
+    const failed = (file.assertionResults ?? []).filter((result) => result.status === "failed");
+    for (const result of failed) {
+      const first = (result.failureMessages?.[0] ?? "").split("\n")[0]?.slice(0, 300);
+      failures.push(`${stage} ${where} › ${result.fullName ?? result.title}: ${first}`);
+    }
+    if (failed.length === 0 && file.status === "failed") {
+      failures.push(`${stage} ${where}: ${(file.message ?? "failed").split("\n")[0]?.slice(0, 300)}`);
+    }
+  }
+  add(stage, {
+    passed: report.numPassedTests,
+    failed: report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0),
+    skipped: report.numPendingTests + report.numTodoTests,
+  });
+}
+
 interface PlaywrightSuite {
   title: string;
   file?: string;
@@ -171,46 +216,7 @@ async function main() {
   await check("layers", "tsx", ["scripts/layers.ts"]);
   await check("typecheck", "tsc", ["--noEmit"]);
 
-  const vitestJson = path.join(resultsDir, "vitest.json");
-  const vitestCode = await run("vitest", [
-    "run",
-    "--reporter=default",
-    "--reporter=json",
-    `--outputFile=${vitestJson}`,
-  ]);
-  const vitest = readJson<{
-    numPassedTests: number;
-    numFailedTests: number;
-    numPendingTests: number;
-    numTodoTests: number;
-    testResults?: {
-      name: string;
-      assertionResults?: { fullName?: string; title: string; status: string; failureMessages?: string[] }[];
-      message?: string;
-      status?: string;
-    }[];
-  }>(vitestJson);
-  if (vitest) {
-    // The failures' names go in the closing summary too: only the tail of a CI log may be kept.
-    for (const file of vitest.testResults ?? []) {
-      const where = path.relative(process.cwd(), file.name);
-      const failed = (file.assertionResults ?? []).filter((result) => result.status === "failed");
-      for (const result of failed) {
-        const first = (result.failureMessages?.[0] ?? "").split("\n")[0]?.slice(0, 300);
-        failures.push(`vitest ${where} › ${result.fullName ?? result.title}: ${first}`);
-      }
-      if (failed.length === 0 && file.status === "failed") {
-        failures.push(`vitest ${where}: ${(file.message ?? "failed").split("\n")[0]?.slice(0, 300)}`);
-      }
-    }
-    add("vitest", {
-      passed: vitest.numPassedTests,
-      failed: vitest.numFailedTests + (vitestCode !== 0 && vitest.numFailedTests === 0 ? 1 : 0),
-      skipped: vitest.numPendingTests + vitest.numTodoTests,
-    });
-  } else {
-    add("vitest", { passed: 0, failed: 1, skipped: 0 });
-  }
+  await vitestStage("vitest", ["unit", "integration"]);
 
   const built = await check("build", "npm", ["run", "--silent", "build"]);
   if (built && (await ensureChromium())) {
@@ -237,6 +243,11 @@ async function main() {
   } else {
     add("e2e", { passed: 0, failed: 1, skipped: 0 });
   }
+
+  // Ring0 itself in the local super cluster (test/in-cluster): its images from the production build,
+  // run on a real node (a few minutes).
+  if (built) await vitestStage("in-cluster", ["in-cluster"]);
+  else add("in-cluster", { passed: 0, failed: 1, skipped: 0 });
 
   // The upstream conformance suite's recorded subset through Ring0 (issue 17): the suite is built
   // first (cached; about 11 minutes cold), then run against a Ring0 instance of its own with a real

@@ -161,6 +161,18 @@ export function anonymousHealthOnlyFlags(authenticationConfigFile: string): Comp
 }
 
 /**
+ * One controller manager and one scheduler per local cluster: no leader election. With it, an API
+ * server slowed past the renew deadline (10 s; a busy 2-core host) makes them exit for good, and
+ * nothing would schedule a pod again.
+ */
+export function singleInstanceFlags(): ComponentFlags {
+  return {
+    "kube-controller-manager": { "leader-elect": "false" },
+    "kube-scheduler": { "leader-elect": "false" },
+  };
+}
+
+/**
  * The simulated nodes' kubelet API is ring0-simkubelet's: kube-apiserver calls it with its own
  * client certificate and verifies it against the node PKI's kubelet CA; kwok serves nothing
  * (no server address, no node port, so nodes advertise the port Ring0 writes into their status).

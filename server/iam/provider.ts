@@ -33,6 +33,8 @@ export { type EmbeddedIamClient, IAM_SCOPES } from "./configuration";
 
 export interface StartEmbeddedIamOptions {
   port: number;
+  /** The address it listens on (default 127.0.0.1; a pod's IdP listens on its pod address). */
+  listenAddress?: string;
   issuer: string;
   stateDir: string;
   accountsFile: string;
@@ -54,7 +56,7 @@ function originsOf(urls: string[]): string[] {
   return [...new Set(urls.map((url) => new URL(url).origin))];
 }
 
-/** Starts the embedded IAM; resolves once it listens on 127.0.0.1:port. */
+/** Starts the embedded IAM; resolves once it listens on 127.0.0.1:port (or listenAddress). */
 export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<EmbeddedIam> {
   const logger = opts.logger.child({ component: "iam" });
   const issuerUrl = new URL(opts.issuer);
@@ -177,7 +179,7 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
       );
     };
     server.once("error", onError);
-    server.listen(opts.port, "127.0.0.1", () => {
+    server.listen(opts.port, opts.listenAddress ?? "127.0.0.1", () => {
       server.off("error", onError);
       resolve();
     });
@@ -187,7 +189,7 @@ export async function startEmbeddedIam(opts: StartEmbeddedIamOptions): Promise<E
   registerEmbeddedIam({ issuer, seedAccounts: accounts.list() });
   logger.info("embedded IAM listening", {
     issuer,
-    address: `127.0.0.1:${opts.port}`,
+    address: `${opts.listenAddress ?? "127.0.0.1"}:${opts.port}`,
     accounts: accounts.size,
     clients: opts.clients.map((client) => client.clientId),
   });

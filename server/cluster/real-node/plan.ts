@@ -31,6 +31,8 @@ export const POD_NETWORK = "10.244.0.0/16";
 export const POD_API_ADDRESS = "10.244.255.1";
 /** kube-apiserver's default service range (kwokctl sets none), where Services' cluster IPs come from. */
 export const SERVICE_NETWORK = "10.0.0.0/24";
+/** The super cluster's `kubernetes` Service: the first address of the service network. */
+export const KUBERNETES_SERVICE_ADDRESS = SERVICE_NETWORK.replace(/\.0\/\d+$/, ".1");
 /** The kubelet's port on its node IP. */
 export const KUBELET_PORT = 10250;
 /** The most real nodes one host runs (each is a kubelet, a containerd and a bridge). */

@@ -12,6 +12,7 @@ import {
   ensureEtcdPki,
   etcdTlsFlags,
   onlyComponents,
+  singleInstanceFlags,
   writeAuthenticationConfiguration,
 } from "@/server/cluster/hardening";
 import {
@@ -133,6 +134,7 @@ export async function wantedFlags(
     { "kube-apiserver": { "advertise-address": POD_API_ADDRESS } },
     etcdTlsFlags({ client: ports.etcdPort, peer: ports.etcdPeerPort }, await ensureEtcdPki(paths.dir)),
     onlyComponents(anonymousHealthOnlyFlags(writeAuthenticationConfiguration(paths.dir)), LOCAL_COMPONENTS),
+    onlyComponents(singleInstanceFlags(), LOCAL_COMPONENTS),
   );
 }
 

@@ -26,6 +26,7 @@ import { closeKwokctlKeys } from "@/server/cluster/hardening";
 import { withAllComponentFlags } from "@/server/cluster/kwokctl-config";
 import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
+import { type PodApiListener, startPodApiListener } from "@/server/cluster/real-node/pod-api";
 import { isTearingDown } from "@/server/cluster/teardown";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
@@ -47,7 +48,6 @@ import {
 } from "./lifecycle";
 import { answersReadiness, observeControlPlane, probeControlPlane, readAccess } from "./observe";
 import { checkTenantName, listTenantDirs, readText, tenantPaths, writeAtomically } from "./paths";
-import { type PodApiListener, startPodApiListener } from "./pod-api";
 import { portPicker } from "./ports";
 import { readRecord, writeRecord } from "./record";
 
@@ -187,7 +187,7 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
         podApis.set(
           tenant,
           await startPodApiListener({
-            tenant,
+            owner: tenant,
             host: POD_API_ADDRESS,
             port: apiserverPort,
             upstreamPort: apiserverPort,

@@ -24,7 +24,7 @@ async function echoServer(): Promise<{ port: number; connections: () => number }
 
 async function listener(upstreamPort: number, admit: (ip: string) => Promise<boolean>, max?: number) {
   const started: PodApiListener = await startPodApiListener({
-    tenant: "acme",
+    owner: "acme",
     host: "127.0.0.1",
     port: 0,
     upstreamPort,

@@ -1,15 +1,16 @@
 /**
- * Where a tenant's own pods reach its API server (issue 18): Ring0 listens on the host's pod API
- * address (POD_API_ADDRESS, on `lo`) at the tenant API server's own port, and splices each
- * connection to the API server on 127.0.0.1. Bytes pass untouched: TLS is the API server's own (its
- * certificate names POD_API_ADDRESS), and the pod authenticates with its own token, as in a
- * cluster of its own. The tenant API server advertises this address, so its `kubernetes` Service's
- * endpoints lead here too.
+ * Where pods reach an API server on this host: a tenant's own pods their tenant's (issue 18,
+ * server/provisioners/local), Ring0's own pods the super cluster's (./super-api-proxy.ts). Ring0
+ * listens on the host's pod API address (POD_API_ADDRESS, on `lo`) at the API server's own port,
+ * and splices each connection to the API server on 127.0.0.1. Bytes pass untouched: TLS is the API
+ * server's own (its certificate names POD_API_ADDRESS), and the pod authenticates with its own
+ * token, as in a cluster of its own. The API server advertises this address, so its `kubernetes`
+ * Service's endpoints lead here too.
  *
  * The walls: the host's firewall lets pods reach only sockets bound to exactly this address; this
- * listener admits only the running pods of its own tenant (asked of the super cluster at each
- * connection, as the egress wall asks of a dialled pod IP), so another tenant's pods cannot even
- * start a TLS handshake with it; and it holds a bounded number of connections.
+ * listener admits only the running pods of its owner (asked of the super cluster at each
+ * connection, as the egress wall asks of a dialled pod IP), so anyone else's pods cannot even start
+ * a TLS handshake with it; and it holds a bounded number of connections.
  */
 import net from "node:net";
 import type { Logger } from "@/server/logger";
@@ -21,13 +22,14 @@ export interface PodApiListener {
 }
 
 export interface PodApiListenerOptions {
-  tenant: string;
+  /** Whose pods may connect: a tenant's name, or "ring0" for Ring0's own (for logs). */
+  owner: string;
   /** Where pods connect (POD_API_ADDRESS) and on which port (the tenant API server's). */
   host: string;
   port: number;
   /** The tenant API server on 127.0.0.1. */
   upstreamPort: number;
-  /** Whether `ip` is a running pod of this tenant right now (egress-policy.ts's isTenantPodIp). */
+  /** Whether `ip` is a running pod of the owner right now (e.g. egress-policy.ts's isTenantPodIp). */
   isTenantPod: (ip: string) => Promise<boolean>;
   logger: Logger;
   /** Pods' connections held at once (default 512), and from one address (default 64). */
@@ -54,7 +56,7 @@ function splice(a: net.Socket, b: net.Socket): void {
 }
 
 export async function startPodApiListener(options: PodApiListenerOptions): Promise<PodApiListener> {
-  const log = options.logger.child({ component: "pod-api", tenant: options.tenant });
+  const log = options.logger.child({ component: "pod-api", owner: options.owner });
   const maxConnections = options.maxConnections ?? 512;
   const maxPerSource = options.maxPerSource ?? 64;
   /** Every socket (pods' and upstream), to close them all with the listener. */
@@ -117,7 +119,7 @@ export async function startPodApiListener(options: PodApiListenerOptions): Promi
     });
   });
   const port = (server.address() as net.AddressInfo).port;
-  log.info("tenant pods reach their API server here", { address: `${options.host}:${port}` });
+  log.info("pods reach their API server here", { address: `${options.host}:${port}` });
 
   return {
     host: options.host,

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { isRing0ServerPod, RING0_SERVER_LABELS } from "./super-api-proxy";
+
+const ring0Pod = (overrides: Record<string, unknown> = {}, ip = "10.244.0.7") => ({
+  metadata: { name: "ring0-abc", namespace: "ring0-system", labels: { ...RING0_SERVER_LABELS } },
+  status: { phase: "Running", podIP: ip },
+  ...overrides,
+});
+
+describe("the super API proxy's caller check", () => {
+  it("admits a running pod of Ring0's own Deployment at that address", () => {
+    expect(isRing0ServerPod([ring0Pod()], "10.244.0.7")).toBe(true);
+  });
+
+  it("refuses a tenant's pod, an impostor with Ring0's labels elsewhere, and an unknown address", () => {
+    const tenantPod = {
+      metadata: { name: "web", namespace: "t1a2b3-default", labels: { "ring0.dev/tenant": "acme" } },
+      status: { phase: "Running", podIP: "10.244.0.9" },
+    };
+    expect(isRing0ServerPod([tenantPod], "10.244.0.9")).toBe(false);
+    const impostor = {
+      metadata: { name: "ring0", namespace: "t1a2b3-default", labels: { ...RING0_SERVER_LABELS } },
+      status: { phase: "Running", podIP: "10.244.0.9" },
+    };
+    expect(isRing0ServerPod([impostor], "10.244.0.9")).toBe(false);
+    expect(isRing0ServerPod([], "10.244.0.9")).toBe(false);
+    // Another pod's record for another address proves nothing about this one.
+    expect(isRing0ServerPod([ring0Pod()], "10.244.0.9")).toBe(false);
+  });
+
+  it("refuses Ring0's namespace without the server's labels, and a pod leaving or not yet running", () => {
+    const other = ring0Pod({
+      metadata: { name: "postgres", namespace: "ring0-system", labels: { app: "pg" } },
+    });
+    expect(isRing0ServerPod([other], "10.244.0.7")).toBe(false);
+    const leaving = ring0Pod({
+      metadata: {
+        name: "ring0-abc",
+        namespace: "ring0-system",
+        labels: { ...RING0_SERVER_LABELS },
+        deletionTimestamp: "2026-11-27T00:00:00Z",
+      },
+    });
+    expect(isRing0ServerPod([leaving], "10.244.0.7")).toBe(false);
+    expect(
+      isRing0ServerPod([ring0Pod({ status: { phase: "Pending", podIP: "10.244.0.7" } })], "10.244.0.7"),
+    ).toBe(false);
+  });
+
+  it("admits nothing while two pods claim one address", () => {
+    const reused = {
+      metadata: { name: "web", namespace: "t1a2b3-default" },
+      status: { phase: "Running", podIP: "10.244.0.7" },
+    };
+    expect(isRing0ServerPod([ring0Pod(), reused], "10.244.0.7")).toBe(false);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * The super cluster's API for Ring0's own pods on real nodes (Ring0 installed into the local super
+ * cluster by its chart). Pods reach an API server at the `kubernetes` Service; the local super
+ * cluster's API server listens on 127.0.0.1 only, advertises POD_API_ADDRESS (so the Service's
+ * endpoint is POD_API_ADDRESS:<its port>) and names that address and the Service's cluster IP in
+ * its certificate (../super-cluster-config.ts). This listener (./pod-api.ts) admits a connection
+ * there only from a pod of Ring0's own Deployment (namespace ring0-system, the chart's server
+ * labels, Running, not being deleted), looked up by its source address in the super cluster at that
+ * moment, and splices it to the API server; anyone else's is closed before a byte passes, so a
+ * tenant's pod never reaches the super cluster's API, whatever token it holds. Each request is
+ * authenticated by the API server with the pod's own service-account token.
+ */
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { kubeRequest } from "@/server/k8s/transport";
+import type { Logger } from "@/server/logger";
+import { POD_API_ADDRESS } from "./plan";
+import { type PodApiListener, startPodApiListener } from "./pod-api";
+
+/** Ring0's own server pods, as its chart labels them (deploy/helm/ring0, ring0.selectorLabels). */
+export const RING0_SERVER_NAMESPACE = "ring0-system";
+export const RING0_SERVER_LABELS = {
+  "app.kubernetes.io/name": "ring0",
+  "app.kubernetes.io/component": "server",
+} as const;
+
+interface PodAtAddress {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  status?: { phase?: string; podIP?: string };
+}
+
+/**
+ * Whether the pods found at a source address are exactly one of Ring0's server pods (pure). Two
+ * pods claiming one address (one leaving, one arriving) admit nothing until it settles.
+ */
+export function isRing0ServerPod(pods: PodAtAddress[], address: string): boolean {
+  const here = pods.filter((pod) => pod.status?.podIP === address);
+  if (here.length !== 1) return false;
+  const pod = here[0] as PodAtAddress;
+  return (
+    pod.metadata.namespace === RING0_SERVER_NAMESPACE &&
+    !pod.metadata.deletionTimestamp &&
+    pod.status?.phase === "Running" &&
+    Object.entries(RING0_SERVER_LABELS).every(([key, value]) => pod.metadata.labels?.[key] === value)
+  );
+}
+
+/**
+ * Starts the listener on POD_API_ADDRESS (or `address`) at `apiserverPort`, the port the API server
+ * listens on at 127.0.0.1 and advertises. `refused()` counts the connections it closed unadmitted.
+ */
+export async function startSuperApiProxy(options: {
+  superCluster: ClusterConnection;
+  apiserverPort: number;
+  logger: Logger;
+  address?: string;
+}): Promise<PodApiListener & { refused(): number }> {
+  const { superCluster, logger } = options;
+  let refusals = 0;
+  const listener = await startPodApiListener({
+    owner: "ring0",
+    host: options.address ?? POD_API_ADDRESS,
+    port: options.apiserverPort,
+    upstreamPort: options.apiserverPort,
+    logger,
+    async isTenantPod(ip) {
+      const pods = await kubeRequest<{ items: PodAtAddress[] }>(superCluster, {
+        path: "/api/v1/pods",
+        query: { fieldSelector: `status.podIP=${ip}` },
+        timeoutMs: 5_000,
+      });
+      const admitted = isRing0ServerPod(pods.items, ip);
+      if (!admitted) refusals++;
+      return admitted;
+    },
+  });
+  return { ...listener, refused: () => refusals };
+}

