@@ -2,7 +2,8 @@
  * Runs every suite and prints one summed line `N passed, N failed, N skipped`:
  * the Kubernetes binaries build (tools/kube, cached), static checks (Biome, TypeScript), Vitest
  * (unit + integration against a real PostgreSQL and a real local super cluster),
- * the production build, Playwright in Debian's Chromium against it, then the benchmarks.
+ * the production build, Playwright in Debian's Chromium against it, Ring0's images installed with
+ * its chart on a real node (test/in-cluster), the conformance subset, then the benchmarks.
  * Exits non-zero if anything failed.
  */
 import { spawn } from "node:child_process";

@@ -82,6 +82,27 @@ export interface BuiltImage {
   bytes: number;
 }
 
+/** Runs ring0-image with `args` (which write the archive `out` of image `name`) and hashes the archive. */
+export async function writeImage(
+  binDir: string,
+  name: string,
+  out: string,
+  args: string[],
+  timeoutMs = 5 * 60_000,
+): Promise<BuiltImage> {
+  await run(path.join(binDir, "ring0-image"), args, {
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    timeoutMs,
+  });
+  const bytes = fs.readFileSync(out);
+  return {
+    name,
+    archive: out,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    bytes: bytes.length,
+  };
+}
+
 /** Builds every control-plane image into `outDir` (one archive each). */
 export async function buildControlPlaneImages(options: {
   binDir: string;
@@ -100,21 +121,14 @@ export async function buildControlPlaneImages(options: {
       const file = `${image.name.slice(image.name.lastIndexOf("/") + 1).replace(":", "_")}.tar`;
       const out = path.join(outDir, file);
       options.log?.(`building ${image.name}`);
-      await run(
-        path.join(binDir, "ring0-image"),
-        controlPlaneImageArgs(image, { binDir, passwd, group, out }),
-        {
-          env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-          timeoutMs: 5 * 60_000,
-        },
+      built.push(
+        await writeImage(
+          binDir,
+          image.name,
+          out,
+          controlPlaneImageArgs(image, { binDir, passwd, group, out }),
+        ),
       );
-      const bytes = fs.readFileSync(out);
-      built.push({
-        name: image.name,
-        archive: out,
-        sha256: createHash("sha256").update(bytes).digest("hex"),
-        bytes: bytes.length,
-      });
     }
   } finally {
     fs.rmSync(passwd, { force: true });

@@ -14,12 +14,17 @@
  * /var/lib/postgresql/data/pgdata, a subfolder so the volume's own mode does not matter) and /tmp
  * are volumes. Deterministic like the other images.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
 import { BUSYBOX_PATHS } from "@/server/cluster/sim-kubelet";
-import { type BuiltImage, NONROOT_GROUP, NONROOT_PASSWD, NONROOT_USER } from "./control-plane-images";
+import {
+  type BuiltImage,
+  NONROOT_GROUP,
+  NONROOT_PASSWD,
+  NONROOT_USER,
+  writeImage,
+} from "./control-plane-images";
 import { parseLdd } from "./ring0-image";
 
 export const POSTGRES_IMAGE_REPOSITORY = "localhost/ring0/postgres";
@@ -128,18 +133,13 @@ export async function buildPostgresImage(options: {
     fs.writeFileSync(group, NONROOT_GROUP);
     options.log?.(`building ${name}`);
     const out = path.join(outDir, `postgres_${version}.tar`);
-    await run(
-      path.join(binDir, "ring0-image"),
-      postgresImageArgs({ name, out, native, busybox, entry, libraries, passwd, group }),
-      { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, timeoutMs: 10 * 60_000 },
-    );
-    const bytes = fs.readFileSync(out);
-    return {
+    return await writeImage(
+      binDir,
       name,
-      archive: out,
-      sha256: createHash("sha256").update(bytes).digest("hex"),
-      bytes: bytes.length,
-    };
+      out,
+      postgresImageArgs({ name, out, native, busybox, entry, libraries, passwd, group }),
+      10 * 60_000,
+    );
   } finally {
     for (const file of [entry, passwd, group]) fs.rmSync(file, { force: true });
   }

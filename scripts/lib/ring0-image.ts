@@ -16,11 +16,16 @@
  * hard-links the files (no copy of node_modules); ring0-image writes deterministic archives, so
  * the same build gives the same digest.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
-import { type BuiltImage, NONROOT_GROUP, NONROOT_PASSWD, NONROOT_USER } from "./control-plane-images";
+import {
+  type BuiltImage,
+  NONROOT_GROUP,
+  NONROOT_PASSWD,
+  NONROOT_USER,
+  writeImage,
+} from "./control-plane-images";
 
 export const RING0_IMAGE_REPOSITORY = "localhost/ring0/ring0";
 
@@ -238,18 +243,14 @@ export async function buildRing0Image(options: {
     const { packages } = stageRing0App(root, path.join(stage, "app"));
     options.log?.(`building ${name} (${packages} packages, Node ${process.versions.node})`);
     const out = path.join(outDir, `ring0_${version}.tar`);
-    await run(
-      path.join(binDir, "ring0-image"),
-      ring0ImageArgs({ name, out, node: binary, libraries, app: path.join(stage, "app"), passwd, group }),
-      { env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }, timeoutMs: 15 * 60_000 },
-    );
-    const bytes = fs.readFileSync(out);
-    return {
+    const app = path.join(stage, "app");
+    return await writeImage(
+      binDir,
       name,
-      archive: out,
-      sha256: createHash("sha256").update(bytes).digest("hex"),
-      bytes: bytes.length,
-    };
+      out,
+      ring0ImageArgs({ name, out, node: binary, libraries, app, passwd, group }),
+      15 * 60_000,
+    );
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
     fs.rmSync(path.join(outDir, "ring0-node"), { force: true });

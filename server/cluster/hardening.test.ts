@@ -9,6 +9,7 @@ import {
   type NodePki,
   onlyComponents,
   simulatedKubeletFlags,
+  singleInstanceFlags,
 } from "./hardening";
 
 const entry = (name: string): PkiEntry => ({
@@ -63,6 +64,15 @@ describe("anonymous access", () => {
     expect(
       onlyComponents(flags, ["kube-apiserver", "kube-controller-manager"])["kube-scheduler"],
     ).toBeUndefined();
+  });
+});
+
+describe("singleInstanceFlags", () => {
+  it("runs the one controller manager and scheduler without leader election (nothing restarts one that lost it)", () => {
+    expect(singleInstanceFlags()).toEqual({
+      "kube-controller-manager": { "leader-elect": "false" },
+      "kube-scheduler": { "leader-elect": "false" },
+    });
   });
 });
 

@@ -22,7 +22,7 @@ import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image"
 import { buildRing0Image } from "@/scripts/lib/ring0-image";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "@/server/cluster/local";
-import { CommandError, killProcessesMentioning, type RunResult, run } from "@/server/cluster/process";
+import { CommandError, type RunResult, run } from "@/server/cluster/process";
 import { realNodePrerequisites } from "@/server/cluster/real-node/host";
 import { KUBECTL_IMAGE, realNodePlan } from "@/server/cluster/real-node/plan";
 import { pushImageArchive } from "@/server/cluster/real-node/registry";
@@ -34,6 +34,7 @@ import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
+import { removeOwnWorld } from "@/test/integration/own-world";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -391,10 +392,7 @@ describe.skipIf(problems.length > 0)(
       forwarder?.close();
       await proxy?.close();
       wall?.stop();
-      await cluster?.down().catch(() => undefined);
-      await killProcessesMentioning(stateDir);
-      fs.rmSync(stateDir, { recursive: true, force: true });
-      if (home) fs.rmSync(home, { recursive: true, force: true });
+      await removeOwnWorld(cluster, stateDir, home);
     }, 300_000);
 
     it("serves from two replicas, each ready with its PostgreSQL, its IdP and the super cluster", async () => {

@@ -22,10 +22,11 @@ import { createLogger } from "@/server/logger";
 import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { kubeBinaries } from "../kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
-import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
+import { CommandError, processesMentioning, type RunResult, run } from "../process";
 import { realNodePrerequisites } from "./host";
 import { KUBECTL_IMAGE, POD_API_ADDRESS, realNodePlan, realNodesDir } from "./plan";
 import { pushImageArchive } from "./registry";
@@ -147,10 +148,7 @@ describe.skipIf(problems.length > 0)(
       tenantSource?.release();
       await world?.stop();
       wall?.stop();
-      await cluster?.down().catch(() => undefined);
-      await killProcessesMentioning(stateDir);
-      fs.rmSync(stateDir, { recursive: true, force: true });
-      if (home) fs.rmSync(home, { recursive: true, force: true });
+      await removeOwnWorld(cluster, stateDir, home);
     }, 300_000);
 
     it("runs each tenant's etcd, API server and controller manager as pods on the real node, etcd on a local volume", async () => {

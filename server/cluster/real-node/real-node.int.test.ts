@@ -28,9 +28,10 @@ import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
+import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
-import { CommandError, killProcessesMentioning, processesMentioning, type RunResult, run } from "../process";
+import { CommandError, processesMentioning, type RunResult, run } from "../process";
 import { mountsUnder, realNodePrerequisites } from "./host";
 import {
   HTTPD_IMAGE,
@@ -166,9 +167,7 @@ describe.skipIf(problems.length > 0)(
 
     afterAll(async () => {
       wall?.stop();
-      await cluster?.down().catch(() => undefined);
-      await killProcessesMentioning(stateDir);
-      fs.rmSync(stateDir, { recursive: true, force: true });
+      await removeOwnWorld(cluster, stateDir);
     }, 300_000);
 
     it("joins Ready beside the simulated node, which is tainted so pods land on the real one", async () => {
