@@ -25,7 +25,7 @@ import {
   NONROOT_USER,
   writeImage,
 } from "./control-plane-images";
-import { parseLdd } from "./ring0-image";
+import { hostLibraries, type ImageLibrary, systemFileArgs } from "./ring0-image";
 
 export const POSTGRES_IMAGE_REPOSITORY = "localhost/ring0/postgres";
 export const POSTGRES_PORT = 5432;
@@ -42,12 +42,16 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     echo "POSTGRES_PASSWORD is required to initialise $PGDATA" >&2
     exit 2
   fi
+  case "$POSTGRES_PASSWORD" in *"
+"*) echo "POSTGRES_PASSWORD must be one line" >&2; exit 2 ;; esac
   rm -rf "$PGDATA.init"
   mkdir -p "$PGDATA.init"
   pwfile="$(mktemp)"
+  trap 'rm -f "$pwfile"' EXIT
   printf '%s\\n' "$POSTGRES_PASSWORD" > "$pwfile"
   initdb -D "$PGDATA.init" -U "$user" --pwfile="$pwfile" --auth=scram-sha-256 -E UTF8 --locale=C --no-instructions
   rm -f "$pwfile"
+  trap - EXIT
   echo "host all all all scram-sha-256" >> "$PGDATA.init/pg_hba.conf"
   echo "CREATE DATABASE $db" | postgres --single -D "$PGDATA.init" -c unix_socket_directories=/tmp postgres > /dev/null
   mv "$PGDATA.init" "$PGDATA"
@@ -62,7 +66,7 @@ export function postgresImageArgs(inputs: {
   native: string;
   busybox: string;
   entry: string;
-  libraries: { host: string; image: string }[];
+  libraries: ImageLibrary[];
   passwd: string;
   group: string;
 }): string[] {
@@ -90,9 +94,7 @@ export function postgresImageArgs(inputs: {
     "--tree",
     `${path.join(inputs.native, "share")}:/usr/local/pgsql/share`,
     `${inputs.entry}:/usr/local/bin/ring0-postgres:0755`,
-    ...inputs.libraries.map((library) => `${library.host}:${library.image}:0755`),
-    `${inputs.passwd}:/etc/passwd:0644`,
-    `${inputs.group}:/etc/group:0644`,
+    ...systemFileArgs(inputs),
   ];
 }
 
@@ -117,12 +119,8 @@ export async function buildPostgresImage(options: {
   if (!version) throw new Error(`cannot read ${postgres}'s version`);
   const name = `${POSTGRES_IMAGE_REPOSITORY}:${version}`;
   // The system libraries (glibc, libstdc++) every binary links; its own come from its lib/.
-  const system = new Set<string>();
-  for (const binary of ["postgres", "initdb", "pg_ctl"]) {
-    const ldd = await run("ldd", [path.join(native, "bin", binary)], { env: plainEnv, timeoutMs: 30_000 });
-    for (const library of parseLdd(ldd.stdout)) if (!library.startsWith(native)) system.add(library);
-  }
-  const libraries = [...system].sort().map((image) => ({ host: fs.realpathSync(image), image }));
+  const binaries = ["postgres", "initdb", "pg_ctl"].map((binary) => path.join(native, "bin", binary));
+  const libraries = await hostLibraries(binaries, native);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const entry = path.join(outDir, "postgres-entry");
   const passwd = path.join(outDir, "postgres-passwd");

@@ -80,13 +80,45 @@ export function parseLdd(output: string): string[] {
   return libraries;
 }
 
+/** A shared library of an image: the file on this host, and the path binaries load it by. */
+export interface ImageLibrary {
+  host: string;
+  image: string;
+}
+
+/**
+ * The host libraries `binaries` link (ldd), except those under `except` (a binary's own lib/),
+ * each at the path it is loaded by and read from the file behind it.
+ */
+export async function hostLibraries(binaries: string[], except?: string): Promise<ImageLibrary[]> {
+  const found = new Set<string>();
+  for (const binary of binaries) {
+    const ldd = await run("ldd", [binary], { env: { PATH: "/usr/bin:/bin" }, timeoutMs: 30_000 });
+    for (const library of parseLdd(ldd.stdout))
+      if (!except || !library.startsWith(except)) found.add(library);
+  }
+  return [...found].sort().map((image) => ({ host: fs.realpathSync(image), image }));
+}
+
+/** The ring0-image arguments every image ends with: its libraries and the nonroot user's files. */
+export function systemFileArgs(inputs: {
+  libraries: ImageLibrary[];
+  passwd: string;
+  group: string;
+}): string[] {
+  return [
+    ...inputs.libraries.map((library) => `${library.host}:${library.image}:0755`),
+    `${inputs.passwd}:/etc/passwd:0644`,
+    `${inputs.group}:/etc/group:0644`,
+  ];
+}
+
 /** ring0-image's arguments for Ring0's image (pure). */
 export function ring0ImageArgs(inputs: {
   name: string;
   out: string;
   node: string;
-  /** Each shared library: the file on this host, and the path the binary loads it by. */
-  libraries: { host: string; image: string }[];
+  libraries: ImageLibrary[];
   app: string;
   passwd: string;
   group: string;
@@ -123,9 +155,7 @@ export function ring0ImageArgs(inputs: {
     "--tree",
     `${inputs.app}:/app`,
     `${inputs.node}:/usr/local/bin/node:0755`,
-    ...inputs.libraries.map((library) => `${library.host}:${library.image}:0755`),
-    `${inputs.passwd}:/etc/passwd:0644`,
-    `${inputs.group}:/etc/group:0644`,
+    ...systemFileArgs(inputs),
   ];
 }
 
@@ -221,8 +251,7 @@ export async function buildRing0Image(options: {
   const node = path.join(root, "node_modules", "node", "bin", "node");
   if (!fs.existsSync(node)) throw new Error(`${node} is missing: npm install puts Node 24 there`);
   const plainEnv = { PATH: "/usr/bin:/bin" };
-  const ldd = await run("ldd", [node], { env: plainEnv, timeoutMs: 30_000 });
-  const libraries = parseLdd(ldd.stdout).map((image) => ({ host: fs.realpathSync(image), image }));
+  const libraries = await hostLibraries([node]);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const stage = path.join(outDir, "ring0-stage");
   const passwd = path.join(outDir, "ring0-passwd");

@@ -12,8 +12,11 @@
  *                           the one client (Ring0), its secret at least 32 characters (required)
  *   IAM_REDIRECT_URIS       the client's redirect URIs, comma-separated (required)
  *   IAM_POST_LOGOUT_REDIRECT_URIS  comma-separated (default: none)
+ *   IAM_ALLOW_DEMO_ACCOUNTS true: serve an accounts file with plain demo passwords (the default
+ *                           file's) beyond loopback; without it such a file is refused there
  * With DATABASE_URL, accounts created in Ring0 (that database's iam_accounts) sign in here too.
  */
+import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { createLogger } from "@/server/logger";
@@ -40,7 +43,18 @@ const settings = z.object({
   IAM_CLIENT_SECRET: z.string().min(32, "expected at least 32 characters of random secret"),
   IAM_REDIRECT_URIS: urlList.refine((list) => list.length > 0, "expected at least one redirect URI"),
   IAM_POST_LOGOUT_REDIRECT_URIS: urlList.default([]),
+  IAM_ALLOW_DEMO_ACCOUNTS: z
+    .enum(["true", "false"], { error: 'expected "true" or "false"' })
+    .default("false"),
 });
+
+/** Whether an accounts file holds plain (demo) passwords rather than only password hashes. */
+function hasDemoPasswords(file: string): boolean {
+  const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as { accounts?: { password?: unknown }[] };
+  return (parsed.accounts ?? []).some((account) => account.password !== undefined);
+}
+
+const loopback = (address: string) => address === "::1" || address.startsWith("127.");
 
 async function main(): Promise<void> {
   const logger = createLogger({ service: "ring0-iam" });
@@ -51,12 +65,23 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = parsed.data;
+  const accountsFile = path.resolve(config.IAM_ACCOUNTS_FILE);
+  if (
+    !loopback(config.IAM_LISTEN_ADDRESS) &&
+    config.IAM_ALLOW_DEMO_ACCOUNTS !== "true" &&
+    hasDemoPasswords(accountsFile)
+  ) {
+    process.stderr.write(
+      `ring0-iam: ${accountsFile} has demo passwords anyone can read, and it would listen on ${config.IAM_LISTEN_ADDRESS}: give IAM_ACCOUNTS_FILE with passwordHash values, or set IAM_ALLOW_DEMO_ACCOUNTS=true for a trial\n`,
+    );
+    process.exit(2);
+  }
   const iam = await startEmbeddedIam({
     port: config.IAM_PORT,
     listenAddress: config.IAM_LISTEN_ADDRESS,
     issuer: config.IAM_ISSUER,
     stateDir: config.IAM_STATE_DIR,
-    accountsFile: path.resolve(config.IAM_ACCOUNTS_FILE),
+    accountsFile,
     clients: [
       {
         clientId: config.IAM_CLIENT_ID,

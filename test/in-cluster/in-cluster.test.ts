@@ -324,6 +324,8 @@ describe.skipIf(problems.length > 0)(
           { name: "IAM_LISTEN_ADDRESS", value: "0.0.0.0" },
           { name: "IAM_STATE_DIR", value: "/var/lib/ring0-iam/state" },
           { name: "IAM_CLIENT_ID", value: "ring0" },
+          // The demo accounts, beyond loopback: a trial's IdP, said so.
+          { name: "IAM_ALLOW_DEMO_ACCOUNTS", value: "true" },
           { name: "IAM_CLIENT_SECRET", value: clientSecret },
           { name: "IAM_REDIRECT_URIS", value: `${publicUrl}/api/auth/callback/ring0-iam` },
         ],
@@ -458,7 +460,8 @@ describe.skipIf(problems.length > 0)(
         return current && !current.startsWith(`${leader?.metadata.name}_`) ? current : undefined;
       }, 120_000);
       const takeoverMs = Date.now() - killed;
-      expect(next.startsWith(`${follower?.metadata.name}_`) || (await readyPods()).length > 0).toBe(true);
+      // The standing replica, not the leader's replacement.
+      expect(next.startsWith(`${follower?.metadata.name}_`), next).toBe(true);
       fs.mkdirSync(path.join(root, "bench", "results"), { recursive: true });
       fs.writeFileSync(
         path.join(root, "bench", "results", "in-cluster-takeover.json"),
@@ -469,7 +472,6 @@ describe.skipIf(problems.length > 0)(
     });
 
     it("keeps the super cluster's API from any pod that is not Ring0's", async () => {
-      const before = proxy?.refused() ?? 0;
       const probe = "api-probe";
       await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: probe } });
       await serverSideApply(conn, {
@@ -537,7 +539,31 @@ describe.skipIf(problems.length > 0)(
       expect(out).toContain("PROBE-RAN");
       expect(out).not.toContain("gitVersion");
       expect(out).toMatch(/exit [1-9]/);
-      expect(proxy?.refused() ?? 0, out).toBeGreaterThan(before);
+      const impostor = await readObject<Pod>(conn, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "impostor", namespace: probe },
+      });
+      expect(proxy?.refusedFrom(impostor.status?.podIP ?? "") ?? 0, out).toBeGreaterThan(0);
+      // Nor a pod of Ring0's own namespace that is not Ring0's server: its PostgreSQL.
+      const [database] = (
+        await kubeRequest<{ items: Pod[] }>(conn, {
+          path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+          query: { labelSelector: "app.kubernetes.io/name=ring0-postgres" },
+        })
+      ).items;
+      const fromDatabase = await tool(kubectlPath, [
+        "exec",
+        "-n",
+        NAMESPACE,
+        database?.metadata.name as string,
+        "--",
+        "sh",
+        "-c",
+        `echo PROBE-RAN; nc -w 3 ${kubernetes.spec.clusterIP} 443 </dev/null; echo "exit $?"`,
+      ]);
+      expect(`${fromDatabase.stdout}${fromDatabase.stderr}`).toContain("PROBE-RAN");
+      expect(proxy?.refusedFrom(database?.status?.podIP ?? "") ?? 0).toBeGreaterThan(0);
     });
 
     it("holds the server and its production dependencies, nothing else of the checkout", () => {
@@ -576,6 +602,25 @@ describe.skipIf(problems.length > 0)(
       expect(paths.filter((entry) => entry.startsWith("app/server/") && /\.test\.tsx?$/.test(entry))).toEqual(
         [],
       );
+      // Nothing of the checkout beyond the sources the server runs from, the build and its packages.
+      const top = new Set(
+        paths.filter((entry) => entry.startsWith("app/")).map((entry) => entry.split("/")[1]),
+      );
+      expect([...top].filter(Boolean).sort()).toEqual(
+        [
+          ".next",
+          "next.config.ts",
+          "node_modules",
+          "package.json",
+          "prisma",
+          "server",
+          "server.ts",
+          "tsconfig.json",
+        ].sort(),
+      );
+      expect(
+        paths.filter((entry) => /\.(pem|key)$|(^|\/)\.env/.test(entry) && !entry.includes("node_modules/")),
+      ).toEqual([]);
       // Next's cache is a link to /tmp, the one writable place besides the state volume.
       expect(paths).toContain("app/.next/cache");
     });

@@ -47,6 +47,10 @@ describe("the super API proxy's caller check", () => {
     ).toBe(false);
   });
 
+  it("refuses a host-network pod in Ring0's namespace with Ring0's labels (its address is the node's)", () => {
+    expect(isRing0ServerPod([ring0Pod({ spec: { hostNetwork: true } })], "10.244.0.7")).toBe(false);
+  });
+
   it("admits nothing while two pods claim one address", () => {
     const reused = {
       metadata: { name: "web", namespace: "t1a2b3-default" },

@@ -25,6 +25,7 @@ export const RING0_SERVER_LABELS = {
 
 interface PodAtAddress {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  spec?: { hostNetwork?: boolean };
   status?: { phase?: string; podIP?: string };
 }
 
@@ -38,24 +39,36 @@ export function isRing0ServerPod(pods: PodAtAddress[], address: string): boolean
   const pod = here[0] as PodAtAddress;
   return (
     pod.metadata.namespace === RING0_SERVER_NAMESPACE &&
+    !pod.spec?.hostNetwork &&
     !pod.metadata.deletionTimestamp &&
     pod.status?.phase === "Running" &&
     Object.entries(RING0_SERVER_LABELS).every(([key, value]) => pod.metadata.labels?.[key] === value)
   );
 }
 
+/** How long a refused address is refused again without asking the super cluster (a flood's cost). */
+const REFUSAL_MEMORY_MS = 2_000;
+
 /**
  * Starts the listener on POD_API_ADDRESS (or `address`) at `apiserverPort`, the port the API server
- * listens on at 127.0.0.1 and advertises. `refused()` counts the connections it closed unadmitted.
+ * listens on at 127.0.0.1 and advertises. `refusedFrom(ip)` counts the connections from `ip` it
+ * closed unadmitted (`refused()` all of them). A refused address is refused again for 2 s without
+ * a lookup, so a pod dialling in a loop costs the super cluster one list every 2 s.
  */
 export async function startSuperApiProxy(options: {
   superCluster: ClusterConnection;
   apiserverPort: number;
   logger: Logger;
   address?: string;
-}): Promise<PodApiListener & { refused(): number }> {
+}): Promise<PodApiListener & { refused(): number; refusedFrom(ip: string): number }> {
   const { superCluster, logger } = options;
-  let refusals = 0;
+  const refusals = new Map<string, number>();
+  const refusedUntil = new Map<string, number>();
+  const refuse = (ip: string) => {
+    refusals.set(ip, (refusals.get(ip) ?? 0) + 1);
+    refusedUntil.set(ip, Date.now() + REFUSAL_MEMORY_MS);
+    return false;
+  };
   const listener = await startPodApiListener({
     owner: "ring0",
     host: options.address ?? POD_API_ADDRESS,
@@ -63,15 +76,19 @@ export async function startSuperApiProxy(options: {
     upstreamPort: options.apiserverPort,
     logger,
     async isTenantPod(ip) {
+      if ((refusedUntil.get(ip) ?? 0) > Date.now()) return refuse(ip);
+      refusedUntil.delete(ip);
       const pods = await kubeRequest<{ items: PodAtAddress[] }>(superCluster, {
         path: "/api/v1/pods",
         query: { fieldSelector: `status.podIP=${ip}` },
         timeoutMs: 5_000,
       });
-      const admitted = isRing0ServerPod(pods.items, ip);
-      if (!admitted) refusals++;
-      return admitted;
+      return isRing0ServerPod(pods.items, ip) || refuse(ip);
     },
   });
-  return { ...listener, refused: () => refusals };
+  return {
+    ...listener,
+    refused: () => [...refusals.values()].reduce((sum, count) => sum + count, 0),
+    refusedFrom: (ip) => refusals.get(ip) ?? 0,
+  };
 }
