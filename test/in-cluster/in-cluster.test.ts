@@ -416,8 +416,16 @@ describe.skipIf(problems.length > 0)(
       }
       // Through its Service too, as a browser on this host reaches publicUrl.
       const address = forwarder?.address() as net.AddressInfo;
-      const health = await fetch(`http://localhost:${address.port}/api/health`);
-      expect(health.status).toBe(200);
+      // (the node's kube-proxy may program the new Service a moment after the pods are Ready).
+      const health = await eventually(
+        () =>
+          fetch(`http://localhost:${address.port}/api/health`).then(
+            (response) => response.status,
+            () => undefined,
+          ),
+        30_000,
+      );
+      expect(health).toBe(200);
     });
 
     it("runs nonroot, with no capabilities and a read-only root filesystem", () => {
