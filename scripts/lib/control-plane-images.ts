@@ -82,6 +82,28 @@ export interface BuiltImage {
   bytes: number;
 }
 
+/**
+ * Runs `build` with /etc/passwd and /etc/group files naming the nonroot user, written into
+ * `outDir` under `prefix` for the build and removed after it.
+ */
+export async function withNonrootUser<T>(
+  outDir: string,
+  prefix: string,
+  build: (files: { passwd: string; group: string }) => Promise<T>,
+): Promise<T> {
+  fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
+  const passwd = path.join(outDir, `${prefix}passwd`);
+  const group = path.join(outDir, `${prefix}group`);
+  try {
+    fs.writeFileSync(passwd, NONROOT_PASSWD);
+    fs.writeFileSync(group, NONROOT_GROUP);
+    return await build({ passwd, group });
+  } finally {
+    fs.rmSync(passwd, { force: true });
+    fs.rmSync(group, { force: true });
+  }
+}
+
 /** Runs ring0-image with `args` (which write the archive `out` of image `name`) and hashes the archive. */
 export async function writeImage(
   binDir: string,
@@ -110,29 +132,16 @@ export async function buildControlPlaneImages(options: {
   log?: (line: string) => void;
 }): Promise<BuiltImage[]> {
   const { binDir, outDir } = options;
-  fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
-  const passwd = path.join(outDir, "passwd");
-  const group = path.join(outDir, "group");
-  fs.writeFileSync(passwd, NONROOT_PASSWD);
-  fs.writeFileSync(group, NONROOT_GROUP);
-  const built: BuiltImage[] = [];
-  try {
-    for (const image of controlPlaneImages(await binaryVersions(binDir))) {
+  const versions = await binaryVersions(binDir);
+  return withNonrootUser(outDir, "", async ({ passwd, group }) => {
+    const built: BuiltImage[] = [];
+    for (const image of controlPlaneImages(versions)) {
       const file = `${image.name.slice(image.name.lastIndexOf("/") + 1).replace(":", "_")}.tar`;
       const out = path.join(outDir, file);
       options.log?.(`building ${image.name}`);
-      built.push(
-        await writeImage(
-          binDir,
-          image.name,
-          out,
-          controlPlaneImageArgs(image, { binDir, passwd, group, out }),
-        ),
-      );
+      const args = controlPlaneImageArgs(image, { binDir, passwd, group, out });
+      built.push(await writeImage(binDir, image.name, out, args));
     }
-  } finally {
-    fs.rmSync(passwd, { force: true });
-    fs.rmSync(group, { force: true });
-  }
-  return built;
+    return built;
+  });
 }

@@ -18,13 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
 import { BUSYBOX_PATHS } from "@/server/cluster/sim-kubelet";
-import {
-  type BuiltImage,
-  NONROOT_GROUP,
-  NONROOT_PASSWD,
-  NONROOT_USER,
-  writeImage,
-} from "./control-plane-images";
+import { type BuiltImage, NONROOT_USER, withNonrootUser, writeImage } from "./control-plane-images";
 import { hostLibraries, type ImageLibrary, systemFileArgs } from "./ring0-image";
 
 export const POSTGRES_IMAGE_REPOSITORY = "localhost/ring0/postgres";
@@ -123,22 +117,20 @@ export async function buildPostgresImage(options: {
   const libraries = await hostLibraries(binaries, native);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const entry = path.join(outDir, "postgres-entry");
-  const passwd = path.join(outDir, "postgres-passwd");
-  const group = path.join(outDir, "postgres-group");
   try {
     fs.writeFileSync(entry, POSTGRES_ENTRY, { mode: 0o755 });
-    fs.writeFileSync(passwd, NONROOT_PASSWD);
-    fs.writeFileSync(group, NONROOT_GROUP);
     options.log?.(`building ${name}`);
     const out = path.join(outDir, `postgres_${version}.tar`);
-    return await writeImage(
-      binDir,
-      name,
-      out,
-      postgresImageArgs({ name, out, native, busybox, entry, libraries, passwd, group }),
-      10 * 60_000,
+    return await withNonrootUser(outDir, "postgres-", ({ passwd, group }) =>
+      writeImage(
+        binDir,
+        name,
+        out,
+        postgresImageArgs({ name, out, native, busybox, entry, libraries, passwd, group }),
+        10 * 60_000,
+      ),
     );
   } finally {
-    for (const file of [entry, passwd, group]) fs.rmSync(file, { force: true });
+    fs.rmSync(entry, { force: true });
   }
 }

@@ -19,13 +19,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
-import {
-  type BuiltImage,
-  NONROOT_GROUP,
-  NONROOT_PASSWD,
-  NONROOT_USER,
-  writeImage,
-} from "./control-plane-images";
+import { type BuiltImage, NONROOT_USER, withNonrootUser, writeImage } from "./control-plane-images";
 
 export const RING0_IMAGE_REPOSITORY = "localhost/ring0/ring0";
 
@@ -250,40 +244,36 @@ export async function buildRing0Image(options: {
   const name = `${RING0_IMAGE_REPOSITORY}:${version}`;
   const node = path.join(root, "node_modules", "node", "bin", "node");
   if (!fs.existsSync(node)) throw new Error(`${node} is missing: npm install puts Node 24 there`);
-  const plainEnv = { PATH: "/usr/bin:/bin" };
   const libraries = await hostLibraries([node]);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const stage = path.join(outDir, "ring0-stage");
-  const passwd = path.join(outDir, "ring0-passwd");
-  const group = path.join(outDir, "ring0-group");
+  const app = path.join(stage, "app");
+  const stripped = path.join(outDir, "ring0-node");
   try {
-    fs.writeFileSync(passwd, NONROOT_PASSWD);
-    fs.writeFileSync(group, NONROOT_GROUP);
     options.log?.(`staging ${name}`);
     // Node's debug symbols are a sixth of the binary; binutils' strip drops them when it is here.
     let binary = node;
     if (fs.existsSync("/usr/bin/strip")) {
-      binary = path.join(outDir, "ring0-node");
+      binary = stripped;
       await run("/usr/bin/strip", ["--strip-debug", "-o", binary, node], {
-        env: plainEnv,
+        env: { PATH: "/usr/bin:/bin" },
         timeoutMs: 60_000,
       });
     }
-    const { packages } = stageRing0App(root, path.join(stage, "app"));
+    const { packages } = stageRing0App(root, app);
     options.log?.(`building ${name} (${packages} packages, Node ${process.versions.node})`);
     const out = path.join(outDir, `ring0_${version}.tar`);
-    const app = path.join(stage, "app");
-    return await writeImage(
-      binDir,
-      name,
-      out,
-      ring0ImageArgs({ name, out, node: binary, libraries, app, passwd, group }),
-      15 * 60_000,
+    return await withNonrootUser(outDir, "ring0-", ({ passwd, group }) =>
+      writeImage(
+        binDir,
+        name,
+        out,
+        ring0ImageArgs({ name, out, node: binary, libraries, app, passwd, group }),
+        15 * 60_000,
+      ),
     );
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
-    fs.rmSync(path.join(outDir, "ring0-node"), { force: true });
-    fs.rmSync(passwd, { force: true });
-    fs.rmSync(group, { force: true });
+    fs.rmSync(stripped, { force: true });
   }
 }

@@ -16,10 +16,10 @@
  *                           file's) beyond loopback; without it such a file is refused there
  * With DATABASE_URL, accounts created in Ring0 (that database's iam_accounts) sign in here too.
  */
-import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { createLogger } from "@/server/logger";
+import { demoAccountsRefusal } from "./demo-accounts";
 import { startEmbeddedIam } from "./provider";
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "expected an http(s) URL" });
@@ -48,14 +48,6 @@ const settings = z.object({
     .default("false"),
 });
 
-/** Whether an accounts file holds plain (demo) passwords rather than only password hashes. */
-function hasDemoPasswords(file: string): boolean {
-  const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as { accounts?: { password?: unknown }[] };
-  return (parsed.accounts ?? []).some((account) => account.password !== undefined);
-}
-
-const loopback = (address: string) => address === "::1" || address.startsWith("127.");
-
 async function main(): Promise<void> {
   const logger = createLogger({ service: "ring0-iam" });
   const parsed = settings.safeParse(process.env);
@@ -66,14 +58,9 @@ async function main(): Promise<void> {
   }
   const config = parsed.data;
   const accountsFile = path.resolve(config.IAM_ACCOUNTS_FILE);
-  if (
-    !loopback(config.IAM_LISTEN_ADDRESS) &&
-    config.IAM_ALLOW_DEMO_ACCOUNTS !== "true" &&
-    hasDemoPasswords(accountsFile)
-  ) {
-    process.stderr.write(
-      `ring0-iam: ${accountsFile} has demo passwords anyone can read, and it would listen on ${config.IAM_LISTEN_ADDRESS}: give IAM_ACCOUNTS_FILE with passwordHash values, or set IAM_ALLOW_DEMO_ACCOUNTS=true for a trial\n`,
-    );
+  const refusal = demoAccountsRefusal(config, accountsFile);
+  if (refusal) {
+    process.stderr.write(`ring0-iam: ${refusal}\n`);
     process.exit(2);
   }
   const iam = await startEmbeddedIam({

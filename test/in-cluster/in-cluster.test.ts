@@ -22,7 +22,7 @@ import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image"
 import { buildRing0Image } from "@/scripts/lib/ring0-image";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "@/server/cluster/local";
-import { CommandError, type RunResult, run } from "@/server/cluster/process";
+import { CommandError, processesMentioning, type RunResult, run } from "@/server/cluster/process";
 import { realNodePrerequisites } from "@/server/cluster/real-node/host";
 import { KUBECTL_IMAGE, realNodePlan } from "@/server/cluster/real-node/plan";
 import { pushImageArchive } from "@/server/cluster/real-node/registry";
@@ -221,20 +221,6 @@ async function forwardToService(): Promise<number> {
   return (server.address() as net.AddressInfo).port;
 }
 
-/** The process of a container on this host: the one whose command line is exactly `command`. */
-function processRunning(command: string): string[] {
-  return fs
-    .readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((pid) => {
-      try {
-        return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim() === command;
-      } catch {
-        return false;
-      }
-    });
-}
-
 /** A file of an OCI layout archive (plain tar), by its path in the archive. */
 function member(archive: string, name: string): Buffer {
   const result = spawnSync("tar", ["-xOf", archive, name], { maxBuffer: 2 * 1024 * 1024 * 1024 });
@@ -429,7 +415,8 @@ describe.skipIf(problems.length > 0)(
     });
 
     it("runs nonroot, with no capabilities and a read-only root filesystem", () => {
-      const pids = processRunning("/usr/local/bin/node --import tsx server.ts");
+      // The image's entrypoint, exactly (NUL-separated in /proc/<pid>/cmdline).
+      const pids = processesMentioning("/usr/local/bin/node\0--import\0tsx\0server.ts\0");
       expect(pids).toHaveLength(2);
       for (const pid of pids) {
         const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
