@@ -32,8 +32,21 @@ const NOT_AT_RUN_TIME: RegExp[] = [
   /^node_modules\/sharp$/,
 ];
 
-/** Source folders and files of the checkout the server runs from (besides .next and node_modules). */
-const SOURCES = ["package.json", "tsconfig.json", "next.config.ts", "server.ts", "server", "prisma"];
+/**
+ * Source folders and files of the checkout the server runs from (besides .next and node_modules):
+ * also the CRDs it keeps current in the super cluster (helm installs but never upgrades them), and
+ * tools/kube's go.mod, which names the Kubernetes release its control planes run.
+ */
+const SOURCES = [
+  "package.json",
+  "tsconfig.json",
+  "next.config.ts",
+  "server.ts",
+  "server",
+  "prisma",
+  "deploy/helm/ring0/crds",
+  "tools/kube/go.mod",
+];
 
 /** A file the image leaves out of the sources: tests and their fixtures. */
 export function isTestFile(relative: string): boolean {
@@ -182,6 +195,7 @@ export function stageRing0App(root: string, app: string): { packages: number } {
   fs.mkdirSync(app, { recursive: true, mode: 0o755 });
   for (const source of SOURCES) {
     if (!fs.existsSync(path.join(root, source))) throw new Error(`${source} is missing from ${root}`);
+    fs.mkdirSync(path.dirname(path.join(app, source)), { recursive: true, mode: 0o755 });
     link(path.join(root, source), path.join(app, source), isTestFile, "");
   }
   link(path.join(root, ".next"), path.join(app, ".next"), isBuildScratch, "");

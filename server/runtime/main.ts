@@ -281,7 +281,9 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     const superClusterLine = superCluster.connection
       ? config.SUPER_KUBECONFIG
         ? `SUPER_KUBECONFIG · ${superCluster.connection.server}`
-        : `local (kwok) · ${superCluster.connection.server} · kubeconfig ${localKubeconfig}`
+        : config.RING0_SUPER_CLUSTER === "in-cluster"
+          ? `in-cluster (its service account) · ${superCluster.connection.server}`
+          : `local (kwok) · ${superCluster.connection.server} · kubeconfig ${localKubeconfig}`
       : `unavailable (${superClusterProblem() ?? "disabled"})`;
     const gatewayLine = `${runtime.gatewayUrl}/k8s/tenants/<tenant>${
       runtime.RING0_GATEWAY_URL

@@ -205,8 +205,12 @@ export async function startTenants(
       logger: log,
       etcdStorage: etcdStorage(config),
       // Through the vn-agents (kubectl logs, exec): in the local world with real nodes, API servers
-      // in pods reach them on the pod API address.
-      vnAgentStateDir: config.stateDir,
+      // in pods reach them on the pod API address. Not yet from Ring0 in a pod: each replica's
+      // vn-agent CA is its own (an emptyDir), so a new leader would re-issue every API server's
+      // kubelet certificate and roll its control plane; the vn-agent DaemonSet shares one.
+      ...(config.RING0_SUPER_CLUSTER === "in-cluster" && !config.SUPER_KUBECONFIG
+        ? {}
+        : { vnAgentStateDir: config.stateDir }),
       ...(realNodesHere(config) ? { kubeletHost: POD_API_ADDRESS } : {}),
     }),
   };

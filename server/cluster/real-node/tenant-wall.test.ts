@@ -4,6 +4,8 @@ import {
   controlPlanePods,
   OTHERS_CHAIN,
   podOwners,
+  RING0_CHAIN,
+  ring0ServerPods,
   tenantChain,
   tenantWallChains,
   wallRestoreText,
@@ -99,6 +101,66 @@ describe("the wall between tenants' pods", () => {
       ["-j", "DROP"],
     ]);
     expect(controlPlaneChain("acme")).not.toBe(tenantChain("acme"));
+  });
+
+  it("lets Ring0's own pods reach port 6443 of every control plane's API servers, and the operator's pods", () => {
+    const world = new Map([...owners, ["10.244.0.20", null], ["10.244.0.30", null], ["10.244.0.40", null]]);
+    const controlPlanes = {
+      members: new Map([
+        ["10.244.0.20", "acme"],
+        ["10.244.0.30", "globex"],
+      ]),
+      apis: new Map([
+        ["acme", ["10.244.0.20"]],
+        ["globex", ["10.244.0.30"]],
+      ]),
+    };
+    const chains = tenantWallChains(world, [], controlPlanes, new Set(["10.244.0.40"]));
+    const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
+    expect(tenants).toContain(`-s 10.244.0.40/32 -j ${RING0_CHAIN}`);
+    expect(chains.get(RING0_CHAIN)).toEqual([
+      ["-d", "10.244.0.40/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.7/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.20/32", "-p", "tcp", "--dport", "6443", "-j", "ACCEPT"],
+      ["-d", "10.244.0.30/32", "-p", "tcp", "--dport", "6443", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    // The operator's other pods reach Ring0's (an ingress controller), never a control plane.
+    expect(chains.get(OTHERS_CHAIN)).toEqual([
+      ["-d", "10.244.0.7/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.40/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    // Tenants reach neither Ring0's pods nor another tenant's control plane.
+    expect(JSON.stringify(chains.get(tenantChain("acme")))).not.toMatch(/10\.244\.0\.(40|30)\//);
+  });
+
+  it("knows Ring0's pods by the chart's labels in ring0-system, at an address the operator holds alone", () => {
+    const labels = { "app.kubernetes.io/name": "ring0", "app.kubernetes.io/component": "server" };
+    const ring0 = (name: string, ip: string, namespace = "ring0-system") => ({
+      metadata: { name, namespace, labels },
+      spec: {},
+      status: { podIP: ip, phase: "Running" },
+    });
+    const pods = [
+      ring0("ring0-a", "10.244.0.40"),
+      // The same labels elsewhere: an impostor.
+      ring0("ring0-b", "10.244.0.41", "default"),
+      // A tenant's synced pod cannot be one, whatever it is called.
+      {
+        ...ring0("ring0-c", "10.244.0.42"),
+        metadata: {
+          name: "c",
+          namespace: "ring0-system",
+          labels: { ...labels, ...pod("x", "", "acme").metadata.labels },
+        },
+      },
+      // Two pods at one address: neither, until one is gone.
+      ring0("ring0-d", "10.244.0.43"),
+      { ...pod("other", "10.244.0.43"), metadata: { name: "other", namespace: "default", labels: {} } },
+    ];
+    const found = ring0ServerPods(pods as never, podOwners(pods as never));
+    expect([...found]).toEqual(["10.244.0.40"]);
   });
 
   it("finds a control plane's pods only by Ring0's labels in that tenant's control-plane namespace", () => {

@@ -4,8 +4,11 @@
  * and to its own control plane's API servers when the `kubernetes` provisioner runs that control
  * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
  * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); a control plane's pods
- * reach only each other; other pods that are no tenant's (the operator's own) reach only each other. Replies to allowed connections
- * pass. Anything the wall does not know yet (a pod whose address Ring0 has not seen) is dropped.
+ * reach only each other; other pods that are no tenant's (the operator's own) reach only each
+ * other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
+ * control plane's API servers (the gateway, the controllers and the syncer dial them). Replies to
+ * allowed connections pass. Anything the wall does not know yet (a pod whose address Ring0 has not
+ * seen) is dropped.
  *
  * Enforced in the host's mangle table (host-firewall.ts jumps here for pod-network traffic from
  * the bridges), before kube-router's filter chains, so a tenant's NetworkPolicy can only narrow
@@ -33,10 +36,13 @@ import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
 import { runHost } from "./host";
 import { FORWARD_CHAIN, TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
+import { isRing0ServerPod, type PodAtAddress } from "./ring0-pods";
 import { TENANT_NAME } from "./traffic-allowances";
 
 /** The chain of pods that are no tenant's (the operator's own). */
 export const OTHERS_CHAIN = `${TENANT_CHAIN_PREFIX}OTHERS`;
+/** The chain of Ring0's own server pods (the operator's too, and more). */
+export const RING0_CHAIN = `${TENANT_CHAIN_PREFIX}RING0`;
 
 /** A tenant's chain name (iptables chain names are at most 28 bytes; tenant names are longer). */
 export function tenantChain(tenant: string): string {
@@ -56,21 +62,36 @@ export function tenantWallChains(
   allowances: [string, string][],
   /** The pods of control planes the `kubernetes` provisioner runs (controlPlanePods). */
   controlPlanes: ControlPlanePods = { members: new Map(), apis: new Map() },
+  /** The addresses of Ring0's own server pods (ring0ServerPods). */
+  ring0: ReadonlySet<string> = new Set(),
 ): Map<string, string[][]> {
+  const reaches = new Map<string, string[]>();
+  const reach = (from: string, to: string) => reaches.set(from, [...(reaches.get(from) ?? []), to]);
+  const reachesEachOther = (one: string, other: string) => {
+    reach(one, other);
+    reach(other, one);
+  };
+  for (const [from, to] of allowances) if (from !== to) reach(tenantChain(from), tenantChain(to));
   const byOwner = new Map<string, string[]>();
   for (const [ip, owner] of [...owners.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const member = controlPlanes.members.get(ip);
-    const chain = owner !== null ? tenantChain(owner) : member ? controlPlaneChain(member) : OTHERS_CHAIN;
+    const chain =
+      owner !== null
+        ? tenantChain(owner)
+        : member
+          ? controlPlaneChain(member)
+          : ring0.has(ip)
+            ? RING0_CHAIN
+            : OTHERS_CHAIN;
     byOwner.set(chain, [...(byOwner.get(chain) ?? []), ip]);
   }
-  const reaches = new Map<string, string[]>();
-  for (const [from, to] of allowances) {
-    if (from === to) continue;
-    reaches.set(tenantChain(from), [...(reaches.get(tenantChain(from)) ?? []), tenantChain(to)]);
-  }
+  // The operator's pods and Ring0's reach each other (Ring0's database and IdP may be such pods).
+  reachesEachOther(OTHERS_CHAIN, RING0_CHAIN);
   const apisByChain = new Map(
     [...controlPlanes.apis.entries()].map(([tenant, ips]) => [tenantChain(tenant), ips] as const),
   );
+  // Ring0's pods reach every control plane's API servers (port 6443 only, as tenants their own).
+  apisByChain.set(RING0_CHAIN, [...controlPlanes.apis.values()].flat().sort());
   const chains = new Map<string, string[][]>();
   chains.set(TENANTS_CHAIN, [
     ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
@@ -170,6 +191,23 @@ export function controlPlanePods(
   return { members, apis };
 }
 
+/**
+ * The addresses of Ring0's own server pods (./ring0-pods.ts): only where `owners` gives the
+ * operator, and only an address exactly one pod holds, so a pod going away opens nothing.
+ */
+export function ring0ServerPods(
+  pods: Iterable<CachedObject>,
+  owners: Map<string, string | null>,
+): Set<string> {
+  const byAddress = new Map<string, PodAtAddress[]>();
+  for (const pod of pods) {
+    const ip = (pod.status as Json | undefined)?.podIP;
+    if (typeof ip !== "string" || owners.get(ip) !== null) continue;
+    byAddress.set(ip, [...(byAddress.get(ip) ?? []), pod as unknown as PodAtAddress]);
+  }
+  return new Set([...byAddress].filter(([ip, here]) => isRing0ServerPod(here, ip)).map(([ip]) => ip));
+}
+
 /** An address of a real node's pod (the pod network, not the pod API address). */
 function isPodAddress(ip: string): boolean {
   if (!net.isIPv4(ip)) return false;
@@ -229,7 +267,7 @@ export async function startTenantWall(options: {
         JSON.stringify([
           (object?.status as Json | undefined)?.podIP,
           (object?.status as Json | undefined)?.phase,
-          ((object?.metadata.labels ?? {}) as Record<string, string>)[syncLabels.tenant],
+          object?.metadata.labels,
           object?.metadata.deletionTimestamp,
         ]);
       if (relevant(pod) !== relevant(previous)) schedule();
@@ -247,7 +285,12 @@ export async function startTenantWall(options: {
 
   async function write(): Promise<void> {
     const owners = podOwners(pods.values());
-    const chains = tenantWallChains(owners, allowances, controlPlanePods(pods.values(), owners));
+    const chains = tenantWallChains(
+      owners,
+      allowances,
+      controlPlanePods(pods.values(), owners),
+      ring0ServerPods(pods.values(), owners),
+    );
     const text = wallRestoreText(chains);
     if (text === written) return;
     // No real nodes here (their wall is gone, or not made yet): nothing to write into.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRing0ServerPod, RING0_SERVER_LABELS } from "./super-api-proxy";
+import { isRing0ServerPod, RING0_SERVER_LABELS } from "./ring0-pods";
 
 const ring0Pod = (overrides: Record<string, unknown> = {}, ip = "10.244.0.7") => ({
   metadata: { name: "ring0-abc", namespace: "ring0-system", labels: { ...RING0_SERVER_LABELS } },
@@ -7,7 +7,7 @@ const ring0Pod = (overrides: Record<string, unknown> = {}, ip = "10.244.0.7") =>
   ...overrides,
 });
 
-describe("the super API proxy's caller check", () => {
+describe("Ring0's own server pods (the super API proxy's and the tenant wall's check)", () => {
   it("admits a running pod of Ring0's own Deployment at that address", () => {
     expect(isRing0ServerPod([ring0Pod()], "10.244.0.7")).toBe(true);
   });
