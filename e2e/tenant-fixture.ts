@@ -29,14 +29,15 @@ export interface WithTenantOptions {
   provisioner?: "local" | "kubernetes";
 }
 
-/** tRPC over HTTP as the browser sends it (superjson envelope, same-origin). */
+/** tRPC over HTTP as the browser sends it (superjson envelope, same-origin: `origin` is Ring0's). */
 export async function trpcCall<T>(
   request: APIRequestContext,
   procedure: string,
   input: unknown,
   kind: "query" | "mutation",
+  origin = e2eOrigin,
 ): Promise<{ status: number; data?: T; message?: string }> {
-  const headers = { origin: e2eOrigin };
+  const headers = { origin };
   const response =
     kind === "query"
       ? await request.get(

@@ -22,6 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "@playwright/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
 import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image";
 import { buildRing0Image } from "@/scripts/lib/ring0-image";
@@ -252,6 +253,17 @@ async function dependency(options: {
   });
 }
 
+/** Whether the node's kube-proxy has a rule for this cluster IP (iptables mode, its KUBE-SERVICES chain). */
+async function programmed(ip: string): Promise<boolean> {
+  const rules = await run("iptables", ["-w", "5", "-t", "nat", "-S", "KUBE-SERVICES"], {
+    timeoutMs: 30_000,
+  }).then(
+    (result) => result.stdout,
+    () => "",
+  );
+  return rules.includes(`-d ${ip}/32`);
+}
+
 /**
  * Serves 127.0.0.1:<port> from Ring0's Service's `servicePort` (what a browser or kubectl on this
  * host opens as publicUrl or the gateway's URL).
@@ -259,7 +271,10 @@ async function dependency(options: {
 async function forwardToService(servicePort: number): Promise<number> {
   const server = net.createServer((socket) => {
     void serviceIp(RELEASE).then(
-      (ip) => {
+      async (ip) => {
+        // Only once the node's kube-proxy serves that cluster IP: before, a connection to it would
+        // follow this host's default route out of the machine.
+        if (!(await programmed(ip))) return void socket.destroy();
         const upstream = net.connect(servicePort, ip);
         socket.pipe(upstream).pipe(socket);
         upstream.on("error", () => socket.destroy());
@@ -288,27 +303,9 @@ async function signIn(username: string): Promise<Page> {
   return page;
 }
 
-/** tRPC over HTTP as the browser sends it (superjson envelope, same origin), with the page's cookies. */
-async function trpc<T>(
-  page: Page,
-  procedure: string,
-  input: unknown,
-  kind: "query" | "mutation",
-): Promise<{ status: number; data?: T; message?: string }> {
-  const headers = { origin: publicUrl };
-  const response =
-    kind === "query"
-      ? await page.request.get(
-          `/api/trpc/${procedure}?input=${encodeURIComponent(JSON.stringify({ json: input }))}`,
-          { headers },
-        )
-      : await page.request.post(`/api/trpc/${procedure}`, { data: { json: input }, headers });
-  const body = (await response.json().catch(() => ({}))) as {
-    result?: { data?: { json?: T } };
-    error?: { json?: { message?: string } };
-  };
-  return { status: response.status(), data: body.result?.data?.json, message: body.error?.json?.message };
-}
+/** tRPC over HTTP as the browser sends it, with the page's cookies. */
+const trpc = <T>(page: Page, procedure: string, input: unknown, kind: "query" | "mutation") =>
+  trpcCall<T>(page.request, procedure, input, kind, publicUrl);
 
 /** The real kubectl with the tenant admin's kubeconfig (through the in-cluster gateway). */
 async function tenantKubectl(args: string[]): Promise<RunResult> {

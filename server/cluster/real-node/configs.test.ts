@@ -162,18 +162,6 @@ describe("a real node's configuration", () => {
     expect(text.startsWith("*mangle\n")).toBe(true);
     expect(text).not.toContain(":RING0-TENANTS");
     expect(text).toContain("-A RING0-PODS-FORWARD -d 10.244.0.0/16 -j RING0-TENANTS");
-    // The host's own connections: after kube-proxy's DNAT (filter table), what is still bound for
-    // the service network, or for the pod network off the bridges and lo, is refused.
-    const output = firewallRules().find((chain) => chain.chain === "RING0-HOST-OUTPUT");
-    expect(output).toMatchObject({ from: "OUTPUT", match: [], table: "filter" });
-    expect(output?.rules).toEqual([
-      ["-d", "10.244.0.0/16", "-o", "ring0br+", "-j", "RETURN"],
-      ["-d", "10.244.0.0/16", "-o", "lo", "-j", "RETURN"],
-      ["-d", "10.244.0.0/16", "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
-      ["-d", "10.0.0.0/24", "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
-    ]);
-    expect(text).toMatch(/\nCOMMIT\n\*filter\n:RING0-HOST-OUTPUT - \[0:0\]\n/);
-    expect(text.match(/COMMIT/g)).toHaveLength(2);
     // IPv6 (pods have link-local addresses only): replies in, nothing else in or through.
     const [input6, forward6] = firewallRules("ipv6");
     expect(input6?.rules).toEqual([

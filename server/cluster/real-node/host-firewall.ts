@@ -13,10 +13,6 @@
  *     nothing beyond this host's pods, whatever route a pod would add;
  *   - over IPv6 (ip6tables; pods have link-local addresses and no IPv6 network): replies only, in
  *     and through, so a host listener on [::] is out of reach too.
- *   - from the host itself (OUTPUT, filter table: after kube-proxy's DNAT): the service network and
- *     the pod network stay on this host. A cluster IP no Service answers yet (kube-proxy programs a
- *     new one a moment late) or a pod subnet no node has would otherwise follow the default route
- *     out of the machine; they are refused at once instead.
  * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
  * (Services) are kube-proxy's, removed by `kube-proxy --cleanup`; the kubelet's KUBE-FIREWALL chain
  * (IPv4 and IPv6), which it leaves behind, is removed here with the last real node.
@@ -26,12 +22,10 @@ import os from "node:os";
 import path from "node:path";
 import { CommandError } from "../process";
 import { runHost } from "./host";
-import { POD_API_ADDRESS, POD_NETWORK, SERVICE_NETWORK } from "./plan";
+import { POD_API_ADDRESS, POD_NETWORK } from "./plan";
 
 export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
-/** The host's own connections to the service and pod networks (filter table, after DNAT). */
-export const HOST_OUTPUT_CHAIN = "RING0-HOST-OUTPUT";
 /** Which pods a pod may open connections to (./tenant-wall.ts writes its rules; empty until then). */
 export const TENANTS_CHAIN = "RING0-TENANTS";
 /** The tenants' chain before the tenant wall first writes it: replies only. */
@@ -56,18 +50,9 @@ const BINARIES: Record<IpFamily, { tables: string; restore: string }> = {
  * addresses (no IPv6 network): the IPv6 wall lets them reach nothing on or through the host, so a
  * host listener on `[::]` is as far out of reach as one on 0.0.0.0.
  */
-export type FirewallChain = {
-  chain: string;
-  /** The built-in chain that jumps here first (none: jumped to from Ring0's own chains). */
-  from?: string;
-  /** What the jump matches (default: packets from the pods' bridges). */
-  match?: string[];
-  /** Its table (default WALL_TABLE). */
-  table?: string;
-  rules: string[][];
-};
-
-export function firewallRules(family: IpFamily = "ipv4"): FirewallChain[] {
+export function firewallRules(
+  family: IpFamily = "ipv4",
+): { chain: string; from?: string; rules: string[][] }[] {
   if (family === "ipv6") {
     return [
       {
@@ -103,26 +88,7 @@ export function firewallRules(family: IpFamily = "ipv4"): FirewallChain[] {
     },
     // Jumped to from the FORWARD chain above only; its rules are the tenant wall's.
     { chain: TENANTS_CHAIN, rules: [] },
-    {
-      // In the filter table: its OUTPUT comes after kube-proxy's DNAT (mangle's comes before), so a
-      // programmed Service already points at a pod here and only an unanswered cluster IP is left.
-      chain: HOST_OUTPUT_CHAIN,
-      from: "OUTPUT",
-      match: [],
-      table: "filter",
-      rules: [
-        ["-d", POD_NETWORK, "-o", BRIDGES, "-j", "RETURN"],
-        ["-d", POD_NETWORK, "-o", "lo", "-j", "RETURN"],
-        ["-d", POD_NETWORK, "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
-        ["-d", SERVICE_NETWORK, "-j", "REJECT", "--reject-with", "icmp-net-unreachable"],
-      ],
-    },
   ];
-}
-
-/** The jump from a built-in chain to one of Ring0's (without the -A/-I/-D/-C verb). */
-function jumpOf({ chain, from, match }: FirewallChain): string[] {
-  return [from as string, ...(match ?? ["-i", BRIDGES]), "-j", chain];
 }
 
 const iptables = (args: string[], binary = "iptables", table = WALL_TABLE) =>
@@ -145,24 +111,17 @@ async function succeeds(args: string[], binary = "iptables", table = WALL_TABLE)
 export function firewallRestoreText(family: IpFamily = "ipv4"): string {
   // A declared chain is flushed even with --noflush: the tenants' chain is made apart, never declared.
   const chains = firewallRules(family).filter(({ chain }) => chain !== TENANTS_CHAIN);
-  const tables = [...new Set(chains.map(({ table }) => table ?? WALL_TABLE))];
   return [
-    ...tables.flatMap((table) => {
-      const own = chains.filter((chain) => (chain.table ?? WALL_TABLE) === table);
-      return [
-        `*${table}`,
-        ...own.map(({ chain }) => `:${chain} - [0:0]`),
-        ...own.flatMap(({ chain, rules }) => rules.map((rule) => `-A ${chain} ${rule.join(" ")}`)),
-        "COMMIT",
-      ];
-    }),
+    `*${WALL_TABLE}`,
+    ...chains.map(({ chain }) => `:${chain} - [0:0]`),
+    ...chains.flatMap(({ chain, rules }) => rules.map((rule) => `-A ${chain} ${rule.join(" ")}`)),
+    "COMMIT",
     "",
   ].join("\n");
 }
 
 /**
- * Ring0's chains with exactly their rules, jumped to first from INPUT and FORWARD for the bridges
- * and from OUTPUT for the host's own connections.
+ * Ring0's chains with exactly their rules, jumped to first from INPUT and FORWARD for the bridges.
  * The chains are written in one transaction, so a restart never leaves them empty for a moment (a
  * flush and then appends would let pods reach the host in between).
  */
@@ -183,12 +142,11 @@ export async function ensureHostFirewall(): Promise<void> {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-    for (const rules of firewallRules(family)) {
-      if (!rules.from) continue;
-      const [from, ...jump] = jumpOf(rules);
-      const table = rules.table ?? WALL_TABLE;
-      if (!(await succeeds(["-C", from as string, ...jump], tables, table)))
-        await iptables(["-I", from as string, "1", ...jump], tables, table);
+    for (const { chain, from } of firewallRules(family)) {
+      if (!from) continue;
+      const jump = [from, "-i", BRIDGES, "-j", chain];
+      if (!(await succeeds(["-C", ...jump], tables)))
+        await iptables(["-I", from, "1", "-i", BRIDGES, "-j", chain], tables);
     }
   }
   await ensureBridgeFiltering();
@@ -243,9 +201,9 @@ export async function removeHostFirewall(): Promise<void> {
     // The filter table too: Ring0 kept its chains there before kube-router came.
     for (const table of [WALL_TABLE, "filter"]) {
       const chains = firewallRules(family);
-      for (const rules of chains) {
-        if (!rules.from) continue;
-        while (await succeeds(["-D", ...jumpOf(rules)], tables, table)) {
+      for (const { chain, from } of chains) {
+        if (!from) continue;
+        while (await succeeds(["-D", from, "-i", BRIDGES, "-j", chain], tables, table)) {
           // every copy of the jump
         }
       }

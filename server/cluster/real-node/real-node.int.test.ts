@@ -230,24 +230,6 @@ describe.skipIf(problems.length > 0)(
       }, 30_000);
     });
 
-    it("keeps the host's own connections to cluster IPs and pod subnets on this host", async () => {
-      // A programmed Service answers the host too (the wall sits after kube-proxy's DNAT)…
-      const service = await kubeRequest<{ spec: { clusterIP: string } }>(conn, {
-        path: "/api/v1/namespaces/default/services/web",
-      });
-      expect(await connectOutcome(service.spec.clusterIP, 80)).toBe("connected");
-      // …while a cluster IP no Service holds, and a pod subnet no node has, would follow the
-      // default route out of this machine: refused on the spot instead.
-      const taken = (
-        await kubeRequest<{ items: { spec: { clusterIP?: string } }[] }>(conn, { path: "/api/v1/services" })
-      ).items.map((item) => item.spec.clusterIP);
-      const unheld = Array.from({ length: 200 }, (_, i) => `10.0.0.${250 - i}`).find(
-        (ip) => !taken.includes(ip),
-      );
-      expect(await connectOutcome(unheld as string, 80)).toBe("ENETUNREACH");
-      expect(await connectOutcome("10.244.200.7", 80)).toBe("ENETUNREACH");
-    });
-
     it("pulls images from Ring0's registry: a pushed `docker save` archive runs by its plain name", async () => {
       const archive = await dockerArchiveOfHttpd("nginx:latest");
       const binDir = path.dirname(kubectlPath);
@@ -1822,19 +1804,3 @@ describe.skipIf(problems.length > 0)(
     }, 300_000);
   },
 );
-
-/** How a TCP connection from this host to ip:port ends: "connected", its error code, or "timeout". */
-function connectOutcome(ip: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: ip, port, timeout: 5_000 });
-    socket.on("connect", () => {
-      socket.destroy();
-      resolve("connected");
-    });
-    socket.on("timeout", () => {
-      socket.destroy();
-      resolve("timeout");
-    });
-    socket.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-  });
-}
