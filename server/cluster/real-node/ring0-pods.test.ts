@@ -58,4 +58,22 @@ describe("Ring0's own server pods (the super API proxy's and the tenant wall's c
     };
     expect(isRing0ServerPod([ring0Pod(), reused], "10.244.0.7")).toBe(false);
   });
+
+  it("is not hidden by a finished pod that still lists the address, nor by a host-network one", () => {
+    const finished = {
+      metadata: { name: "job-x", namespace: "t1a2b3-default" },
+      status: { phase: "Succeeded", podIP: "10.244.0.7" },
+    };
+    const failed = { ...finished, status: { phase: "Failed", podIP: "10.244.0.7" } };
+    const agent = {
+      ...finished,
+      spec: { hostNetwork: true },
+      status: { phase: "Running", podIP: "10.244.0.7" },
+    };
+    expect(isRing0ServerPod([ring0Pod(), finished, failed, agent], "10.244.0.7")).toBe(true);
+    // …and a finished Ring0 pod is not one.
+    expect(
+      isRing0ServerPod([ring0Pod({ status: { phase: "Failed", podIP: "10.244.0.7" } })], "10.244.0.7"),
+    ).toBe(false);
+  });
 });

@@ -18,10 +18,18 @@ export interface PodAtAddress {
 
 /**
  * Whether the pods found at a source address are exactly one of Ring0's server pods (pure). Two
- * pods claiming one address (one leaving, one arriving) admit nothing until it settles.
+ * pods claiming one address (one leaving, one arriving) admit nothing until it settles. Finished
+ * pods (Succeeded, Failed: they may keep their old address in their status) and host-network pods
+ * hold no pod address, so they neither count nor pass.
  */
 export function isRing0ServerPod(pods: PodAtAddress[], address: string): boolean {
-  const here = pods.filter((pod) => pod.status?.podIP === address);
+  const here = pods.filter(
+    (pod) =>
+      pod.status?.podIP === address &&
+      pod.status?.phase !== "Succeeded" &&
+      pod.status?.phase !== "Failed" &&
+      !pod.spec?.hostNetwork,
+  );
   if (here.length !== 1) return false;
   const pod = here[0] as PodAtAddress;
   return (
