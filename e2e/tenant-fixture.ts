@@ -54,12 +54,18 @@ export async function trpcCall<T>(
   return { status: response.status(), data: body.result?.data?.json, message: body.error?.json?.message };
 }
 
-async function phaseOf(request: APIRequestContext, name: string): Promise<string | null> {
+/** A tenant's phase as the console reads it; null once it is gone (404). */
+export async function phaseOf(
+  request: APIRequestContext,
+  name: string,
+  origin = e2eOrigin,
+): Promise<string | null> {
   const got = await trpcCall<{ summary?: { phase?: string }; phase?: string }>(
     request,
     "tenants.get",
     { name },
     "query",
+    origin,
   );
   if (got.status === 404) return null;
   return got.data?.summary?.phase ?? got.data?.phase ?? "Unknown";

@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "@playwright/test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { trpcCall } from "@/e2e/tenant-fixture";
+import { phaseOf, trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
 import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image";
 import { buildRing0Image } from "@/scripts/lib/ring0-image";
@@ -339,16 +339,8 @@ async function tenantPodRunning(name: string): Promise<void> {
   }, 180_000);
 }
 
-/** The phase Ring0 reports for a tenant, as the operator's console reads it. */
-async function tenantPhase(page: Page, name: string): Promise<string | undefined> {
-  const got = await trpc<{ summary?: { phase?: string }; phase?: string }>(
-    page,
-    "tenants.get",
-    { name },
-    "query",
-  );
-  return got.status === 200 ? (got.data?.summary?.phase ?? got.data?.phase) : undefined;
-}
+/** The phase Ring0 reports for a tenant, as the operator's console reads it (null once gone). */
+const tenantPhase = (page: Page, name: string) => phaseOf(page.request, name, publicUrl);
 
 /** The longest run of failed answers, from the first failure to the next success (ms). */
 function longestOutage(answers: { at: number; ok: boolean }[]): number {
@@ -755,7 +747,7 @@ describe.skipIf(problems.length > 0)(
       const deleted = await trpc(operator, "tenants.delete", { name: TENANT, confirm: TENANT }, "mutation");
       expect(deleted.status, deleted.message).toBe(200);
       await eventually(
-        async () => ((await tenantPhase(operator, TENANT)) === undefined ? true : undefined),
+        async () => ((await tenantPhase(operator, TENANT)) === null ? true : undefined),
         180_000,
       );
       await operator.context().close();
