@@ -63,6 +63,9 @@ async function vitestStage(stage: string, projects: string[]) {
     return;
   }
   // The failures' names go in the closing summary too: only the tail of a CI log may be kept.
+  // A file that failed with no failed test (its beforeAll threw: every test skipped) counts as one
+  // failure, whatever vitest's exit code says.
+  let failedFiles = 0;
   for (const file of report.testResults ?? []) {
     const where = path.relative(process.cwd(), file.name);
     const failed = (file.assertionResults ?? []).filter((result) => result.status === "failed");
@@ -71,12 +74,16 @@ async function vitestStage(stage: string, projects: string[]) {
       failures.push(`${stage} ${where} › ${result.fullName ?? result.title}: ${first}`);
     }
     if (failed.length === 0 && file.status === "failed") {
+      failedFiles++;
       failures.push(`${stage} ${where}: ${(file.message ?? "failed").split("\n")[0]?.slice(0, 300)}`);
     }
   }
   add(stage, {
     passed: report.numPassedTests,
-    failed: report.numFailedTests + (code !== 0 && report.numFailedTests === 0 ? 1 : 0),
+    failed:
+      report.numFailedTests +
+      failedFiles +
+      (code !== 0 && report.numFailedTests === 0 && failedFiles === 0 ? 1 : 0),
     skipped: report.numPendingTests + report.numTodoTests,
   });
 }

@@ -36,6 +36,18 @@ describe("a real node's plan", () => {
     expect(realNodeIndex("ring0-real-07")).toBeUndefined();
     expect(() => realNodePlan("/state", 8)).toThrow(/out of range/);
   });
+
+  it("gives each node's bridge its own fixed MAC: locally administered, unicast, never a port's", () => {
+    const macs = Array.from({ length: 8 }, (_, index) => realNodePlan("/state", index).bridgeMac);
+    expect(new Set(macs).size).toBe(8);
+    for (const mac of macs) {
+      expect(mac).toMatch(/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
+      const first = Number.parseInt(mac.slice(0, 2), 16);
+      expect(first & 0b10).toBe(0b10); // locally administered: no vendor's veth has it
+      expect(first & 0b1).toBe(0); // unicast
+    }
+    expect(realNodePlan("/other", 2).bridgeMac).toBe(plan.bridgeMac);
+  });
 });
 
 describe("a real node's configuration", () => {

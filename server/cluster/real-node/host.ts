@@ -99,16 +99,35 @@ function linkExists(name: string): boolean {
   return fs.existsSync(path.join("/sys/class/net", name));
 }
 
-/** The node's bridge with its node IP, up (made before the kubelet starts: it serves on that IP). */
+/**
+ * The node's bridge with its own MAC (plan.bridgeMac: never one of its ports', which would change as
+ * pods come and go) and its node IP, up (made before the kubelet starts: it serves on that IP).
+ */
 export async function ensureBridge(plan: RealNodePlan): Promise<void> {
   if (!linkExists(plan.bridge)) {
-    await runHost("ip", ["link", "add", plan.bridge, "type", "bridge"]);
+    await runHost("ip", ["link", "add", plan.bridge, "address", plan.bridgeMac, "type", "bridge"]);
+  }
+  if (bridgeMacOf(plan.bridge) !== plan.bridgeMac) {
+    await runHost("ip", ["link", "set", "dev", plan.bridge, "address", plan.bridgeMac]);
   }
   const { stdout } = await runHost("ip", ["-4", "-o", "addr", "show", "dev", plan.bridge]);
   if (!stdout.includes(` ${plan.nodeIp}/24 `)) {
     await runHost("ip", ["addr", "add", `${plan.nodeIp}/24`, "dev", plan.bridge]);
   }
   await runHost("ip", ["link", "set", plan.bridge, "up"]);
+}
+
+/**
+ * The bridge's MAC when it was set explicitly (addr_assign_type 3, NET_ADDR_SET), else undefined:
+ * only a set address stays when the bridge's ports change.
+ */
+export function bridgeMacOf(bridge: string): string | undefined {
+  const read = (file: string) => fs.readFileSync(path.join("/sys/class/net", bridge, file), "utf8").trim();
+  try {
+    return read("addr_assign_type") === "3" ? read("address") : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function removeBridge(plan: RealNodePlan): Promise<void> {

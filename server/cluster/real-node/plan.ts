@@ -50,6 +50,13 @@ export interface RealNodePlan {
   nodeIp: string;
   subnet: string;
   bridge: string;
+  /**
+   * The bridge's own MAC address, set when it is made. A bridge without one takes the lowest MAC
+   * of its ports and changes it whenever that port goes: every pod's cached gateway address is then
+   * wrong until its neighbour entry expires, and pods lose their gateway (DNS, their API server,
+   * Services) for half a minute each time a pod is deleted.
+   */
+  bridgeMac: string;
   /** The kubelet's cgroupRoot. */
   cgroupRoot: string;
   dir: string;
@@ -95,6 +102,11 @@ export function realNodeIp(index: number): string {
   return `10.244.${index}.1`;
 }
 
+/** Real node `index`'s bridge MAC: locally administered, unicast, one per index. */
+export function realNodeBridgeMac(index: number): string {
+  return `02:52:30:00:00:${index.toString(16).padStart(2, "0")}`;
+}
+
 /** Where real nodes keep runtime state (see RealNodePlan.runtimeDir). */
 export const RUNTIME_ROOT = "/run/ring0/nodes";
 
@@ -120,6 +132,7 @@ export function realNodePlan(stateDir: string, index: number): RealNodePlan {
     nodeIp: realNodeIp(index),
     subnet: `10.244.${index}.0/24`,
     bridge: `ring0br${index}`,
+    bridgeMac: realNodeBridgeMac(index),
     cgroupRoot: `/ring0/${name}`,
     dir,
     runtimeDir,

@@ -32,7 +32,7 @@ import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, processesMentioning, type RunResult, run } from "../process";
-import { mountsUnder, realNodePrerequisites } from "./host";
+import { bridgeMacOf, mountsUnder, realNodePrerequisites } from "./host";
 import {
   HTTPD_IMAGE,
   KUBECTL_IMAGE,
@@ -1140,6 +1140,63 @@ describe.skipIf(problems.length > 0)(
           }, 120_000);
           expect(logs.stdout).toMatch(/^pod\/lister-/m);
           expect((await tenantKubectl(acme, ["delete", "deployment", "lister"])).code).toBe(0);
+        });
+
+        it("pods keep their gateway as other pods come and go: the bridge's MAC is its own, never a port's", async () => {
+          // A bridge takes its lowest port's MAC unless it has one of its own; deleting that pod then
+          // changed the gateway's MAC under every other pod's cached neighbour entry, and they lost
+          // DNS and their API server for half a minute (seen as i/o timeouts to the pod API address).
+          expect(bridgeMacOf(plan.bridge)).toBe(plan.bridgeMac);
+          for (const name of ["churn-1", "churn-2"]) {
+            const created = await tenantKubectl(acme, [
+              "run",
+              name,
+              `--image=${TOOLBOX_IMAGE}`,
+              "--restart=Never",
+              "--command",
+              "--",
+              "sleep",
+              "3600",
+            ]);
+            expect(created.code, created.stderr).toBe(0);
+          }
+          await eventually(async () => {
+            const got = await tenantKubectl(acme, [
+              "get",
+              "pods",
+              "churn-1",
+              "churn-2",
+              "-o",
+              "jsonpath={.items[*].status.phase}",
+            ]);
+            return got.stdout === "Running Running" ? true : undefined;
+          }, 120_000);
+          const churnBelow = async () =>
+            (
+              await kubeRequest<{ items: { metadata: { name: string } }[] }>(conn, {
+                path: `/api/v1/namespaces/${superNamespace(acme, "default")}/pods`,
+              })
+            ).items.filter((pod) => pod.metadata.name.startsWith("churn-")).length;
+          expect(await churnBelow()).toBe(2);
+          const deleted = await tenantKubectl(acme, [
+            "delete",
+            "pod",
+            "churn-1",
+            "churn-2",
+            "--now",
+            "--wait",
+          ]);
+          expect(deleted.code, deleted.stderr).toBe(0);
+          await eventually(async () => ((await churnBelow()) === 0 ? true : undefined), 60_000);
+          expect(bridgeMacOf(plan.bridge)).toBe(plan.bridgeMac);
+          // Another pod's API server answers it at once, and its neighbour entry for its gateway names that MAC.
+          expect((await inCluster(globex, "auth whoami")).stdout).toContain(
+            "system:serviceaccount:default:default",
+          );
+          const arp = await inPod(globex, "cat /proc/net/arp");
+          expect(arp.stdout).toMatch(
+            new RegExp(`^${plan.nodeIp.replaceAll(".", "\\.")}\\s.*${plan.bridgeMac}`, "m"),
+          );
         });
 
         it("the tenant's `kubernetes` Service leads to the same address", async () => {
