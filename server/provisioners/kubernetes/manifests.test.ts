@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "@/server/k8s/apply";
-import type { ControlPlanePki } from "../pki";
+import { type ControlPlanePki, pkiFiles } from "../pki";
 import {
   type ControlPlaneManifestOptions,
   controlPlaneNamespace,
@@ -11,7 +11,9 @@ import {
   controlPlaneWorkloadManifests,
   defaultImages,
   kubeconfigSecretManifest,
+  mountedSecretFiles,
   namespaceManifest,
+  PKI_SECRET,
   pkiChecksum,
   pkiSecretManifest,
   renderKubeconfig,
@@ -28,7 +30,9 @@ function options(overrides: Partial<ControlPlaneManifestOptions> = {}): ControlP
     etcdStorage: { kind: "emptyDir" },
     clusterDomain: "cluster.local",
     addresses: { apiserver: "10.0.0.10", etcd: "10.0.0.11" },
-    pkiChecksum: "abc123",
+    secretFiles: {
+      [PKI_SECRET]: Object.fromEntries(Object.values(pkiFiles).map((file) => [file, `${file} v1`])),
+    },
     ...overrides,
   };
 }
@@ -158,15 +162,53 @@ describe("control plane manifests", () => {
     expect(find(objects, "Deployment", "kube-apiserver").spec.replicas).toBe(0);
   });
 
-  it("rolls pods when the PKI changes", () => {
-    const before = find(controlPlaneWorkloadManifests(options()), "Deployment", "kube-apiserver");
-    const after = find(
-      controlPlaneWorkloadManifests(options({ pkiChecksum: "def456" })),
-      "Deployment",
-      "kube-apiserver",
-    );
-    expect(before.spec.template.metadata.annotations).not.toEqual(after.spec.template.metadata.annotations);
+  it("rolls a component's pods when what it mounts changes, and no other's", () => {
+    const annotations = (files: Record<string, string>) => {
+      const objects = controlPlaneWorkloadManifests(
+        options({ secretFiles: { [PKI_SECRET]: { ...options().secretFiles[PKI_SECRET], ...files } } }),
+      );
+      return Object.fromEntries(
+        (
+          [
+            ["StatefulSet", "etcd"],
+            ["Deployment", "kube-apiserver"],
+            ["Deployment", "kube-controller-manager"],
+          ] as const
+        ).map(([kind, name]) => [name, find(objects, kind, name).spec.template.metadata.annotations]),
+      );
+    };
+    const before = annotations({});
+    expect(before.etcd?.["ring0.dev/pki-checksum"]).toMatch(/^[0-9a-f]{16}$/);
+    // The API server's own certificate: only the API server rolls.
+    const apiserver = annotations({ [pkiFiles.apiserverCert]: "renewed" });
+    expect(apiserver["kube-apiserver"]).not.toEqual(before["kube-apiserver"]);
+    expect(apiserver.etcd).toEqual(before.etcd);
+    expect(apiserver["kube-controller-manager"]).toEqual(before["kube-controller-manager"]);
+    // etcd's serving certificate: only etcd.
+    const etcd = annotations({ [pkiFiles.etcdServerCert]: "renewed" });
+    expect(etcd.etcd).not.toEqual(before.etcd);
+    expect(etcd["kube-apiserver"]).toEqual(before["kube-apiserver"]);
+    // The cluster CA: the API server and the controller manager (which signs with it), not etcd.
+    const ca = annotations({ [pkiFiles.caCert]: "renewed" });
+    expect(ca["kube-apiserver"]).not.toEqual(before["kube-apiserver"]);
+    expect(ca["kube-controller-manager"]).not.toEqual(before["kube-controller-manager"]);
+    expect(ca.etcd).toEqual(before.etcd);
     expect(pkiChecksum({ "a.crt": "1" })).not.toBe(pkiChecksum({ "a.crt": "2" }));
+  });
+
+  it("counts every key of a Secret mounted whole, and only the items of one mounted in part", () => {
+    const spec = {
+      volumes: [
+        { name: "whole", secret: { secretName: "one" } },
+        { name: "part", secret: { secretName: "two", items: [{ key: "b", path: "b" }] } },
+        { name: "config", configMap: { name: "two" } },
+      ],
+    };
+    expect(mountedSecretFiles(spec, { one: { x: "1", y: "2" }, two: { a: "3", b: "4" } })).toEqual({
+      "one/x": "1",
+      "one/y": "2",
+      "two/b": "4",
+    });
   });
 
   it("stores the PKI files base64-encoded in a Secret", () => {

@@ -41,6 +41,7 @@ export {
   controlPlaneReplicas,
   defaultImages,
   type EtcdStorage,
+  mountedSecretFiles,
 } from "./pods";
 export {
   kubeconfigSecretManifest,

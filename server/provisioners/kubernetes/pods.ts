@@ -4,6 +4,7 @@
  * template whose PKI checksum annotation rolls pods onto new certificates.
  */
 import { type ControlPlaneAddresses, labels, PKI_SECRET } from "./naming";
+import { pkiChecksum } from "./secrets";
 
 const PKI_CHECKSUM_ANNOTATION = "ring0.dev/pki-checksum";
 export const PKI_DIR = "/etc/kubernetes/pki";
@@ -45,8 +46,12 @@ export interface ControlPlaneManifestOptions {
    * KUBELET_CLIENT_SECRET (only its Hostname address: the vn-agents' host).
    */
   kubeletClient?: boolean;
-  /** Changes whenever the PKI does, so pods restart onto new certificates. */
-  pkiChecksum: string;
+  /**
+   * What the Secrets the pods mount hold (Secret name → key → content). Each pod template is
+   * annotated with a checksum of exactly what it mounts of them, so a component restarts onto its
+   * own new certificates and no other restarts with it (etcd is not rolled for an API server's).
+   */
+  secretFiles: Record<string, Record<string, string>>;
 }
 
 /** Replicas per component: everything at 0 when suspended, except an etcd whose data is an emptyDir. */
@@ -106,11 +111,31 @@ export function httpsProbe(path: string, port: number, failureThreshold: number,
 export const READINESS_PERIOD_SECONDS = 2;
 export const READINESS_FAILURES = 5;
 
-export function podTemplate(options: ControlPlaneManifestOptions, name: string, spec: unknown) {
+/** The Secret files a pod spec mounts (pure): "<secret>/<key>" → content, from `secretFiles`. */
+export function mountedSecretFiles(
+  spec: { volumes?: unknown[] },
+  secretFiles: Record<string, Record<string, string>>,
+): Record<string, string> {
+  const mounted: Record<string, string> = {};
+  for (const volume of spec.volumes ?? []) {
+    const secret = (volume as { secret?: { secretName?: string; items?: { key: string }[] } }).secret;
+    if (!secret?.secretName) continue;
+    const held = secretFiles[secret.secretName] ?? {};
+    const keys = secret.items ? secret.items.map((item) => item.key) : Object.keys(held);
+    for (const key of keys) mounted[`${secret.secretName}/${key}`] = held[key] ?? "";
+  }
+  return mounted;
+}
+
+export function podTemplate(
+  options: ControlPlaneManifestOptions,
+  name: string,
+  spec: { volumes?: unknown[]; [field: string]: unknown },
+) {
   return {
     metadata: {
       labels: labels(options.tenant, name),
-      annotations: { [PKI_CHECKSUM_ANNOTATION]: options.pkiChecksum },
+      annotations: { [PKI_CHECKSUM_ANNOTATION]: pkiChecksum(mountedSecretFiles(spec, options.secretFiles)) },
     },
     spec,
   };

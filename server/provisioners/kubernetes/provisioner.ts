@@ -49,6 +49,7 @@ import {
   ETCD_CLIENT_SERVICE,
   ETCD_NAME,
   type EtcdStorage,
+  KUBECONFIG_SECRET,
   KUBELET_CLIENT_SECRET,
   kubeconfigSecretManifest,
   kubeletClientFiles,
@@ -56,7 +57,6 @@ import {
   MANAGED_BY_LABEL,
   namespaceManifest,
   PKI_SECRET,
-  pkiChecksum,
   pkiSecretManifest,
   TENANT_LABEL,
 } from "./manifests";
@@ -422,9 +422,10 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       }
       const pki = await ensurePkiSecret(tenant, addresses);
       signal?.throwIfAborted();
-      await serverSideApply(conn, kubeconfigSecretManifest(tenant, pki, controlPlaneUrl(addresses)), {
-        force: true,
-      });
+      const kubeconfigs = kubeconfigSecretManifest(tenant, pki, controlPlaneUrl(addresses)) as KubeObject & {
+        data: Record<string, string>;
+      };
+      await serverSideApply(conn, kubeconfigs, { force: true });
       const kubeletClient = await ensureKubeletClient(tenant);
       const manifestOptions: ControlPlaneManifestOptions = {
         tenant,
@@ -435,10 +436,18 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         clusterDomain,
         addresses,
         kubeletClient: kubeletClient !== undefined,
-        pkiChecksum: pkiChecksum({
-          ...pkiToFiles(pki),
-          ...(kubeletClient ? { [`kubelet/${kubeletClientFiles.cert}`]: kubeletClient.cert } : {}),
-        }),
+        secretFiles: {
+          [PKI_SECRET]: pkiToFiles(pki),
+          ...(kubeletClient
+            ? {
+                [KUBELET_CLIENT_SECRET]: {
+                  [kubeletClientFiles.cert]: kubeletClient.cert,
+                  [kubeletClientFiles.ca]: kubeletClient.ca,
+                },
+              }
+            : {}),
+          [KUBECONFIG_SECRET]: decode(kubeconfigs.data),
+        },
       };
       for (const manifest of controlPlaneWorkloadManifests(manifestOptions)) {
         signal?.throwIfAborted();
