@@ -6,9 +6,11 @@
  * One layer: /usr/local/pgsql/{bin,lib,share} (the binaries find their libraries and share/ next to
  * them), the glibc libraries they link from this host, busybox (the entry script's shell), the
  * nonroot user, and /usr/local/bin/ring0-postgres:
- *   - on first start (no $PGDATA/PG_VERSION) it runs initdb with $POSTGRES_USER (default ring0) and
- *     $POSTGRES_PASSWORD (required), scram-sha-256 for every connection, and creates
- *     $POSTGRES_DB (default ring0);
+ *   - on first start (no $PGDATA/PG_VERSION) it runs initdb (scram-sha-256 for every connection),
+ *     whose superuser `postgres` gets a random password no one keeps (so it cannot sign in over the
+ *     network at all), then creates $POSTGRES_USER (default ring0) with $POSTGRES_PASSWORD
+ *     (required) as a plain role (no superuser, no roles, no databases) and $POSTGRES_DB (default
+ *     ring0) owned by it: Ring0 owns its own database and nothing beyond it;
  *   - then it execs postgres listening on every address, its socket in /tmp.
  * It runs as nonroot with a read-only root filesystem; $PGDATA (default
  * /var/lib/postgresql/data/pgdata, a subfolder so the volume's own mode does not matter) and /tmp
@@ -31,6 +33,7 @@ PGDATA="\${PGDATA:-/var/lib/postgresql/data/pgdata}"
 user="\${POSTGRES_USER:-ring0}"
 db="\${POSTGRES_DB:-ring0}"
 case "$user$db" in *[!a-z0-9_]*) echo "POSTGRES_USER and POSTGRES_DB may hold only a-z, 0-9 and _" >&2; exit 2 ;; esac
+case "$user" in postgres|pg_*) echo "POSTGRES_USER may not be postgres or start with pg_: it is Ring0's own plain role" >&2; exit 2 ;; esac
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ -z "\${POSTGRES_PASSWORD:-}" ]; then
     echo "POSTGRES_PASSWORD is required to initialise $PGDATA" >&2
@@ -42,12 +45,15 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   mkdir -p "$PGDATA.init"
   pwfile="$(mktemp)"
   trap 'rm -f "$pwfile"' EXIT
-  printf '%s\\n' "$POSTGRES_PASSWORD" > "$pwfile"
-  initdb -D "$PGDATA.init" -U "$user" --pwfile="$pwfile" --auth=scram-sha-256 -E UTF8 --locale=C --no-instructions
+  head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > "$pwfile"
+  initdb -D "$PGDATA.init" -U postgres --pwfile="$pwfile" --auth=scram-sha-256 -E UTF8 --locale=C --no-instructions
   rm -f "$pwfile"
   trap - EXIT
   echo "host all all all scram-sha-256" >> "$PGDATA.init/pg_hba.conf"
-  echo "CREATE DATABASE $db" | postgres --single -D "$PGDATA.init" -c unix_socket_directories=/tmp postgres > /dev/null
+  single() { postgres --single -D "$PGDATA.init" -c unix_socket_directories=/tmp postgres > /dev/null; }
+  quoted="$(printf '%s' "$POSTGRES_PASSWORD" | sed "s/'/''/g")"
+  printf "CREATE ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '%s'\\n" "$user" "$quoted" | single
+  echo "CREATE DATABASE $db OWNER $user" | single
   mv "$PGDATA.init" "$PGDATA"
 fi
 exec postgres -D "$PGDATA" -c listen_addresses='*' -c unix_socket_directories=/tmp

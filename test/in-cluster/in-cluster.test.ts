@@ -21,6 +21,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { type Browser, chromium, type Page } from "@playwright/test";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { phaseOf, trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
@@ -82,6 +83,8 @@ const TENANT = "acme";
 /** The seed accounts' password (server/iam/seed-accounts.json, served by the IAM pod for this trial). */
 const DEMO_PASSWORD = "ring0-demo";
 let tenantKubeconfig = "";
+/** The database password the suite gives the PostgreSQL pod (Ring0's role's). */
+let databasePassword = "";
 
 type Pod = KubeObject & {
   spec: { nodeName?: string };
@@ -428,6 +431,7 @@ describe.skipIf(problems.length > 0)(
         });
       }
       const password = randomBytes(18).toString("base64url");
+      databasePassword = password;
       const clientSecret = randomBytes(32).toString("base64url");
       publicUrl = `http://localhost:${await forwardToService(80)}`;
       gatewayUrl = `https://localhost:${await forwardToService(443)}`;
@@ -559,6 +563,52 @@ describe.skipIf(problems.length > 0)(
         30_000,
       );
       expect(health).toBe(200);
+    });
+
+    it("gives Ring0 a plain database role that owns its database; the superuser cannot sign in", async () => {
+      const [database] = (
+        await kubeRequest<{ items: Pod[] }>(conn, {
+          path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+          query: { labelSelector: "app.kubernetes.io/name=ring0-postgres" },
+        })
+      ).items;
+      const connect = (user: string, password: string) =>
+        new pg.Client({
+          host: database?.status?.podIP,
+          port: POSTGRES_PORT,
+          user,
+          password,
+          database: "ring0",
+          connectionTimeoutMillis: 10_000,
+        });
+      const client = connect("ring0", databasePassword);
+      await client.connect();
+      try {
+        const role = await client.query(
+          "SELECT rolsuper, rolcreatedb, rolcreaterole, rolbypassrls FROM pg_roles WHERE rolname = current_user",
+        );
+        expect(role.rows).toEqual([
+          { rolsuper: false, rolcreatedb: false, rolcreaterole: false, rolbypassrls: false },
+        ]);
+        const owner = await client.query(
+          "SELECT pg_get_userbyid(datdba) AS owner FROM pg_database WHERE datname = current_database()",
+        );
+        expect(owner.rows[0]?.owner).toBe("ring0");
+        // Ring0's migrations ran as that role: its tables are its own.
+        const tables = await client.query(
+          "SELECT count(*)::int AS owned FROM pg_tables WHERE schemaname = 'public' AND tableowner = 'ring0'",
+        );
+        expect(tables.rows[0]?.owned).toBeGreaterThan(5);
+        await expect(client.query("SELECT rolpassword FROM pg_authid")).rejects.toThrow(/permission denied/);
+      } finally {
+        await client.end();
+      }
+      // The superuser's password is random and kept nowhere: not Ring0's, not empty.
+      for (const password of [databasePassword, "postgres"]) {
+        const superuser = connect("postgres", password);
+        await expect(superuser.connect()).rejects.toThrow(/password authentication failed/);
+        await superuser.end().catch(() => undefined);
+      }
     });
 
     it("runs nonroot, with no capabilities and a read-only root filesystem", () => {
