@@ -1,6 +1,19 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { NONROOT_USER } from "./control-plane-images";
-import { isBuildScratch, isTestFile, parseLdd, productionPackages, ring0ImageArgs } from "./ring0-image";
+import {
+  isBuildScratch,
+  isTestFile,
+  keptSource,
+  parseLdd,
+  productionPackages,
+  ring0ImageArgs,
+  stageRing0App,
+  trackedSources,
+} from "./ring0-image";
 
 describe("Ring0's image", () => {
   it("takes the lockfile's production packages, without build-only ones or what is nested in them", () => {
@@ -86,5 +99,52 @@ describe("Ring0's image", () => {
     expect(args).toContain("/lib/x86_64-linux-gnu/libc.so.6:/lib/x86_64-linux-gnu/libc.so.6:0755");
     expect(args).toContain("/app/.next/cache=/tmp/next-cache");
     expect(args).toContain("NODE_ENV=production");
+  });
+
+  it("takes of the sources only what git keeps and the generated Prisma client: never a file only on disk", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-image-sources-"));
+    try {
+      const write = (file: string, text = file) => {
+        fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+        fs.writeFileSync(path.join(root, file), text);
+      };
+      const kept = [
+        "package.json",
+        "tsconfig.json",
+        "next.config.ts",
+        "server.ts",
+        "server/main.ts",
+        "prisma/schema.prisma",
+        "deploy/helm/ring0/crds/tenants.yaml",
+        "tools/kube/go.mod",
+      ];
+      for (const file of kept) write(file);
+      write("server/main.test.ts");
+      write("server/scratch-secret.ts", "a developer's local secret");
+      write("server/generated/prisma/client.ts");
+      write(".next/BUILD_ID", "build");
+      write("package-lock.json", JSON.stringify({ packages: { "": {} } }));
+      const git = (...args: string[]) => {
+        const result = spawnSync("git", ["-C", root, ...args], { encoding: "utf8" });
+        expect(result.status, result.stderr).toBe(0);
+      };
+      git("init", "-q");
+      git("add", ...kept, "server/main.test.ts");
+      const tracked = trackedSources(root);
+      expect(tracked?.has("server")).toBe(true);
+      expect(keptSource("server/scratch-secret.ts", tracked)).toBe(false);
+      expect(keptSource("server/generated/prisma/client.ts", tracked)).toBe(true);
+      const app = path.join(root, "staged");
+      stageRing0App(root, app);
+      for (const file of kept) expect(fs.existsSync(path.join(app, file)), file).toBe(true);
+      expect(fs.existsSync(path.join(app, "server/generated/prisma/client.ts"))).toBe(true);
+      expect(fs.existsSync(path.join(app, "server/scratch-secret.ts"))).toBe(false);
+      expect(fs.existsSync(path.join(app, "server/main.test.ts"))).toBe(false);
+      // Outside a git checkout the folders are taken as they are.
+      expect(trackedSources(os.tmpdir())).toBeUndefined();
+      expect(keptSource("server/scratch-secret.ts", undefined)).toBe(true);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -7,7 +7,8 @@
  *   /lib…, /lib64/ld-linux…       libraries it links (read from `ldd`, copied from this host)
  *   /etc/passwd, /etc/group       the one user it runs as (65532, nonroot)
  *   /app                          package.json, tsconfig.json, next.config.ts, server.ts, server/
- *                                 (no tests), prisma/ (the migrations Ring0 applies at start),
+ *                                 (no tests; only what git keeps, and the generated Prisma
+ *                                 client), prisma/ (the migrations Ring0 applies at start),
  *                                 .next (no cache), and node_modules: the lockfile's production
  *                                 packages, without those used only to build or only on a
  *                                 developer's machine (SWC, embedded PostgreSQL's binaries, …)
@@ -16,6 +17,7 @@
  * hard-links the files (no copy of node_modules); ring0-image writes deterministic archives, so
  * the same build gives the same digest.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { run } from "@/server/cluster/process";
@@ -47,6 +49,38 @@ const SOURCES = [
   "deploy/helm/ring0/crds",
   "tools/kube/go.mod",
 ];
+
+/** Folders of SOURCES that install generates and git does not keep (the Prisma client). */
+const GENERATED_SOURCES = ["server/generated"];
+
+/**
+ * The paths of SOURCES git keeps in the checkout at `root` (files, and the folders above them), or
+ * undefined when `root` is no git checkout (its folders are then taken as they are).
+ */
+export function trackedSources(root: string): Set<string> | undefined {
+  const listed = spawnSync("git", ["-C", root, "ls-files", "-z", "--cached", "--", ...SOURCES], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (listed.status !== 0) return undefined;
+  const tracked = new Set<string>();
+  for (const file of listed.stdout.split("\0").filter(Boolean)) {
+    const parts = file.split("/");
+    for (let end = 1; end <= parts.length; end++) tracked.add(parts.slice(0, end).join("/"));
+  }
+  return tracked;
+}
+
+/**
+ * Whether a path of the sources goes into the image (pure): one git keeps, or one install
+ * generates. A file only on this disk (a scratch file, a developer's local secret) never does.
+ */
+export function keptSource(relative: string, tracked: Set<string> | undefined): boolean {
+  if (!tracked) return true;
+  if (GENERATED_SOURCES.some((folder) => relative === folder || relative.startsWith(`${folder}/`)))
+    return true;
+  return tracked.has(relative);
+}
 
 /** A file the image leaves out of the sources: tests and their fixtures. */
 export function isTestFile(relative: string): boolean {
@@ -193,10 +227,17 @@ export function stageRing0App(root: string, app: string): { packages: number } {
     throw new Error("no production build in .next: run `npm run build` first (./ring0 images build does)");
   fs.rmSync(app, { recursive: true, force: true });
   fs.mkdirSync(app, { recursive: true, mode: 0o755 });
+  const tracked = trackedSources(root);
   for (const source of SOURCES) {
-    if (!fs.existsSync(path.join(root, source))) throw new Error(`${source} is missing from ${root}`);
+    if (!fs.existsSync(path.join(root, source)) || !keptSource(source, tracked))
+      throw new Error(`${source} is missing from ${root}${tracked ? " (or git does not keep it)" : ""}`);
     fs.mkdirSync(path.dirname(path.join(app, source)), { recursive: true, mode: 0o755 });
-    link(path.join(root, source), path.join(app, source), isTestFile, "");
+    link(
+      path.join(root, source),
+      path.join(app, source),
+      (relative) => isTestFile(relative) || !keptSource(`${source}/${relative}`, tracked),
+      "",
+    );
   }
   link(path.join(root, ".next"), path.join(app, ".next"), isBuildScratch, "");
   const lock = JSON.parse(fs.readFileSync(path.join(root, "package-lock.json"), "utf8")) as Lockfile;
