@@ -1,8 +1,60 @@
 /**
  * The control-plane extensions a tenant admin writes in the egress wall's tests (issue 23): a
- * validating webhook on ConfigMaps, an APIService, and a Service whose only endpoint is an address
- * the tenant chose. One shape each, for the local, real-node and abuse suites.
+ * validating webhook on ConfigMaps, an APIService, a Service whose only endpoint is an address
+ * the tenant chose, and the tenant's own webhook pod behind Service `hook`. One shape each, for the
+ * local, real-node, control-planes-in-pods and abuse suites.
  */
+import { HTTPD_IMAGE } from "@/server/cluster/real-node/plan";
+import { issueCa, issueLeaf } from "@/server/pki/certificates";
+
+/** A CA and the serving certificate of Service `hook` in `default` it signs; the CA as a caBundle. */
+export async function hookTls(): Promise<{ cert: string; key: string; caBundle: string }> {
+  const now = new Date();
+  const ca = await issueCa({ name: "CN=tenant-webhook-ca", days: 1, now });
+  const leaf = await issueLeaf({
+    issuer: ca,
+    subject: "CN=hook.default.svc",
+    usages: ["serverAuth"],
+    dns: ["hook.default.svc", "hook.default.svc.cluster.local"],
+    days: 1,
+    now,
+  });
+  return { cert: leaf.cert, key: leaf.key, caBundle: Buffer.from(ca.cert).toString("base64") };
+}
+
+/**
+ * A tenant's webhook pod `hook` (the real nodes' httpd image: /admit, /convert, /requests over TLS
+ * on 8443) and its Service `hook` on 443.
+ */
+export function hookObjects(tls: { cert: string; key: string }): object[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "hook", labels: { app: "hook" } },
+      spec: {
+        containers: [
+          {
+            name: "hook",
+            image: HTTPD_IMAGE,
+            env: [
+              { name: "PORT", value: "8443" },
+              { name: "TLS_CERT", value: tls.cert },
+              { name: "TLS_KEY", value: tls.key },
+            ],
+            ports: [{ containerPort: 8443 }],
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "hook" },
+      spec: { selector: { app: "hook" }, ports: [{ port: 443, targetPort: 8443 }] },
+    },
+  ];
+}
 
 /** A validating webhook on ConfigMap creates labelled `webhook: <name>`, failing closed, called at `clientConfig`. */
 export function configMapWebhook(name: string, clientConfig: object) {

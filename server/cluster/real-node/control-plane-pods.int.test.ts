@@ -22,6 +22,7 @@ import { createLogger } from "@/server/logger";
 import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
+import { configMapWebhook, hookObjects, hookTls } from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { kubeBinaries } from "../kwokctl";
@@ -316,6 +317,82 @@ describe.skipIf(problems.length > 0)(
           body: { spec: { quota: null } },
         });
         expect(await syncQuotaWebhook(admin, undefined, { inPods: true })).toBe("removed");
+      }
+    });
+
+    it("calls the tenant's own webhook, served by its pod, at the Service's endpoint; never another tenant's pod", async () => {
+      const { caBundle, ...tls } = await hookTls();
+      const apply = async (tenant: string, objects: object[]) => {
+        const file = path.join(home, `apply-${tenant}-${objects.length}.json`);
+        fs.writeFileSync(file, JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }));
+        const applied = await tenantKubectl(tenant, ["apply", "-f", file]);
+        expect(applied.code, applied.stderr).toBe(0);
+      };
+      /** Creates a ConfigMap under webhook `name`: "created", or the refusal's message. */
+      const configMapUnder = async (name: string, labels: Record<string, string> = {}) => {
+        const file = path.join(home, `cm-${name}.json`);
+        fs.writeFileSync(
+          file,
+          JSON.stringify({
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            metadata: { generateName: `${name}-`, labels: { webhook: name, ...labels } },
+          }),
+        );
+        const created = await tenantKubectl(initech, ["create", "-f", file]);
+        return created.code === 0 ? "created" : created.stderr.trim();
+      };
+      const hookIps: Record<string, string> = {};
+      for (const tenant of [initech, hooli]) {
+        await apply(tenant, hookObjects(tls));
+      }
+      for (const tenant of [initech, hooli]) {
+        hookIps[tenant] = await eventually(async () => {
+          const got = await tenantKubectl(tenant, [
+            "get",
+            "pod",
+            "hook",
+            "-o",
+            "jsonpath={.status.phase} {.status.podIP}",
+          ]);
+          const [phase, ip] = got.stdout.split(" ");
+          return phase === "Running" && ip ? ip : undefined;
+        }, 120_000);
+      }
+      try {
+        await apply(initech, [
+          configMapWebhook("hook", {
+            service: { namespace: "default", name: "hook", path: "/admit" },
+            caBundle,
+          }),
+        ]);
+        const refused = await eventually(async () => {
+          const answer = await configMapUnder("hook", { deny: "true" });
+          return answer.includes("denied by the webhook in pod hook") ? answer : undefined;
+        }, 60_000);
+        expect(refused).toContain("admission webhook");
+        expect(await configMapUnder("hook")).toBe("created");
+        // The same webhook by URL at hooli's pod: initech's API server cannot even open a connection
+        // (a connection would end in a certificate error: that pod's certificate names no address).
+        await apply(initech, [
+          configMapWebhook("other", { url: `https://${hookIps[hooli]}:8443/admit`, caBundle }),
+        ]);
+        const other = await eventually(async () => {
+          const answer = await configMapUnder("other");
+          return answer.includes("failed calling webhook") ? answer : undefined;
+        }, 30_000);
+        expect(other).toMatch(/context deadline exceeded|i\/o timeout/);
+        expect(other).not.toMatch(/x509|certificate|connection refused/);
+      } finally {
+        for (const hook of ["hook", "other"])
+          await tenantKubectl(initech, [
+            "delete",
+            "validatingwebhookconfiguration",
+            hook,
+            "--ignore-not-found",
+          ]);
+        for (const tenant of [initech, hooli])
+          await tenantKubectl(tenant, ["delete", "pod,service", "hook", "--wait=false"]);
       }
     });
 

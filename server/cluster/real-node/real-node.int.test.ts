@@ -20,14 +20,13 @@ import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { nodeUsage } from "@/server/nodes/usage";
-import { issueCa, issueLeaf } from "@/server/pki/certificates";
 import { deleteNodeShell, nodeShellNamespace, openNodeShell } from "@/server/streams/node-shell";
 import { superNamespace } from "@/server/syncer/naming";
 import { IDENTITY_SECRET_PREFIX } from "@/server/syncer/pod-identity";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
-import { apiService, configMapWebhook, serviceAt } from "@/test/integration/extensions";
+import { apiService, configMapWebhook, hookObjects, hookTls, serviceAt } from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
@@ -739,44 +738,9 @@ describe.skipIf(problems.length > 0)(
         };
 
         beforeAll(async () => {
-          const now = new Date();
-          const ca = await issueCa({ name: "CN=acme-webhook-ca", days: 1, now });
-          const leaf = await issueLeaf({
-            issuer: ca,
-            subject: "CN=hook.default.svc",
-            usages: ["serverAuth"],
-            dns: ["hook.default.svc", "hook.default.svc.cluster.local"],
-            days: 1,
-            now,
-          });
-          caBundle = Buffer.from(ca.cert).toString("base64");
-          await applyAs(acme, [
-            {
-              apiVersion: "v1",
-              kind: "Pod",
-              metadata: { name: "hook", labels: { app: "hook" } },
-              spec: {
-                containers: [
-                  {
-                    name: "hook",
-                    image: HTTPD_IMAGE,
-                    env: [
-                      { name: "PORT", value: "8443" },
-                      { name: "TLS_CERT", value: leaf.cert },
-                      { name: "TLS_KEY", value: leaf.key },
-                    ],
-                    ports: [{ containerPort: 8443 }],
-                  },
-                ],
-              },
-            },
-            {
-              apiVersion: "v1",
-              kind: "Service",
-              metadata: { name: "hook" },
-              spec: { selector: { app: "hook" }, ports: [{ port: 443, targetPort: 8443 }] },
-            },
-          ]);
+          const tls = await hookTls();
+          caBundle = tls.caBundle;
+          await applyAs(acme, hookObjects(tls));
           const pod = (await runningInTenant("hook")) as { status?: { podIP?: string } };
           hookIp = pod.status?.podIP ?? "";
           expect(hookIp).toMatch(/^10\.244\./);

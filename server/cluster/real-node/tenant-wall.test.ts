@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  controlPlaneApiChain,
   controlPlaneChain,
   controlPlanePods,
   OTHERS_CHAIN,
@@ -90,10 +91,20 @@ describe("the wall between tenants' pods", () => {
       ["-j", "DROP"],
     ]);
     expect(JSON.stringify(chains.get(tenantChain("globex")))).not.toContain("10.244.0.20");
-    // Its pods (API server, etcd) reach each other and nothing else; the operator's pods never them.
+    // Its pods (API server, etcd) reach each other; etcd nothing else; the operator's pods never them.
     expect(chains.get(controlPlaneChain("acme"))).toEqual([
+      ["-d", "10.244.0.21/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.20/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    // Its API server also its own tenant's pods, any port (webhooks, aggregated APIs), never globex's.
+    const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
+    expect(tenants).toContain(`-s 10.244.0.20/32 -j ${controlPlaneApiChain("acme")}`);
+    expect(chains.get(controlPlaneApiChain("acme"))).toEqual([
       ["-d", "10.244.0.20/32", "-j", "ACCEPT"],
       ["-d", "10.244.0.21/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
       ["-j", "DROP"],
     ]);
     expect(chains.get(OTHERS_CHAIN)).toEqual([

@@ -4,7 +4,8 @@
  * and to its own control plane's API servers when the `kubernetes` provisioner runs that control
  * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
  * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); a control plane's pods
- * reach only each other; other pods that are no tenant's (the operator's own) reach only each
+ * reach only each other, and its API servers also their own tenant's pods (webhooks, aggregated
+ * APIs, pods/proxy); other pods that are no tenant's (the operator's own) reach only each
  * other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
  * control plane's API servers (the gateway, the controllers and the syncer dial them). Replies to
  * allowed connections pass. Anything the wall does not know yet (a pod whose address Ring0 has not
@@ -79,7 +80,9 @@ export function tenantWallChains(
       owner !== null
         ? tenantChain(owner)
         : member
-          ? controlPlaneChain(member)
+          ? controlPlanes.apis.get(member)?.includes(ip)
+            ? controlPlaneApiChain(member)
+            : controlPlaneChain(member)
           : ring0.has(ip)
             ? RING0_CHAIN
             : OTHERS_CHAIN;
@@ -87,6 +90,12 @@ export function tenantWallChains(
   }
   // The operator's pods and Ring0's reach each other (Ring0's database and IdP may be such pods).
   reachesEachOther(OTHERS_CHAIN, RING0_CHAIN);
+  for (const tenant of new Set(controlPlanes.members.values())) {
+    // A control plane's API servers and its other pods reach each other; the API servers also the
+    // tenant's own pods, as a cluster's API server does (webhooks, aggregated APIs, pods/proxy).
+    reachesEachOther(controlPlaneChain(tenant), controlPlaneApiChain(tenant));
+    reach(controlPlaneApiChain(tenant), tenantChain(tenant));
+  }
   const apisByChain = new Map(
     [...controlPlanes.apis.entries()].map(([tenant, ips]) => [tenantChain(tenant), ips] as const),
   );
@@ -125,6 +134,14 @@ export function tenantWallChains(
  */
 export function controlPlaneChain(tenant: string): string {
   return tenantChain(`control-plane/${tenant}`);
+}
+
+/**
+ * The chain of a control plane's API server pods: their control plane's other pods, and their own
+ * tenant's pods (any port: the tenant's webhooks, aggregated APIs and pods/proxy), nothing else.
+ */
+export function controlPlaneApiChain(tenant: string): string {
+  return tenantChain(`control-plane-api/${tenant}`);
 }
 
 /** Pod address → whose it is (a tenant, or null for the operator's), from the super cluster's pods. */

@@ -122,6 +122,10 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       `--admission-control-config-file=${ADMISSION_CONFIG_DIR}/config.json`,
       `--feature-gates=${STATIC_ADMISSION_FEATURE_GATE}=true`,
       "--profiling=false",
+      // The tenant's webhooks and aggregated APIs at their Services' endpoints: the tenant's own pods,
+      // which the tenant wall lets this API server reach (a Service's cluster IP in the tenant need
+      // not be its copy's below).
+      "--enable-aggregator-routing=true",
       ...(options.kubeletClient
         ? [
             // Kubelets through Ring0's vn-agents, at the vNodes' Hostname (where the agents listen).
