@@ -34,6 +34,7 @@ user="\${POSTGRES_USER:-ring0}"
 db="\${POSTGRES_DB:-ring0}"
 case "$user$db" in *[!a-z0-9_]*) echo "POSTGRES_USER and POSTGRES_DB may hold only a-z, 0-9 and _" >&2; exit 2 ;; esac
 case "$user" in postgres|pg_*) echo "POSTGRES_USER may not be postgres or start with pg_: it is Ring0's own plain role" >&2; exit 2 ;; esac
+case "$db" in postgres|template0|template1) echo "POSTGRES_DB may not be $db: it is PostgreSQL's own" >&2; exit 2 ;; esac
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ -z "\${POSTGRES_PASSWORD:-}" ]; then
     echo "POSTGRES_PASSWORD is required to initialise $PGDATA" >&2
@@ -50,10 +51,15 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   rm -f "$pwfile"
   trap - EXIT
   echo "host all all all scram-sha-256" >> "$PGDATA.init/pg_hba.conf"
-  single() { postgres --single -D "$PGDATA.init" -c unix_socket_directories=/tmp postgres > /dev/null; }
+  # Stops at the first error (the script with it: nothing is left half made), and never logs a
+  # statement (one holds the password).
+  single() {
+    postgres --single -D "$PGDATA.init" -c unix_socket_directories=/tmp -c exit_on_error=on \\
+      -c log_min_error_statement=panic postgres > /dev/null
+  }
   quoted="$(printf '%s' "$POSTGRES_PASSWORD" | sed "s/'/''/g")"
-  printf "CREATE ROLE %s LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '%s'\\n" "$user" "$quoted" | single
-  echo "CREATE DATABASE $db OWNER $user" | single
+  printf "CREATE ROLE \\"%s\\" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD '%s'\\n" "$user" "$quoted" | single
+  echo "CREATE DATABASE \\"$db\\" OWNER \\"$user\\"" | single
   mv "$PGDATA.init" "$PGDATA"
 fi
 exec postgres -D "$PGDATA" -c listen_addresses='*' -c unix_socket_directories=/tmp

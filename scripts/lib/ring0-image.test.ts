@@ -140,6 +140,14 @@ describe("Ring0's image", () => {
       expect(fs.existsSync(path.join(app, "server/generated/prisma/client.ts"))).toBe(true);
       expect(fs.existsSync(path.join(app, "server/scratch-secret.ts"))).toBe(false);
       expect(fs.existsSync(path.join(app, "server/main.test.ts"))).toBe(false);
+      // A checkout git cannot read is refused, never taken whole.
+      const broken = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-image-broken-"));
+      try {
+        fs.mkdirSync(path.join(broken, ".git"));
+        expect(() => trackedSources(broken)).toThrow(/git cannot list/);
+      } finally {
+        fs.rmSync(broken, { recursive: true, force: true });
+      }
       // Outside a git checkout the folders are taken as they are.
       expect(trackedSources(os.tmpdir())).toBeUndefined();
       expect(keptSource("server/scratch-secret.ts", undefined)).toBe(true);

@@ -55,14 +55,21 @@ const GENERATED_SOURCES = ["server/generated"];
 
 /**
  * The paths of SOURCES git keeps in the checkout at `root` (files, and the folders above them), or
- * undefined when `root` is no git checkout (its folders are then taken as they are).
+ * undefined when `root` is no git checkout (its folders are then taken as they are); throws when it
+ * is one git cannot read.
  */
 export function trackedSources(root: string): Set<string> | undefined {
   const listed = spawnSync("git", ["-C", root, "ls-files", "-z", "--cached", "--", ...SOURCES], {
     encoding: "utf8",
     maxBuffer: 64 * 1024 * 1024,
   });
-  if (listed.status !== 0) return undefined;
+  if (listed.status !== 0) {
+    if (!fs.existsSync(path.join(root, ".git"))) return undefined;
+    // A checkout git cannot read (git missing, a "dubious ownership" refusal): never every file on disk.
+    throw new Error(
+      `git cannot list the files of the checkout at ${root} (${(listed.stderr || String(listed.error ?? "")).trim()}): the image takes only what git keeps`,
+    );
+  }
   const tracked = new Set<string>();
   for (const file of listed.stdout.split("\0").filter(Boolean)) {
     const parts = file.split("/");

@@ -200,7 +200,7 @@ describe("the wall between tenants' pods", () => {
         "ring0.dev/tenant": "acme",
         "app.kubernetes.io/name": "kube-apiserver",
       }),
-      // Going away: its address may be another pod's next.
+      // Going away: still its control plane's (never the operator's), no longer an API server.
       controlPlanePod("leaving", "10.244.0.25", api, "ring0-cp-acme", {
         deletionTimestamp: "2026-11-27T00:00:00Z",
       }),
@@ -214,7 +214,23 @@ describe("the wall between tenants' pods", () => {
       ["10.244.0.19", "acme"],
       ["10.244.0.20", "acme"],
       ["10.244.0.21", "acme"],
+      ["10.244.0.25", "acme"],
     ]);
+    // In the wall: the leaving API server reaches its control plane only, and no one opens to it.
+    const chains = tenantWallChains(podOwners(pods), [], found);
+    const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
+    expect(tenants).toContain(`-s 10.244.0.25/32 -j ${controlPlaneChain("acme")}`);
+    expect(JSON.stringify(chains.get(OTHERS_CHAIN))).not.toContain("10.244.0.25");
+    expect(JSON.stringify(chains.get(controlPlaneChain("acme")))).not.toContain("10.244.0.24");
+    for (const [chain, rules] of chains) {
+      if (
+        chain === controlPlaneChain("acme") ||
+        chain === controlPlaneApiChain("acme") ||
+        chain === "RING0-TENANTS"
+      )
+        continue;
+      expect(JSON.stringify(rules), chain).not.toContain("10.244.0.25");
+    }
   });
 
   it("knows a pod's address by the super cluster's tenant label, and drops what is in doubt", () => {

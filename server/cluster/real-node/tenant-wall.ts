@@ -179,7 +179,9 @@ export interface ControlPlanePods {
  * The pods of control planes the `kubernetes` provisioner runs in the super cluster: by Ring0's
  * labels on a pod in that tenant's own control-plane namespace (only Ring0 writes there), never a
  * pod the syncer made, and only at an address `owners` (podOwners) gives the operator, so an
- * address in doubt or a pod going away opens nothing.
+ * address in doubt opens nothing. A pod going away stays a member (its chain reaches only its own
+ * control plane: never the operator's pods) but is no API server: no one's way to it opens, and it
+ * reaches no tenant pod.
  */
 export function controlPlanePods(
   pods: Iterable<CachedObject>,
@@ -190,7 +192,7 @@ export function controlPlanePods(
   for (const pod of pods) {
     const status = pod.status as Json | undefined;
     const ip = status?.podIP;
-    if (typeof ip !== "string" || owners.get(ip) !== null || pod.metadata.deletionTimestamp) continue;
+    if (typeof ip !== "string" || owners.get(ip) !== null) continue;
     const labels = (pod.metadata.labels ?? {}) as Record<string, string>;
     const tenant = labels[TENANT_LABEL];
     if (
@@ -201,8 +203,10 @@ export function controlPlanePods(
       pod.metadata.namespace !== controlPlaneNamespace(tenant)
     )
       continue;
+    // A pod going away stays in its control plane's chain until it is gone (never the operator's
+    // while it finishes its last requests), but is no API server anyone may open a connection to.
     members.set(ip, tenant);
-    if (labels[CONTROL_PLANE_NAME_LABEL] === APISERVER_NAME)
+    if (labels[CONTROL_PLANE_NAME_LABEL] === APISERVER_NAME && !pod.metadata.deletionTimestamp)
       apis.set(tenant, [...(apis.get(tenant) ?? []), ip].sort());
   }
   return { members, apis };
