@@ -56,6 +56,15 @@ export function hookObjects(tls: { cert: string; key: string }): object[] {
   ];
 }
 
+/** A ConfigMap that webhook `name` (configMapWebhook) is called for, with `labels` besides. */
+export function webhookConfigMap(name: string, labels: Record<string, string> = {}) {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { generateName: `${name}-`, labels: { webhook: name, ...labels } },
+  };
+}
+
 /** A validating webhook on ConfigMap creates labelled `webhook: <name>`, failing closed, called at `clientConfig`. */
 export function configMapWebhook(name: string, clientConfig: object) {
   return {

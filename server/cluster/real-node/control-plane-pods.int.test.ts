@@ -22,7 +22,7 @@ import { createLogger } from "@/server/logger";
 import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
-import { configMapWebhook, hookObjects, hookTls } from "@/test/integration/extensions";
+import { configMapWebhook, hookObjects, hookTls, webhookConfigMap } from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { kubeBinaries } from "../kwokctl";
@@ -331,14 +331,7 @@ describe.skipIf(problems.length > 0)(
       /** Creates a ConfigMap under webhook `name`: "created", or the refusal's message. */
       const configMapUnder = async (name: string, labels: Record<string, string> = {}) => {
         const file = path.join(home, `cm-${name}.json`);
-        fs.writeFileSync(
-          file,
-          JSON.stringify({
-            apiVersion: "v1",
-            kind: "ConfigMap",
-            metadata: { generateName: `${name}-`, labels: { webhook: name, ...labels } },
-          }),
-        );
+        fs.writeFileSync(file, JSON.stringify(webhookConfigMap(name, labels)));
         const created = await tenantKubectl(initech, ["create", "-f", file]);
         return created.code === 0 ? "created" : created.stderr.trim();
       };

@@ -26,7 +26,14 @@ import { IDENTITY_SECRET_PREFIX } from "@/server/syncer/pod-identity";
 import { applyTenantDefaults } from "@/server/tenants/defaults";
 import { tenantPodUsage } from "@/server/workloads/usage";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
-import { apiService, configMapWebhook, hookObjects, hookTls, serviceAt } from "@/test/integration/extensions";
+import {
+  apiService,
+  configMapWebhook,
+  hookObjects,
+  hookTls,
+  serviceAt,
+  webhookConfigMap,
+} from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
@@ -715,14 +722,7 @@ describe.skipIf(problems.length > 0)(
         /** Creates a ConfigMap under webhook `name` as `tenant`: "created", or the refusal's message. */
         const configMapUnder = async (tenant: string, name: string, labels: Record<string, string> = {}) => {
           const file = path.join(home, `cm-${tenant}-${name}.json`);
-          fs.writeFileSync(
-            file,
-            JSON.stringify({
-              apiVersion: "v1",
-              kind: "ConfigMap",
-              metadata: { generateName: `${name}-`, labels: { webhook: name, ...labels } },
-            }),
-          );
+          fs.writeFileSync(file, JSON.stringify(webhookConfigMap(name, labels)));
           const created = await tenantKubectl(tenant, ["create", "-f", file]);
           return created.code === 0 ? "created" : created.stderr.trim();
         };
@@ -1005,19 +1005,22 @@ describe.skipIf(problems.length > 0)(
           tenantKubectl(tenant, ["exec", apiPod, "--", "sh", "-c", script]);
         /** Ring0's kubectl image's kubectl in the pod, with no kubeconfig: its in-cluster config (TLS verified). */
         const inCluster = (tenant: string, args: string) => inPod(tenant, `kubectl ${args} 2>&1`);
+        /** A pod of `tenant` that only sleeps (an hour), from `image`. */
+        const runSleeper = (tenant: string, name: string, image: string) =>
+          tenantKubectl(tenant, [
+            "run",
+            name,
+            `--image=${image}`,
+            "--restart=Never",
+            "--command",
+            "--",
+            "sleep",
+            "3600",
+          ]);
 
         beforeAll(async () => {
           for (const tenant of [acme, globex]) {
-            const created = await tenantKubectl(tenant, [
-              "run",
-              apiPod,
-              `--image=${KUBECTL_IMAGE}`,
-              "--restart=Never",
-              "--command",
-              "--",
-              "sleep",
-              "3600",
-            ]);
+            const created = await runSleeper(tenant, apiPod, KUBECTL_IMAGE);
             expect(created.stderr).toBe("");
           }
           for (const tenant of [acme, globex]) {
@@ -1112,16 +1115,7 @@ describe.skipIf(problems.length > 0)(
           // DNS and their API server for half a minute (seen as i/o timeouts to the pod API address).
           expect(bridgeMacOf(plan.bridge)).toBe(plan.bridgeMac);
           for (const name of ["churn-1", "churn-2"]) {
-            const created = await tenantKubectl(acme, [
-              "run",
-              name,
-              `--image=${TOOLBOX_IMAGE}`,
-              "--restart=Never",
-              "--command",
-              "--",
-              "sleep",
-              "3600",
-            ]);
+            const created = await runSleeper(acme, name, TOOLBOX_IMAGE);
             expect(created.code, created.stderr).toBe(0);
           }
           await eventually(async () => {
