@@ -61,6 +61,15 @@ test.describe("a real node in the browser (issue 16)", () => {
       .toBe(true);
   });
 
+  // A failure here says what Ring0 logged last (the instance's own log is not the suite's).
+  // biome-ignore lint/correctness/noEmptyPattern: Playwright wants a fixtures pattern first
+  test.afterEach(async ({}, testInfo) => {
+    if (testInfo.status !== testInfo.expectedStatus) {
+      await testInfo.attach("ring0.log", { body: log });
+      process.stdout.write(`Ring0's log (real-node instance), last lines:\n${log}\n`);
+    }
+  });
+
   test.afterAll(async () => {
     test.setTimeout(300_000);
     if (server && server.exitCode === null) {

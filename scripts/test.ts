@@ -91,7 +91,14 @@ async function vitestStage(stage: string, projects: string[]) {
 interface PlaywrightSuite {
   title: string;
   file?: string;
-  specs?: { title: string; file?: string; tests?: { status?: string }[] }[];
+  specs?: {
+    title: string;
+    file?: string;
+    tests?: {
+      status?: string;
+      results?: { error?: { message?: string; location?: { file: string; line: number } } }[];
+    }[];
+  }[];
   suites?: PlaywrightSuite[];
 }
 
@@ -100,19 +107,28 @@ function playwrightFailures(report: { suites?: PlaywrightSuite[] }): string[] {
   const found: string[] = [];
   const walk = (suite: PlaywrightSuite, trail: string[]) => {
     for (const spec of suite.specs ?? []) {
-      const status = spec.tests?.find(
-        (test) => test.status === "unexpected" || test.status === "flaky",
-      )?.status;
-      if (status)
-        found.push(
-          `e2e ${spec.file ?? suite.file ?? ""} › ${[...trail, spec.title].join(" › ")} (${status})`,
-        );
+      const failed = spec.tests?.find((test) => test.status === "unexpected" || test.status === "flaky");
+      if (!failed) continue;
+      // The first error's first line and where it was thrown: only the tail of a CI log may be kept.
+      const error = failed.results?.find((result) => result.error)?.error;
+      const message =
+        stripAnsi(error?.message ?? "")
+          .trim()
+          .split("\n")[0]
+          ?.slice(0, 300) ?? "";
+      const at = error?.location ? ` at ${path.basename(error.location.file)}:${error.location.line}` : "";
+      found.push(
+        `e2e ${spec.file ?? suite.file ?? ""} › ${[...trail, spec.title].join(" › ")} (${failed.status})${message ? `: ${message}${at}` : ""}`,
+      );
     }
     for (const child of suite.suites ?? []) walk(child, [...trail, child.title]);
   };
   for (const suite of report.suites ?? []) walk(suite, []);
   return found;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes are what it removes
+const stripAnsi = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "");
 
 let stageStarted = Date.now();
 

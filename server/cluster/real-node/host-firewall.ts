@@ -12,7 +12,10 @@
  *     this), and there only to pods of its own tenant (TENANTS_CHAIN, filled by ./tenant-wall.ts);
  *     nothing beyond this host's pods, whatever route a pod would add;
  *   - over IPv6 (ip6tables; pods have link-local addresses and no IPv6 network): replies only, in
- *     and through, so a host listener on [::] is out of reach too.
+ *     and through, so a host listener on [::] is out of reach too;
+ *   - from the host itself to the pod or Service network where nothing serves (a cluster IP
+ *     kube-proxy has not programmed yet, a node's subnet with no bridge): the sink device's routes
+ *     (SINK_DEVICE) drop it here, where the default route would have sent it off this host.
  * Ring0's own chains, jumped to first; removed with the last real node. kube-proxy's rules
  * (Services) are kube-proxy's, removed by `kube-proxy --cleanup`; the kubelet's KUBE-FIREWALL chain
  * (IPv4 and IPv6), which it leaves behind, is removed here with the last real node.
@@ -22,7 +25,7 @@ import os from "node:os";
 import path from "node:path";
 import { CommandError } from "../process";
 import { runHost } from "./host";
-import { POD_API_ADDRESS, POD_NETWORK } from "./plan";
+import { POD_API_ADDRESS, POD_NETWORK, SERVICE_NETWORK } from "./plan";
 
 export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
@@ -151,6 +154,36 @@ export async function ensureHostFirewall(): Promise<void> {
   }
   await ensureBridgeFiltering();
   await ensurePodApiAddress();
+  await ensureSinkRoutes();
+}
+
+/**
+ * A bridge with no ports whose routes take the host's own traffic to the pod network (below each
+ * node's bridge, whose /24 is more specific) and the Service network (kube-proxy DNATs a programmed
+ * cluster IP after this lookup and routes it again): what nothing here serves ends on it, unanswered
+ * ("no route to host" once ARP gives up). A bridge, not a dummy device: this kernel may lack the
+ * dummy module; an unreachable route would refuse a programmed cluster IP too (the lookup comes
+ * before kube-proxy's DNAT).
+ */
+export const SINK_DEVICE = "ring0sink";
+export const SINK_ROUTES = [POD_NETWORK, SERVICE_NETWORK];
+
+async function ensureSinkRoutes(): Promise<void> {
+  if (!fs.existsSync(path.join("/sys/class/net", SINK_DEVICE))) {
+    await runHost("ip", ["link", "add", SINK_DEVICE, "type", "bridge"]);
+  }
+  await runHost("ip", ["link", "set", SINK_DEVICE, "up"]);
+  // The source a connection from the host takes: the pod API address, which every pod reaches
+  // back through its gateway (not an address of this host's outside network).
+  for (const destination of SINK_ROUTES) {
+    await runHost("ip", ["route", "replace", destination, "dev", SINK_DEVICE, "src", POD_API_ADDRESS]);
+  }
+}
+
+async function removeSinkRoutes(): Promise<void> {
+  if (fs.existsSync(path.join("/sys/class/net", SINK_DEVICE))) {
+    await runHost("ip", ["link", "delete", SINK_DEVICE]);
+  }
 }
 
 /** The sysctls that send bridged frames (pod to pod on one bridge) through iptables. */
@@ -195,6 +228,7 @@ async function removePodApiAddress(): Promise<void> {
 }
 
 export async function removeHostFirewall(): Promise<void> {
+  await removeSinkRoutes();
   await removePodApiAddress();
   for (const family of ["ipv4", "ipv6"] as const) {
     const { tables } = BINARIES[family];

@@ -39,6 +39,7 @@ import { startWorldGateway, type WorldGateway } from "@/test/integration/world-g
 import { type LocalSuperCluster, localSuperCluster } from "../local";
 import { CommandError, processesMentioning, type RunResult, run } from "../process";
 import { bridgeMacOf, mountsUnder, realNodePrerequisites } from "./host";
+import { SINK_DEVICE } from "./host-firewall";
 import {
   HTTPD_IMAGE,
   KUBECTL_IMAGE,
@@ -234,6 +235,48 @@ describe.skipIf(problems.length > 0)(
         );
         return out.includes("200 OK") && out.includes("web");
       }, 30_000);
+    });
+
+    it("serves that cluster IP to the host too; what nothing serves in the pod or Service network ends on the sink, never the default route", async () => {
+      const service = await kubeRequest<{ spec: { clusterIP: string } }>(conn, {
+        path: "/api/v1/namespaces/default/services/web",
+      });
+      const fromHost = await eventually(async () => {
+        const response = await fetch(`http://${service.spec.clusterIP}/`, {
+          signal: AbortSignal.timeout(3_000),
+        }).catch(() => undefined);
+        return response?.ok ? await response.text() : undefined;
+      }, 30_000);
+      expect(fromHost).toContain("web");
+      const routeTo = async (address: string) =>
+        (await run("ip", ["-o", "route", "get", address], { timeoutMs: 10_000 })).stdout;
+      const pod = await kubeRequest<{ status: { podIP: string } }>(conn, {
+        path: "/api/v1/namespaces/default/pods/web",
+      });
+      expect(await routeTo(pod.status.podIP)).toContain(`dev ${plan.bridge} `);
+      // A cluster IP no Service holds, and a node subnet with no bridge: the sink, not eth0.
+      const taken = new Set(
+        (
+          await kubeRequest<{ items: { spec: { clusterIP?: string } }[] }>(conn, { path: "/api/v1/services" })
+        ).items.map((item) => item.spec.clusterIP),
+      );
+      const free = Array.from({ length: 200 }, (_, i) => `10.0.0.${250 - i}`).find((ip) => !taken.has(ip));
+      expect(free).toBeDefined();
+      for (const address of [free as string, "10.244.77.5"]) {
+        expect(await routeTo(address), address).toMatch(new RegExp(`dev ${SINK_DEVICE} `));
+      }
+      // And a connection there goes out on the sink (dropped here), after the routes said so.
+      const sent = () =>
+        Number(fs.readFileSync(`/sys/class/net/${SINK_DEVICE}/statistics/tx_packets`, "utf8"));
+      const before = sent();
+      const refused = await new Promise<string>((resolve) => {
+        const socket = net.connect({ host: free as string, port: 80, timeout: 1_500 });
+        socket.on("connect", () => resolve("connected"));
+        socket.on("timeout", () => resolve("timeout"));
+        socket.on("error", (error) => resolve(error.message));
+      });
+      expect(refused).not.toBe("connected");
+      expect(sent()).toBeGreaterThan(before);
     });
 
     it("pulls images from Ring0's registry: a pushed `docker save` archive runs by its plain name", async () => {
@@ -1806,6 +1849,8 @@ describe.skipIf(problems.length > 0)(
       // Neither the tenant wall's address sets nor kube-router's.
       const sets = (await run("ipset", ["list", "-n"], { timeoutMs: 30_000 })).stdout;
       expect(sets).not.toMatch(/ring0-|kube-router|KUBE-/i);
+      // The sink's device and routes go with the wall too.
+      expect(fs.existsSync(`/sys/class/net/${SINK_DEVICE}`)).toBe(false);
       // The tenants' pod API address goes with the wall.
       expect(
         (await run("ip", ["-o", "addr", "show", "dev", "lo"], { timeoutMs: 30_000 })).stdout,
