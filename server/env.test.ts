@@ -35,6 +35,25 @@ describe("parseEnv", () => {
     );
   });
 
+  it("takes the webhooks' Service with its port and the pod's address, and says what is missing", () => {
+    const env = parseEnv({
+      RING0_WEBHOOK_SERVICE: "ring0-webhooks",
+      RING0_WEBHOOK_PORT: "9443",
+      RING0_POD_IP: "10.244.0.9",
+      RING0_NAMESPACE: "ring0-system",
+    });
+    expect(env).toMatchObject({ RING0_WEBHOOK_SERVICE: "ring0-webhooks", RING0_WEBHOOK_PORT: 9443 });
+    expect(() => parseEnv({ RING0_WEBHOOK_SERVICE: "ring0-webhooks" })).toThrowError(
+      /RING0_WEBHOOK_PORT — required when RING0_WEBHOOK_SERVICE is set[\s\S]*RING0_POD_IP — required when RING0_WEBHOOK_SERVICE is set/,
+    );
+    expect(() => parseEnv({ RING0_POD_IP: "not-an-ip" })).toThrowError(
+      /RING0_POD_IP — expected the pod's IP address/,
+    );
+    expect(() => parseEnv({ RING0_WEBHOOK_SERVICE: "Ring0_Webhooks" })).toThrowError(
+      /RING0_WEBHOOK_SERVICE — expected a Service name/,
+    );
+  });
+
   it("requires a client id and secret with an external issuer, one line each", () => {
     try {
       parseEnv({ OIDC_ISSUER: "https://iam.example.com" });

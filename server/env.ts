@@ -247,6 +247,39 @@ const schema = z
     RING0_GATEWAY_URL: gatewayUrl,
     RING0_GATEWAY_TLS_CERT: optionalFile,
     RING0_GATEWAY_TLS_KEY: optionalFile,
+    /**
+     * Ring0 in a cluster: the Service in front of every replica's admission webhooks (its port named
+     * "webhooks"), in Ring0's namespace. Tenant API servers in pods call the webhooks at its cluster
+     * IP, and its names join the webhooks' certificate. The chart sets it.
+     */
+    RING0_WEBHOOK_SERVICE: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .refine((value) => value === undefined || /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value), {
+        error: "expected a Service name (lowercase letters, digits and '-', at most 63)",
+      }),
+    /** The webhooks' port (default: a free one, kept in the state dir across restarts). */
+    RING0_WEBHOOK_PORT: port.optional(),
+    /** Ring0's own namespace in the super cluster (the chart's downward API; default: its service account's). */
+    RING0_NAMESPACE: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .refine((value) => value === undefined || /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value), {
+        error: "expected a namespace name (lowercase letters, digits and '-', at most 63)",
+      }),
+    /** This replica's pod address (the chart's downward API): the webhooks listen there too. */
+    RING0_POD_IP: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined))
+      .refine((value) => value === undefined || isIP(value) !== 0, {
+        error: "expected the pod's IP address",
+      }),
   })
   .superRefine((env, ctx) => {
     // Settings in a language of their own: each parser's error names what to fix.
@@ -272,6 +305,16 @@ const schema = z
       const missing = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_KEY" : "RING0_GATEWAY_TLS_CERT";
       const other = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_CERT" : "RING0_GATEWAY_TLS_KEY";
       ctx.addIssue({ code: "custom", path: [missing], message: `required when ${other} is set` });
+    }
+    if (env.RING0_WEBHOOK_SERVICE) {
+      for (const needed of ["RING0_WEBHOOK_PORT", "RING0_POD_IP"] as const) {
+        if (!env[needed])
+          ctx.addIssue({
+            code: "custom",
+            path: [needed],
+            message: "required when RING0_WEBHOOK_SERVICE is set",
+          });
+      }
     }
     if (env.PORT === env.RING0_GATEWAY_PORT) {
       ctx.addIssue({

@@ -13,6 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
+import { RING0_WEBHOOK_POD_PORT } from "@/server/cluster/real-node/ring0-pods";
 import { serverSideApply } from "@/server/k8s/apply";
 import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
@@ -57,6 +58,7 @@ interface PodSpec {
     securityContext: Record<string, unknown>;
     readinessProbe: { httpGet: { path: string } };
     env: { name: string; value?: string }[];
+    ports: { name: string; containerPort: number }[];
   }[];
 }
 
@@ -200,6 +202,21 @@ describe("the Helm chart", () => {
     });
     // No secret value in the pod spec itself.
     expect(JSON.stringify(pod)).not.toContain("s3cret");
+
+    // The webhooks: the container's port the tenant wall opens to API servers in pods, behind a
+    // Service of their own that Ring0 is told of, inside the cluster only.
+    const webhooksPort = container.ports.find((entry) => entry.name === "webhooks");
+    expect(webhooksPort?.containerPort).toBe(RING0_WEBHOOK_POD_PORT);
+    expect(env.RING0_WEBHOOK_PORT).toBe(String(RING0_WEBHOOK_POD_PORT));
+    const webhooks = docs.find(
+      (doc) => doc.kind === "Service" && doc.metadata.name === env.RING0_WEBHOOK_SERVICE,
+    ) as unknown as { spec: { type: string; ports: { name: string; targetPort: string }[] } };
+    expect(webhooks.spec.type).toBe("ClusterIP");
+    expect(webhooks.spec.ports).toEqual([
+      expect.objectContaining({ name: "webhooks", targetPort: "webhooks" }),
+    ]);
+    const exposed = template([...REQUIRED, "--set", "service.type=LoadBalancer"]);
+    expect(exposed.stdout).toMatch(/name: ring0-webhooks\n[\s\S]*?type: ClusterIP/);
 
     // The gateway's certificate names the Service, and its CA ends the chain kubeconfigs embed.
     const tls = docs.find(

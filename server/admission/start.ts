@@ -12,7 +12,7 @@ import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
-import { ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { ensureVnAgentPki, type VnAgentPkiSource } from "@/server/vn-agent/pki";
 import { openPortBook } from "@/server/vn-agent/ports";
 import { AUTHORIZE_PATH, allowsCustomGroupAccess } from "./authorizer";
 import { createQuotaAdmission, type QuotaAdmission } from "./quota";
@@ -33,6 +33,8 @@ export function setQuotaAdmission(admission: QuotaAdmission | null): void {
 
 export interface AdmissionOptions {
   stateDir: string;
+  /** Where the PKI the webhooks serve with and verify callers against is kept (default: the state dir). */
+  pki?: VnAgentPkiSource;
   tenants: { find(tenant: string): Promise<{ resource: TenantResource | undefined } | { error: string }> };
   directory: ControlPlaneDirectory;
   logger: Logger;
@@ -45,13 +47,18 @@ export interface AdmissionOptions {
    * nodes): the webhooks listen on it too, and such tenants' webhooks are registered at it.
    */
   podApiAddress?: string;
+  /**
+   * Ring0 in a cluster: the webhooks listen on this port of the pod's address too, and API servers
+   * in pods are sent to the Service in front of every replica (its URL, e.g. https://10.0.0.9:9443).
+   */
+  inCluster?: { port: number; podIp: string; serviceUrl: string };
 }
 
 export async function startAdmission(
   options: AdmissionOptions,
 ): Promise<{ port: number; admission: QuotaAdmission; handshakes(): number; stop(): Promise<void> }> {
   const log = options.logger.child({ component: "admission" });
-  const pki = await ensureVnAgentPki(options.stateDir);
+  const pki = await ensureVnAgentPki(options.pki ?? options.stateDir);
   const connections = createConnectionCache();
   const admission = createQuotaAdmission({
     async tenantQuota(tenant) {
@@ -84,23 +91,33 @@ export async function startAdmission(
       },
       logger: log,
       port,
-      ...(options.podApiAddress ? { alsoOn: [options.podApiAddress] } : {}),
+      ...(options.inCluster
+        ? { alsoOn: [options.inCluster.podIp] }
+        : options.podApiAddress
+          ? { alsoOn: [options.podApiAddress] }
+          : {}),
     });
   let server: WebhookServer;
-  const previous = ports.get("webhooks");
+  const previous = options.inCluster?.port ?? ports.get("webhooks");
   try {
     server = await listen(previous);
   } catch (error) {
-    if (previous === undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    if (options.inCluster || previous === undefined || (error as NodeJS.ErrnoException).code !== "EADDRINUSE")
+      throw error;
     log.warn("the webhook port from before is taken; listening on a new one (tenants re-register)", {
       previous,
     });
     server = await listen();
   }
-  ports.record("webhooks", server.port);
+  if (!options.inCluster) ports.record("webhooks", server.port);
+  const podBaseUrl = options.inCluster
+    ? options.inCluster.serviceUrl
+    : options.podApiAddress
+      ? `https://${options.podApiAddress}:${server.port}`
+      : undefined;
   setWebhookEndpoint({
     baseUrl: `https://127.0.0.1:${server.port}`,
-    ...(options.podApiAddress ? { podBaseUrl: `https://${options.podApiAddress}:${server.port}` } : {}),
+    ...(podBaseUrl ? { podBaseUrl } : {}),
     caBundle: pki.servingCa.cert,
   });
   setQuotaAdmission(admission);

@@ -3,12 +3,14 @@
  * and route handlers look tenants up through it) and the tenant controller (the Lease holder only).
  */
 
+import fs from "node:fs";
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { localSuperCluster } from "@/server/cluster/local";
 import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { type PodDns, startPodDns } from "@/server/cluster/real-node/pod-dns";
+import { RING0_SERVER_NAMESPACE } from "@/server/cluster/real-node/ring0-pods";
 import { startTenantWall } from "@/server/cluster/real-node/tenant-wall";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
@@ -16,7 +18,7 @@ import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
-import { createObject, serverSideApply } from "@/server/k8s/apply";
+import { createObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import { isAlreadyExists } from "@/server/k8s/errors";
 import { RING0_SYSTEM_NAMESPACE, ring0SystemNamespace } from "@/server/k8s/ring0-system";
@@ -45,6 +47,7 @@ import {
   tenantInformer,
   tenantKind,
 } from "@/server/tenants/tenant-resources";
+import type { VnAgentPkiSource } from "@/server/vn-agent/pki";
 import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
 
 export const controllersNamespace = RING0_SYSTEM_NAMESPACE;
@@ -181,11 +184,27 @@ export async function startTenants(
   superCluster: ClusterConnection | null,
   log: Logger,
   options: { seedTenants?: SeedTenant[] } = {},
-): Promise<{ provisioners: Partial<Record<ProvisionerName, Provisioner>>; stop(): Promise<void> }> {
+): Promise<{
+  provisioners: Partial<Record<ProvisionerName, Provisioner>>;
+  /** Leading ends (the controllers and the syncer stop) and the Lease goes; the rest keeps serving. */
+  stepDown(): Promise<void>;
+  stop(): Promise<void>;
+}> {
   if (!superCluster) {
     setControlPlaneDirectory(null);
-    return { provisioners: {}, stop: async () => {} };
+    return { provisioners: {}, stepDown: async () => {}, stop: async () => {} };
   }
+  // The vn-agent PKI (the webhooks' too): Ring0 in a cluster keeps it in a Secret of its namespace,
+  // shared by every replica (a new leader issues nothing); one machine keeps it in the state dir.
+  const inCluster = config.RING0_SUPER_CLUSTER === "in-cluster" && !config.SUPER_KUBECONFIG;
+  const webhookService = inCluster ? await inClusterWebhookService(config, superCluster, log) : undefined;
+  const vnAgentPki: VnAgentPkiSource = inCluster
+    ? {
+        superCluster,
+        namespace: ring0Namespace(config),
+        ...(webhookService ? { serving: webhookService.serving } : {}),
+      }
+    : config.stateDir;
   const provisioners: Partial<Record<ProvisionerName, Provisioner>> = {
     local: createLocalProvisioner({
       stateDir: config.stateDir,
@@ -204,13 +223,10 @@ export async function startTenants(
       superCluster,
       logger: log,
       etcdStorage: etcdStorage(config),
-      // Through the vn-agents (kubectl logs, exec): in the local world with real nodes, API servers
-      // in pods reach them on the pod API address. Not yet from Ring0 in a pod: each replica's
-      // vn-agent CA is its own (an emptyDir), so a new leader would re-issue every API server's
-      // kubelet certificate and roll its control plane; the vn-agent DaemonSet shares one.
-      ...(config.RING0_SUPER_CLUSTER === "in-cluster" && !config.SUPER_KUBECONFIG
-        ? {}
-        : { vnAgentStateDir: config.stateDir }),
+      // Each API server's kubelet client certificate: Ring0's webhooks know it by it, and the
+      // vn-agents let it through (kubectl logs, exec); in the local world with real nodes, API
+      // servers in pods reach the agents on the pod API address.
+      vnAgentPki,
       ...(realNodesHere(config) ? { kubeletHost: POD_API_ADDRESS } : {}),
     }),
   };
@@ -240,6 +256,17 @@ export async function startTenants(
   try {
     admission = await startAdmission({
       stateDir: config.stateDir,
+      pki: vnAgentPki,
+      // Ring0 in a cluster: API servers in pods call the webhooks through the chart's Service.
+      ...(webhookService && config.RING0_WEBHOOK_PORT && config.RING0_POD_IP
+        ? {
+            inCluster: {
+              port: config.RING0_WEBHOOK_PORT,
+              podIp: config.RING0_POD_IP,
+              serviceUrl: webhookService.url,
+            },
+          }
+        : {}),
       // Control planes in pods reach the webhooks on the pod API address.
       ...(realNodesHere(config) ? { podApiAddress: POD_API_ADDRESS } : {}),
       tenants,
@@ -335,6 +362,7 @@ export async function startTenants(
     vnAgents = await startVnAgents({
       superCluster,
       stateDir: config.stateDir,
+      pki: vnAgentPki,
       logger: log,
       kubeletTls,
       ...(realNodesHere(config) ? { alsoOn: [POD_API_ADDRESS] } : {}),
@@ -346,6 +374,7 @@ export async function startTenants(
 
   return {
     provisioners,
+    stepDown: () => elector.stop(),
     async stop() {
       registerNodeLogProvider("vn-agent", null);
       await vnAgents?.stop();
@@ -355,6 +384,61 @@ export async function startTenants(
       setControlPlaneDirectory(null);
     },
   };
+}
+
+const SERVICE_ACCOUNT_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/** Ring0's own namespace in the super cluster: RING0_NAMESPACE, else its service account's. */
+function ring0Namespace(config: Env): string {
+  if (config.RING0_NAMESPACE) return config.RING0_NAMESPACE;
+  try {
+    return fs.readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, "utf8").trim() || RING0_SERVER_NAMESPACE;
+  } catch {
+    return RING0_SERVER_NAMESPACE;
+  }
+}
+
+/**
+ * The Service in front of every replica's webhooks (RING0_WEBHOOK_SERVICE, its port "webhooks"):
+ * the URL API servers in pods call, and the names and address the webhooks' certificate must carry.
+ * Undefined (and said) when it is not set or cannot be read: tenants in pods then get no webhooks.
+ */
+async function inClusterWebhookService(
+  config: Env,
+  superCluster: ClusterConnection,
+  log: Logger,
+): Promise<{ url: string; serving: { ips: string[]; names: string[] } } | undefined> {
+  const name = config.RING0_WEBHOOK_SERVICE;
+  if (!name) return undefined;
+  const namespace = ring0Namespace(config);
+  try {
+    const service = await readObject<
+      KubeObject & { spec?: { clusterIP?: string; ports?: { name?: string; port: number }[] } }
+    >(superCluster, { apiVersion: "v1", kind: "Service", metadata: { name, namespace } });
+    const ip = service.spec?.clusterIP;
+    const port = service.spec?.ports?.find((entry) => entry.name === "webhooks")?.port;
+    if (!ip || ip === "None" || !port) {
+      throw new Error(`Service ${namespace}/${name} has no cluster IP or no port named "webhooks"`);
+    }
+    return {
+      url: `https://${ip}:${port}`,
+      serving: {
+        ips: [ip],
+        names: [
+          name,
+          `${name}.${namespace}`,
+          `${name}.${namespace}.svc`,
+          `${name}.${namespace}.svc.cluster.local`,
+        ],
+      },
+    };
+  } catch (error) {
+    log.error("reading the webhooks' Service failed: tenant control planes in pods get no quota webhook", {
+      service: `${namespace}/${name}`,
+      error,
+    });
+    return undefined;
+  }
 }
 
 /** The local world with real nodes on this host (its pod API address is up). */

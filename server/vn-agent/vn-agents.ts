@@ -13,13 +13,15 @@ import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contr
 import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
 import { startVnAgent, type VnAgent } from "./agent";
 import { vnAgentLogRing } from "./log-rings";
-import { ensureVnAgentPki } from "./pki";
+import { ensureVnAgentPki, type VnAgentPkiSource } from "./pki";
 import { openPortBook, vnAgentPortsFile } from "./ports";
 
 export interface VnAgentsOptions {
   superCluster: ClusterConnection;
   /** Ring0's state dir: the PKI lives in <stateDir>/vn-agent-pki/, each node's port in <stateDir>/vn-agent-ports.json. */
   stateDir: string;
+  /** Where the PKI is kept (default: the state dir). */
+  pki?: VnAgentPkiSource;
   logger: Logger;
   /**
    * How agents call the nodes' kubelets: the CA of their serving certificates and a client
@@ -54,7 +56,7 @@ export function clusterCa(conn: ClusterConnection): string {
 
 export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents> {
   const log = options.logger.child({ component: "vn-agents" });
-  const pki = await ensureVnAgentPki(options.stateDir);
+  const pki = await ensureVnAgentPki(options.pki ?? options.stateDir);
   const kubeletTls = options.kubeletTls ?? { ca: clusterCa(options.superCluster) };
   const ports = openPortBook(vnAgentPortsFile(options.stateDir));
   const nodes = new Map<string, V1Node>();

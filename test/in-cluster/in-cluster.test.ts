@@ -27,6 +27,7 @@ import { phaseOf, trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
 import { buildPostgresImage, POSTGRES_PORT } from "@/scripts/lib/postgres-image";
 import { buildRing0Image } from "@/scripts/lib/ring0-image";
+import { QUOTA_WEBHOOK_CONFIGURATION, QUOTA_WEBHOOK_PATH } from "@/server/admission/registration";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "@/server/cluster/local";
 import { CommandError, processesMentioning, type RunResult, run } from "@/server/cluster/process";
@@ -42,8 +43,9 @@ import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
-import { controlPlaneNamespace } from "@/server/provisioners/kubernetes/naming";
+import { controlPlaneNamespace, KUBELET_CLIENT_SECRET } from "@/server/provisioners/kubernetes/naming";
 import { superNamespace } from "@/server/syncer/naming";
+import { VN_AGENT_PKI_SECRET } from "@/server/vn-agent/pki";
 import { chromiumLaunchOptions } from "@/test/instance";
 import { removeOwnWorld } from "@/test/integration/own-world";
 
@@ -713,6 +715,70 @@ describe.skipIf(problems.length > 0)(
       expect(below.status?.phase).toBe("Running");
     });
 
+    it("holds the tenant to its quota at admission: its API server in a pod calls Ring0's webhooks through their Service", async () => {
+      const service = await readObject<KubeObject & { spec: { clusterIP: string } }>(conn, {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: `${RELEASE}-webhooks`, namespace: NAMESPACE },
+      });
+      const hard = { pods: "2" };
+      await kubeRequest(conn, {
+        method: "PATCH",
+        path: `/apis/ring0.dev/v1alpha1/tenants/${TENANT}`,
+        contentType: "application/merge-patch+json",
+        body: { spec: { quota: { hard } } },
+      });
+      const run = (name: string) =>
+        tenantKubectl([
+          "run",
+          name,
+          `--image=${KUBECTL_IMAGE}`,
+          "--restart=Never",
+          "--command",
+          "--",
+          "sleep",
+          "3600",
+        ]);
+      try {
+        // The leader registers the webhook in the tenant's control plane, at the Service's address.
+        const url = await eventually(async () => {
+          const got = await tenantKubectl([
+            "get",
+            "validatingwebhookconfiguration",
+            QUOTA_WEBHOOK_CONFIGURATION,
+            "-o",
+            "jsonpath={.webhooks[0].clientConfig.url}",
+          ]);
+          return got.code === 0 && got.stdout ? got.stdout : undefined;
+        }, 120_000);
+        expect(url).toBe(`https://${service.spec.clusterIP}:9443${QUOTA_WEBHOOK_PATH}`);
+        // "first" is the one pod; a second fits once the webhook's ledger has seen the first; a third
+        // is refused by Ring0 (either replica: the Service picks), before anything reaches the node.
+        await eventually(async () => ((await run("second")).code === 0 ? true : undefined), 60_000);
+        const third = await run("third");
+        expect(third.code).not.toBe(0);
+        expect(third.stderr).toContain('admission webhook "quota.ring0.dev" denied the request');
+        expect(third.stderr).toContain("pods");
+      } finally {
+        await tenantKubectl(["delete", "pod", "second", "--wait=false"]);
+        await kubeRequest(conn, {
+          method: "PATCH",
+          path: `/apis/ring0.dev/v1alpha1/tenants/${TENANT}`,
+          contentType: "application/merge-patch+json",
+          body: { spec: { quota: null } },
+        });
+      }
+      // Without a quota the webhook goes again: nothing of the tenant waits for Ring0.
+      await eventually(async () => {
+        const got = await tenantKubectl([
+          "get",
+          "validatingwebhookconfiguration",
+          QUOTA_WEBHOOK_CONFIGURATION,
+        ]);
+        return got.code !== 0 && got.stderr.includes("NotFound") ? true : undefined;
+      }, 120_000);
+    });
+
     it("leads the controllers from one replica; a killed leader's Lease goes to the other, and the tenant keeps serving", async () => {
       const holder = await eventually(
         async () => (await leaseHolder("ring0-controllers")) || undefined,
@@ -743,6 +809,16 @@ describe.skipIf(problems.length > 0)(
           .map((pod) => `${pod.metadata.name}/${pod.metadata.uid}`)
           .sort();
       const before = await controlPlane();
+      // The API server's kubelet client certificate (from the PKI every replica shares, in a Secret).
+      const kubeletClient = async () =>
+        (
+          await readObject<KubeObject & { data: Record<string, string> }>(conn, {
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: KUBELET_CLIENT_SECRET, namespace: controlPlaneNamespace(TENANT) },
+          })
+        ).data;
+      const clientBefore = await kubeletClient();
       const killed = Date.now();
       const deleted = await tool(kubectlPath, [
         "delete",
@@ -776,6 +852,8 @@ describe.skipIf(problems.length > 0)(
       // The new leader took the tenant over as it was: not one control-plane pod replaced, and the
       // API server never stopped serving (only connections to the killed replica failed).
       expect(await controlPlane()).toEqual(before);
+      // The new leader issued nothing: the certificate is the one the first leader made.
+      expect(await kubeletClient()).toEqual(clientBefore);
       expect(failed.filter((answer) => answer.why?.includes("not serving"))).toEqual([]);
       // Served throughout but for the killed replica's own connections, and at the end.
       expect(after.length).toBeGreaterThan(0);
@@ -1015,6 +1093,17 @@ describe.skipIf(problems.length > 0)(
         "name",
       ]);
       expect(cluster.stdout.trim()).toBe("");
+      // So does the PKI the replicas made (tenant API servers trust it): a reinstall keeps it.
+      const pki = await tool(kubectlPath, [
+        "get",
+        "secret",
+        VN_AGENT_PKI_SECRET,
+        "-n",
+        NAMESPACE,
+        "-o",
+        "name",
+      ]);
+      expect(pki.stdout.trim(), pki.stderr).toBe(`secret/${VN_AGENT_PKI_SECRET}`);
       // The CRDs stay (helm never deletes crds/): the Tenants in them are the operators' data.
       const crds = await tool(kubectlPath, ["get", "crd", "tenants.ring0.dev", "-o", "name"]);
       expect(crds.stdout.trim()).toBe("customresourcedefinition.apiextensions.k8s.io/tenants.ring0.dev");

@@ -156,7 +156,7 @@ export async function startDataPlaneWorld(options: {
           superCluster,
           logger,
           etcdStorage: { kind: "persistentVolumeClaim", size: "1Gi", storageClassName: LOCAL_STORAGE_CLASS },
-          vnAgentStateDir: stateDir,
+          vnAgentPki: stateDir,
           kubeletHost: POD_API_ADDRESS,
         })
       : createLocalProvisioner({

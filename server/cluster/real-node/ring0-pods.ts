@@ -10,6 +10,12 @@ export const RING0_SERVER_LABELS = {
   "app.kubernetes.io/component": "server",
 } as const;
 
+/**
+ * The port of Ring0's admission webhooks in its server pods (the chart's container port
+ * "webhooks"): the one port of them a control plane's API server pods may open connections to.
+ */
+export const RING0_WEBHOOK_POD_PORT = 9443;
+
 export interface PodAtAddress {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; deletionTimestamp?: string };
   spec?: { hostNetwork?: boolean };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RING0_WEBHOOK_POD_PORT } from "./ring0-pods";
 import {
   controlPlaneApiChain,
   controlPlaneChain,
@@ -144,6 +145,16 @@ describe("the wall between tenants' pods", () => {
     ]);
     // Tenants reach neither Ring0's pods nor another tenant's control plane.
     expect(JSON.stringify(chains.get(tenantChain("acme")))).not.toMatch(/10\.244\.0\.(40|30)\//);
+    // A control plane's API servers reach Ring0's pods on the webhooks' port, nothing else of them;
+    // the control plane's other pods (etcd) not at all.
+    expect(chains.get(controlPlaneApiChain("acme"))).toEqual([
+      ["-d", "10.244.0.20/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.5/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.8/32", "-j", "ACCEPT"],
+      ["-d", "10.244.0.40/32", "-p", "tcp", "--dport", String(RING0_WEBHOOK_POD_PORT), "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    expect(JSON.stringify(chains.get(controlPlaneChain("acme")) ?? [])).not.toContain("10.244.0.40");
   });
 
   it("knows Ring0's pods by the chart's labels in ring0-system, at an address the operator holds alone", () => {

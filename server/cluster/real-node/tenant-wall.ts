@@ -5,7 +5,7 @@
  * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
  * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); a control plane's pods
  * reach only each other, and its API servers also their own tenant's pods (webhooks, aggregated
- * APIs, pods/proxy); other pods that are no tenant's (the operator's own) reach only each
+ * APIs, pods/proxy) and Ring0's server pods on its webhooks' port (quotas); other pods that are no tenant's (the operator's own) reach only each
  * other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
  * control plane's API servers (the gateway, the controllers and the syncer dial them). Replies to
  * allowed connections pass. Anything the wall does not know yet (a pod whose address Ring0 has not
@@ -37,7 +37,7 @@ import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
 import { runHost } from "./host";
 import { FORWARD_CHAIN, TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
-import { isRing0ServerPod, type PodAtAddress } from "./ring0-pods";
+import { isRing0ServerPod, type PodAtAddress, RING0_WEBHOOK_POD_PORT } from "./ring0-pods";
 import { TENANT_NAME } from "./traffic-allowances";
 
 /** The chain of pods that are no tenant's (the operator's own). */
@@ -101,6 +101,11 @@ export function tenantWallChains(
   );
   // Ring0's pods reach every control plane's API servers (port 6443 only, as tenants their own).
   apisByChain.set(RING0_CHAIN, [...controlPlanes.apis.values()].flat().sort());
+  // A control plane's API servers reach Ring0's pods on its webhooks' port only (quotas, access).
+  const ring0Webhooks = [...ring0]
+    .sort()
+    .map((ip) => ["-d", `${ip}/32`, "-p", "tcp", "--dport", String(RING0_WEBHOOK_POD_PORT), "-j", "ACCEPT"]);
+  const callsWebhooks = new Set([...controlPlanes.apis.keys()].map(controlPlaneApiChain));
   const chains = new Map<string, string[][]>();
   chains.set(TENANTS_CHAIN, [
     ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
@@ -122,7 +127,13 @@ export function tenantWallChains(
     ]);
     // ACCEPT ends the wall's table only (the filter table's NetworkPolicies still apply); a RETURN
     // would fall back into the tenants' chain and its final DROP.
-    chains.set(chain, [...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]), ...api, ["-j", "DROP"]]);
+    const webhooks = callsWebhooks.has(chain) ? ring0Webhooks : [];
+    chains.set(chain, [
+      ...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]),
+      ...api,
+      ...webhooks,
+      ["-j", "DROP"],
+    ]);
   }
   return chains;
 }

@@ -19,7 +19,7 @@ import { NamespaceKind } from "@/server/k8s/kinds/namespace";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
-import { certificateStillGood, ensureVnAgentPki } from "@/server/vn-agent/pki";
+import { certificateStillGood, ensureVnAgentPki, type VnAgentPkiSource } from "@/server/vn-agent/pki";
 import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "../pki";
 import { readyzProblem, unresponsiveFault } from "../readyz";
 import {
@@ -73,10 +73,11 @@ export interface KubernetesProvisionerOptions {
    */
   etcdStorage?: EtcdStorage;
   /**
-   * Ring0's state dir with the vn-agent PKI: the API server then gets a kubelet client certificate
-   * and reaches kubelets through the vn-agents (kubectl logs, exec, port-forward) at `kubeletHost`.
+   * Where the vn-agent PKI is kept (Ring0's state dir, or its Secret for Ring0 in a cluster): the
+   * API server then gets a kubelet client certificate, which Ring0's webhooks know it by, and
+   * reaches kubelets through the vn-agents (kubectl logs, exec, port-forward) at `kubeletHost`.
    */
-  vnAgentStateDir?: string;
+  vnAgentPki?: VnAgentPkiSource;
   /** Where API servers in pods reach the vn-agents (the pod API address in the local world). */
   kubeletHost?: string;
   /** The super cluster's DNS domain, for the certificates' fully qualified names. */
@@ -235,8 +236,8 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
    * CA when missing, near expiry or from another CA; undefined without vn-agents.
    */
   const ensureKubeletClient = async (tenant: string) => {
-    if (!options.vnAgentStateDir) return undefined;
-    const agents = await ensureVnAgentPki(options.vnAgentStateDir);
+    if (!options.vnAgentPki) return undefined;
+    const agents = await ensureVnAgentPki(options.vnAgentPki);
     const stored = decode(
       (await readInNamespace<Secret>(tenant, "v1", "Secret", KUBELET_CLIENT_SECRET))?.data,
     );
@@ -318,7 +319,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       key,
       // The tenant's pods dial the same Service (its certificate names the address).
       podEndpoint: { host: addresses.apiserver, port: APISERVER_PORT },
-      ...(options.vnAgentStateDir && options.kubeletHost ? { kubeletHost: options.kubeletHost } : {}),
+      ...(options.vnAgentPki && options.kubeletHost ? { kubeletHost: options.kubeletHost } : {}),
     };
   };
 
