@@ -272,6 +272,11 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
         }),
     );
     cleanups.push(() => app.close());
+    // First on the way down: leading ends (controllers, syncer) and the Leases go, so another
+    // replica takes over at once, even when the pod's grace period ends before the listeners close.
+    cleanups.push(async () => {
+      await Promise.all([tenants.stepDown(), sharing.stepDown()]);
+    });
 
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const localKubeconfig = path.relative(

@@ -14,8 +14,11 @@ import { controllersNamespace } from "./tenants";
 /** Its own Lease: the sharing controller's term is independent of the tenant controller's. */
 export const sharingLeaseName = "ring0-sharing-controller";
 
-export function startSharing(superCluster: ClusterConnection | null, log: Logger): { stop(): Promise<void> } {
-  if (!superCluster) return { stop: async () => {} };
+export function startSharing(
+  superCluster: ClusterConnection | null,
+  log: Logger,
+): { stepDown(): Promise<void>; stop(): Promise<void> } {
+  if (!superCluster) return { stepDown: async () => {}, stop: async () => {} };
   // sharingInformer() reads the runtime's super cluster, the one passed here.
   const release = sharingInformer().subscribe(() => {});
   const elector = createLeaderElector(superCluster, {
@@ -32,6 +35,7 @@ export function startSharing(superCluster: ClusterConnection | null, log: Logger
   });
   elector.start();
   return {
+    stepDown: () => elector.stop(),
     async stop() {
       await elector.stop();
       release();
