@@ -14,6 +14,7 @@ import { processSlot } from "@/server/core/process-slots";
 import { deleteObject, type KubeObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { managedLabels } from "@/server/tenants/defaults";
+import { AUTHORIZE_PATH } from "./authorizer";
 import { type CheckedHard, tenantHardOf } from "./hard";
 
 export const QUOTA_WEBHOOK_CONFIGURATION = "ring0-quota";
@@ -39,6 +40,12 @@ export function setWebhookEndpoint(endpoint: WebhookEndpoint | null): void {
 
 export function getWebhookEndpoint(): WebhookEndpoint | null {
   return slot.get() ?? null;
+}
+
+/** Where API servers in pods call Ring0's authorization webhook, once the webhooks listen there. */
+export function podAuthorizationUrl(): string | undefined {
+  const endpoint = getWebhookEndpoint();
+  return endpoint?.podBaseUrl ? `${endpoint.podBaseUrl}${AUTHORIZE_PATH}` : undefined;
 }
 
 const rule = (resources: string[], operations: string[]) => ({

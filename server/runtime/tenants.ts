@@ -4,6 +4,7 @@
  */
 
 import fs from "node:fs";
+import { podAuthorizationUrl } from "@/server/admission/registration";
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
 import { localSuperCluster } from "@/server/cluster/local";
@@ -227,6 +228,9 @@ export async function startTenants(
       // vn-agents let it through (kubectl logs, exec); in the local world with real nodes, API
       // servers in pods reach the agents on the pod API address.
       vnAgentPki,
+      // Ring0's authorization webhook where API servers in pods reach the webhooks (the pod API
+      // address in the local world, the webhooks' Service in a cluster).
+      authorizationWebhookUrl: podAuthorizationUrl,
       ...(realNodesHere(config) ? { kubeletHost: POD_API_ADDRESS } : {}),
     }),
   };

@@ -5,10 +5,12 @@
  * the default service account), a syncer serving only these tenants, and the control plane
  * directory installed for Ring0's own clients. Each tenant has an admin signed in with an API token.
  */
+
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { inject } from "vitest";
+import { podAuthorizationUrl } from "@/server/admission/registration";
 import { localSuperCluster } from "@/server/cluster/local";
 import { killProcessesMentioning } from "@/server/cluster/process";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
@@ -101,6 +103,15 @@ export async function startDataPlaneWorld(options: {
    * of processes on this host.
    */
   controlPlanesInPods?: boolean;
+  /**
+   * Runs once the control plane directory is set and before any control plane is made (Ring0's
+   * webhooks start there at run time, so control planes are made knowing where they listen); what
+   * it returns runs on stop.
+   */
+  beforeControlPlanes?: (context: {
+    stateDir: string;
+    directory: ControlPlaneDirectory;
+  }) => Promise<(() => Promise<void>) | undefined>;
 }): Promise<DataPlaneWorld> {
   const { logger, tenants } = options;
   const ours = new Set(tenants);
@@ -158,6 +169,7 @@ export async function startDataPlaneWorld(options: {
           etcdStorage: { kind: "persistentVolumeClaim", size: "1Gi", storageClassName: LOCAL_STORAGE_CLASS },
           vnAgentPki: stateDir,
           kubeletHost: POD_API_ADDRESS,
+          authorizationWebhookUrl: podAuthorizationUrl,
         })
       : createLocalProvisioner({
           stateDir,
@@ -171,6 +183,8 @@ export async function startDataPlaneWorld(options: {
       setControlPlaneDirectory(null);
       for (const tenant of tenants) await removeTenant(superCluster, provisioner, tenant);
     });
+    const before = await options.beforeControlPlanes?.({ stateDir, directory });
+    if (before) cleanups.push(before);
     const conns = await startTenants(superCluster, provisioner, tenants);
     const admin: Record<string, ClusterConnection> = {};
     await Promise.all(

@@ -17,10 +17,11 @@ import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import { eventually } from "@/server/k8s/test-cluster";
-import { kubeRequest } from "@/server/k8s/transport";
+import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
+import { kubeUserName, roleGroup } from "@/server/tenants/kube-identity";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
 import { configMapWebhook, hookObjects, hookTls, webhookConfigMap } from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
@@ -127,16 +128,21 @@ describe.skipIf(problems.length > 0)(
         realNodes: true,
         tenantWall: false,
         controlPlanesInPods: true,
-      });
-      // Ring0's admission webhooks, on the pod API address too, as the runtime starts them here.
-      tenantSource = informerTenantSource(conn);
-      admission = await startAdmission({
-        stateDir: world.stateDir,
-        tenants: tenantSource,
-        directory: world.directory,
-        logger,
-        recordRefusals: false,
-        podApiAddress: POD_API_ADDRESS,
+        // Ring0's admission webhooks, on the pod API address too, as the runtime starts them here:
+        // before the control planes, which are made knowing where they listen.
+        beforeControlPlanes: async ({ stateDir: worldStateDir, directory }) => {
+          tenantSource = informerTenantSource(conn);
+          const started = await startAdmission({
+            stateDir: worldStateDir,
+            tenants: tenantSource,
+            directory,
+            logger,
+            recordRefusals: false,
+            podApiAddress: POD_API_ADDRESS,
+          });
+          admission = started;
+          return () => started.stop();
+        },
       });
       home = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-control-plane-pods-home-"));
       worldGateway = await startWorldGateway(world, [initech, hooli], { home, logger });
@@ -145,7 +151,6 @@ describe.skipIf(problems.length > 0)(
 
     afterAll(async () => {
       await worldGateway?.close();
-      await admission?.stop();
       tenantSource?.release();
       await world?.stop();
       wall?.stop();
@@ -318,6 +323,66 @@ describe.skipIf(problems.length > 0)(
         });
         expect(await syncQuotaWebhook(admin, undefined, { inPods: true })).toBe("removed");
       }
+    });
+
+    it("asks Ring0's authorization webhook about what RBAC refused: a tenant admin's new CRD is theirs at once, never a member's", async () => {
+      const admin = world?.admin[initech] as ClusterConnection;
+      const as = (user: string, group?: string): Record<string, string> => ({
+        "Impersonate-User": user,
+        ...(group ? { "Impersonate-Group": group } : {}),
+      });
+      const tenantAdmin = as(kubeUserName(initech, "mallory"), roleGroup(initech, "admin"));
+      const member = as(kubeUserName(initech, "bob"), roleGroup(initech, "member"));
+      // The API server runs with the webhook (its kubeconfig in the kubelet-client Secret).
+      const apiserver = (await controlPlanePods(initech)).find(
+        (pod) => pod.metadata.labels?.["app.kubernetes.io/name"] === "kube-apiserver",
+      );
+      expect(JSON.stringify(apiserver?.spec)).toContain("--authorization-mode=Node,RBAC,Webhook");
+      const group = `fresh-${Date.now().toString(36)}.example.com`;
+      const created = await kubeRequestText(admin, {
+        method: "POST",
+        path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        headers: tenantAdmin,
+        body: {
+          apiVersion: "apiextensions.k8s.io/v1",
+          kind: "CustomResourceDefinition",
+          metadata: { name: `gadgets.${group}` },
+          spec: {
+            group,
+            scope: "Namespaced",
+            names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
+            versions: [
+              {
+                name: "v1",
+                served: true,
+                storage: true,
+                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+              },
+            ],
+          },
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const gadgets = `/apis/${group}/v1/namespaces/default/gadgets`;
+      const gadget = (name: string) => ({ apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name } });
+      // No reconcile runs in this world: only Ring0's webhook, called from the pod, can allow this.
+      const first = await eventually(async () => {
+        const attempt = await kubeRequestText(admin, {
+          method: "POST",
+          path: gadgets,
+          headers: tenantAdmin,
+          body: gadget("g1"),
+        });
+        return attempt.status === 404 ? undefined : attempt;
+      }, 30_000);
+      expect(first.status, first.text).toBe(201);
+      const byMember = await kubeRequestText(admin, {
+        method: "POST",
+        path: gadgets,
+        headers: member,
+        body: gadget("g2"),
+      });
+      expect(byMember.status).toBe(403);
     });
 
     it("calls the tenant's own webhook, served by its pod, at the Service's endpoint; never another tenant's pod", async () => {

@@ -111,7 +111,17 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
       `--client-ca-file=${pki(pkiFiles.caCert)}`,
       `--tls-cert-file=${pki(pkiFiles.apiserverCert)}`,
       `--tls-private-key-file=${pki(pkiFiles.apiserverKey)}`,
-      "--authorization-mode=Node,RBAC",
+      ...(options.kubeletClient && options.authorizationWebhook
+        ? [
+            // Ring0's, asked only about what RBAC refused (tenant admins in their own CRDs' groups).
+            "--authorization-mode=Node,RBAC,Webhook",
+            `--authorization-webhook-config-file=${KUBELET_CLIENT_DIR}/${kubeletClientFiles.authorizationKubeconfig}`,
+            "--authorization-webhook-version=v1",
+            // A refusal is cached briefly, so a new admin's rights are not held back for long.
+            "--authorization-webhook-cache-authorized-ttl=1m",
+            "--authorization-webhook-cache-unauthorized-ttl=10s",
+          ]
+        : ["--authorization-mode=Node,RBAC"]),
       "--enable-admission-plugins=NodeRestriction",
       "--allow-privileged=true",
       `--service-account-issuer=${controlPlaneServiceName(tenant)}`,

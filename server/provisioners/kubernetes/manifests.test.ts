@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { KubeObject } from "@/server/k8s/apply";
 import { type ControlPlanePki, pkiFiles } from "../pki";
 import {
+  authorizationKubeconfig,
   type ControlPlaneManifestOptions,
   controlPlaneNamespace,
   controlPlanePkiNames,
@@ -11,6 +12,7 @@ import {
   controlPlaneWorkloadManifests,
   defaultImages,
   kubeconfigSecretManifest,
+  kubeletClientFiles,
   mountedSecretFiles,
   namespaceManifest,
   PKI_SECRET,
@@ -135,6 +137,40 @@ describe("control plane manifests", () => {
         "--etcd-servers=https://10.0.0.11:2379",
       ]),
     );
+  });
+
+  it("asks Ring0's authorization webhook after RBAC when its kubeconfig is in the kubelet-client Secret", () => {
+    const args = (overrides: Partial<ControlPlaneManifestOptions>) =>
+      find(controlPlaneWorkloadManifests(options(overrides)), "Deployment", "kube-apiserver").spec.template
+        .spec.containers[0]?.args ?? [];
+    const withWebhook = args({ kubeletClient: true, authorizationWebhook: true });
+    expect(withWebhook).toEqual(
+      expect.arrayContaining([
+        "--authorization-mode=Node,RBAC,Webhook",
+        `--authorization-webhook-config-file=/etc/kubernetes/kubelet-client/${kubeletClientFiles.authorizationKubeconfig}`,
+        "--authorization-webhook-version=v1",
+        "--authorization-webhook-cache-unauthorized-ttl=10s",
+      ]),
+    );
+    expect(withWebhook.filter((arg) => arg.startsWith("--authorization-mode="))).toHaveLength(1);
+    // Without a client certificate (the webhook knows the API server by it) or an address: RBAC only.
+    for (const without of [args({ kubeletClient: true }), args({ authorizationWebhook: true })]) {
+      expect(without).toContain("--authorization-mode=Node,RBAC");
+      expect(without.join(" ")).not.toContain("authorization-webhook");
+    }
+    // Its kubeconfig: the webhook's URL, verified by the vn-agent CA, with the API server's certificate.
+    const kubeconfig = JSON.parse(authorizationKubeconfig("https://10.0.0.9:9443/authorize")) as {
+      clusters: { cluster: { server: string; "certificate-authority": string } }[];
+      users: { user: Record<string, string> }[];
+    };
+    expect(kubeconfig.clusters[0]?.cluster).toEqual({
+      server: "https://10.0.0.9:9443/authorize",
+      "certificate-authority": `/etc/kubernetes/kubelet-client/${kubeletClientFiles.ca}`,
+    });
+    expect(kubeconfig.users[0]?.user).toEqual({
+      "client-certificate": `/etc/kubernetes/kubelet-client/${kubeletClientFiles.cert}`,
+      "client-key": `/etc/kubernetes/kubelet-client/${kubeletClientFiles.key}`,
+    });
   });
 
   it("runs one replica of each component", () => {

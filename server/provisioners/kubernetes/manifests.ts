@@ -44,6 +44,7 @@ export {
   mountedSecretFiles,
 } from "./pods";
 export {
+  authorizationKubeconfig,
   kubeconfigSecretManifest,
   kubeletClientFiles,
   kubeletClientSecretManifest,

@@ -46,6 +46,8 @@ export interface ControlPlaneManifestOptions {
    * KUBELET_CLIENT_SECRET (only its Hostname address: the vn-agents' host).
    */
   kubeletClient?: boolean;
+  /** KUBELET_CLIENT_SECRET holds the kubeconfig of Ring0's authorization webhook: Node,RBAC,Webhook. */
+  authorizationWebhook?: boolean;
   /**
    * What the Secrets the pods mount hold (Secret name → key → content). Each pod template is
    * annotated with a checksum of exactly what it mounts of them, so a component restarts onto its

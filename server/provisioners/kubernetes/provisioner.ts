@@ -34,6 +34,7 @@ import { availableVersions, resolveVersion } from "../versions";
 import {
   APISERVER_NAME,
   APISERVER_PORT,
+  authorizationKubeconfig,
   CONTROL_PLANE_LABEL,
   CONTROL_PLANE_NAME_LABEL,
   CONTROLLER_MANAGER_NAME,
@@ -80,6 +81,12 @@ export interface KubernetesProvisionerOptions {
   vnAgentPki?: VnAgentPkiSource;
   /** Where API servers in pods reach the vn-agents (the pod API address in the local world). */
   kubeletHost?: string;
+  /**
+   * Where API servers in pods reach Ring0's authorization webhook (tenant admins in the groups of
+   * their own CRDs, before RBAC catches up), when they can; read at every reconcile (a new address
+   * rolls the API server). Needs `vnAgentPki` (the webhook knows the API server by its certificate).
+   */
+  authorizationWebhookUrl?: () => string | undefined;
   /** The super cluster's DNS domain, for the certificates' fully qualified names. */
   clusterDomain?: string;
   /** Exact versions with binaries (tests); default availableVersions(). */
@@ -246,16 +253,26 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
       key: stored[kubeletClientFiles.key] ?? "",
       ca: stored[kubeletClientFiles.ca] ?? "",
     };
-    const good =
-      stored[kubeletClientFiles.webhookKubeconfig] &&
+    const url = options.authorizationWebhookUrl?.();
+    const authorization = url ? authorizationKubeconfig(url) : undefined;
+    const certificateGood =
       current.cert &&
       current.key &&
       current.ca === agents.servingCa.cert &&
       (await certificateStillGood({ cert: current.cert, key: current.key }, agents.clientCa, now()));
-    if (good) return current;
-    const issued = await agents.issueTenantKubeletClient(tenant);
-    const files = { cert: issued.cert, key: issued.key, ca: agents.servingCa.cert };
-    await serverSideApply(conn, kubeletClientSecretManifest(tenant, files), { force: true });
+    const files = certificateGood
+      ? { ...current, ...(authorization ? { authorization } : {}) }
+      : await agents.issueTenantKubeletClient(tenant).then((issued) => ({
+          cert: issued.cert,
+          key: issued.key,
+          ca: agents.servingCa.cert,
+          ...(authorization ? { authorization } : {}),
+        }));
+    const secretGood =
+      certificateGood &&
+      stored[kubeletClientFiles.webhookKubeconfig] &&
+      stored[kubeletClientFiles.authorizationKubeconfig] === authorization;
+    if (!secretGood) await serverSideApply(conn, kubeletClientSecretManifest(tenant, files), { force: true });
     return files;
   };
 
@@ -437,6 +454,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         clusterDomain,
         addresses,
         kubeletClient: kubeletClient !== undefined,
+        authorizationWebhook: kubeletClient?.authorization !== undefined,
         secretFiles: {
           [PKI_SECRET]: pkiToFiles(pki),
           ...(kubeletClient
@@ -444,6 +462,9 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
                 [KUBELET_CLIENT_SECRET]: {
                   [kubeletClientFiles.cert]: kubeletClient.cert,
                   [kubeletClientFiles.ca]: kubeletClient.ca,
+                  ...(kubeletClient.authorization
+                    ? { [kubeletClientFiles.authorizationKubeconfig]: kubeletClient.authorization }
+                    : {}),
                 },
               }
             : {}),

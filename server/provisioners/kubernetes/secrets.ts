@@ -21,14 +21,46 @@ export const kubeletClientFiles = {
   key: "kubelet-client.key",
   ca: "vn-agent-ca.crt",
   webhookKubeconfig: "webhook.kubeconfig",
+  /** Ring0's authorization webhook: its URL, the CA above, the client certificate above. */
+  authorizationKubeconfig: "authorization.kubeconfig",
 } as const;
+
+/**
+ * The kubeconfig of the API server's authorization webhook (Ring0's, at `url`): verified by the
+ * vn-agent serving CA, called with the API server's client certificate (pure: unit-tested).
+ */
+export function authorizationKubeconfig(url: string): string {
+  const file = (name: string) => `${KUBELET_CLIENT_MOUNT}/${name}`;
+  return `${JSON.stringify(
+    {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [
+        { name: "ring0", cluster: { server: url, "certificate-authority": file(kubeletClientFiles.ca) } },
+      ],
+      users: [
+        {
+          name: "tenant-apiserver",
+          user: {
+            "client-certificate": file(kubeletClientFiles.cert),
+            "client-key": file(kubeletClientFiles.key),
+          },
+        },
+      ],
+      contexts: [{ name: "ring0", context: { cluster: "ring0", user: "tenant-apiserver" } }],
+      "current-context": "ring0",
+    },
+    null,
+    2,
+  )}\n`;
+}
 
 /** Where the API server mounts KUBELET_CLIENT_SECRET. */
 export const KUBELET_CLIENT_MOUNT = "/etc/kubernetes/kubelet-client";
 
 export function kubeletClientSecretManifest(
   tenant: string,
-  files: { cert: string; key: string; ca: string },
+  files: { cert: string; key: string; ca: string; authorization?: string },
 ): KubeObject {
   return {
     apiVersion: "v1",
@@ -49,6 +81,9 @@ export function kubeletClientSecretManifest(
           key: `${KUBELET_CLIENT_MOUNT}/${kubeletClientFiles.key}`,
         }),
       ),
+      ...(files.authorization
+        ? { [kubeletClientFiles.authorizationKubeconfig]: base64(files.authorization) }
+        : {}),
     },
   };
 }
