@@ -49,6 +49,16 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ RING0_POD_IP: "not-an-ip" })).toThrowError(
       /RING0_POD_IP — expected the pod's IP address/,
     );
+    expect(() => parseEnv({ RING0_WEBHOOK_PORT: "9443" })).toThrowError(
+      /RING0_WEBHOOK_PORT — only used with RING0_WEBHOOK_SERVICE/,
+    );
+    expect(() =>
+      parseEnv({
+        RING0_WEBHOOK_SERVICE: "ring0-webhooks",
+        RING0_WEBHOOK_PORT: "3000",
+        RING0_POD_IP: "10.244.0.9",
+      }),
+    ).toThrowError(/RING0_WEBHOOK_PORT — expected a port other than PORT and RING0_GATEWAY_PORT/);
     expect(() => parseEnv({ RING0_WEBHOOK_SERVICE: "Ring0_Webhooks" })).toThrowError(
       /RING0_WEBHOOK_SERVICE — expected a Service name/,
     );

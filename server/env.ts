@@ -260,7 +260,11 @@ const schema = z
       .refine((value) => value === undefined || /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value), {
         error: "expected a Service name (lowercase letters, digits and '-', at most 63)",
       }),
-    /** The webhooks' port (default: a free one, kept in the state dir across restarts). */
+    /**
+     * The webhooks' port with RING0_WEBHOOK_SERVICE (the chart's 9443, the one port of Ring0's pods
+     * the local world's tenant wall opens to API servers in pods). Without it, the webhooks take a
+     * free port, kept in the state dir across restarts.
+     */
     RING0_WEBHOOK_PORT: port.optional(),
     /** Ring0's own namespace in the super cluster (the chart's downward API; default: its service account's). */
     RING0_NAMESPACE: z
@@ -306,15 +310,27 @@ const schema = z
       const other = env.RING0_GATEWAY_TLS_CERT ? "RING0_GATEWAY_TLS_CERT" : "RING0_GATEWAY_TLS_KEY";
       ctx.addIssue({ code: "custom", path: [missing], message: `required when ${other} is set` });
     }
-    if (env.RING0_WEBHOOK_SERVICE) {
-      for (const needed of ["RING0_WEBHOOK_PORT", "RING0_POD_IP"] as const) {
-        if (!env[needed])
-          ctx.addIssue({
-            code: "custom",
-            path: [needed],
-            message: "required when RING0_WEBHOOK_SERVICE is set",
-          });
-      }
+    for (const needed of ["RING0_WEBHOOK_PORT", "RING0_POD_IP"] as const) {
+      if (env.RING0_WEBHOOK_SERVICE && !env[needed])
+        ctx.addIssue({
+          code: "custom",
+          path: [needed],
+          message: "required when RING0_WEBHOOK_SERVICE is set",
+        });
+      // Read only with the Service: said, never silently ignored.
+      if (!env.RING0_WEBHOOK_SERVICE && env[needed])
+        ctx.addIssue({
+          code: "custom",
+          path: [needed],
+          message: "only used with RING0_WEBHOOK_SERVICE (Ring0 in a cluster): set it too, or unset this",
+        });
+    }
+    if (env.RING0_WEBHOOK_PORT && [env.PORT, env.RING0_GATEWAY_PORT].includes(env.RING0_WEBHOOK_PORT)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RING0_WEBHOOK_PORT"],
+        message: "expected a port other than PORT and RING0_GATEWAY_PORT",
+      });
     }
     if (env.PORT === env.RING0_GATEWAY_PORT) {
       ctx.addIssue({

@@ -169,6 +169,7 @@ describe("the Helm chart", () => {
       "Role",
       "RoleBinding",
       "CustomResourceDefinition",
+      "NetworkPolicy",
     ])
       expect(kinds).toContain(kind);
 
@@ -214,6 +215,29 @@ describe("the Helm chart", () => {
     expect(webhooks.spec.type).toBe("ClusterIP");
     expect(webhooks.spec.ports).toEqual([
       expect.objectContaining({ name: "webhooks", targetPort: "webhooks" }),
+    ]);
+    // Only tenant API servers in pods may open connections to the webhooks' port.
+    const policy = docs.find((doc) => doc.kind === "NetworkPolicy") as unknown as {
+      spec: { ingress: { from?: unknown[]; ports: { port: number }[] }[] };
+    };
+    const toWebhooks = policy.spec.ingress.filter((rule) =>
+      rule.ports.some((port) => port.port === RING0_WEBHOOK_POD_PORT),
+    );
+    expect(toWebhooks).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { "ring0.dev/control-plane": "kubernetes" } },
+            podSelector: {
+              matchLabels: {
+                "app.kubernetes.io/managed-by": "ring0",
+                "app.kubernetes.io/name": "kube-apiserver",
+              },
+            },
+          },
+        ],
+        ports: [{ port: RING0_WEBHOOK_POD_PORT, protocol: "TCP" }],
+      },
     ]);
     const exposed = template([...REQUIRED, "--set", "service.type=LoadBalancer"]);
     expect(exposed.stdout).toMatch(/name: ring0-webhooks\n[\s\S]*?type: ClusterIP/);

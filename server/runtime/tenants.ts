@@ -4,6 +4,7 @@
  */
 
 import fs from "node:fs";
+import { isIPv6 } from "node:net";
 import { podAuthorizationUrl } from "@/server/admission/registration";
 import { startAdmission } from "@/server/admission/start";
 import { recordAudit } from "@/server/audit/service";
@@ -279,6 +280,8 @@ export async function startTenants(
       namespaceDefaultShare,
     });
   } catch (error) {
+    // In a cluster the Service sends every replica a share of the calls: one without them fails.
+    if (webhookService) throw error;
     log.error("starting the admission webhooks failed: tenant quotas are not enforced at admission", {
       error,
     });
@@ -405,7 +408,9 @@ function ring0Namespace(config: Env): string {
 /**
  * The Service in front of every replica's webhooks (RING0_WEBHOOK_SERVICE, its port "webhooks"):
  * the URL API servers in pods call, and the names and address the webhooks' certificate must carry.
- * Undefined (and said) when it is not set or cannot be read: tenants in pods then get no webhooks.
+ * Undefined when it is not set. A Service that cannot be read (after a few tries) fails the start:
+ * a replica without its webhooks would still get a share of their calls, which a Fail policy turns
+ * into refused writes, and as leader it would take every tenant's webhooks away.
  */
 async function inClusterWebhookService(
   config: Env,
@@ -415,33 +420,41 @@ async function inClusterWebhookService(
   const name = config.RING0_WEBHOOK_SERVICE;
   if (!name) return undefined;
   const namespace = ring0Namespace(config);
-  try {
-    const service = await readObject<
-      KubeObject & { spec?: { clusterIP?: string; ports?: { name?: string; port: number }[] } }
-    >(superCluster, { apiVersion: "v1", kind: "Service", metadata: { name, namespace } });
-    const ip = service.spec?.clusterIP;
-    const port = service.spec?.ports?.find((entry) => entry.name === "webhooks")?.port;
-    if (!ip || ip === "None" || !port) {
-      throw new Error(`Service ${namespace}/${name} has no cluster IP or no port named "webhooks"`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const service = await readObject<
+        KubeObject & { spec?: { clusterIP?: string; ports?: { name?: string; port: number }[] } }
+      >(superCluster, { apiVersion: "v1", kind: "Service", metadata: { name, namespace } });
+      const ip = service.spec?.clusterIP;
+      const port = service.spec?.ports?.find((entry) => entry.name === "webhooks")?.port;
+      if (!ip || ip === "None" || !port) {
+        throw new Error(`Service ${namespace}/${name} has no cluster IP or no port named "webhooks"`);
+      }
+      return {
+        url: `https://${isIPv6(ip) ? `[${ip}]` : ip}:${port}`,
+        serving: {
+          ips: [ip],
+          names: [
+            name,
+            `${name}.${namespace}`,
+            `${name}.${namespace}.svc`,
+            `${name}.${namespace}.svc.cluster.local`,
+          ],
+        },
+      };
+    } catch (error) {
+      if (attempt >= 5) {
+        throw new Error(
+          `the webhooks' Service ${namespace}/${name} (RING0_WEBHOOK_SERVICE) cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+          { cause: error },
+        );
+      }
+      log.warn("reading the webhooks' Service failed; trying again", {
+        service: `${namespace}/${name}`,
+        error,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_000 * attempt));
     }
-    return {
-      url: `https://${ip}:${port}`,
-      serving: {
-        ips: [ip],
-        names: [
-          name,
-          `${name}.${namespace}`,
-          `${name}.${namespace}.svc`,
-          `${name}.${namespace}.svc.cluster.local`,
-        ],
-      },
-    };
-  } catch (error) {
-    log.error("reading the webhooks' Service failed: tenant control planes in pods get no quota webhook", {
-      service: `${namespace}/${name}`,
-      error,
-    });
-    return undefined;
   }
 }
 

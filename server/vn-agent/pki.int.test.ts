@@ -7,6 +7,7 @@ import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type KubeObject, readObject } from "@/server/k8s/apply";
 import { testNamespace, testSuperCluster } from "@/server/k8s/test-cluster";
+import { kubeRequest } from "@/server/k8s/transport";
 import { certificateStillGood, loadVnAgentPki, VN_AGENT_PKI_SECRET } from "./pki";
 
 const conn = testSuperCluster();
@@ -54,10 +55,37 @@ describe("the vn-agent PKI in a Secret (Ring0 in a cluster)", () => {
         new X509Certificate(grown.serving.cert).checkIssued(new X509Certificate(one.servingCa.cert)),
       ).toBe(true);
 
+      // An IPv6 address names the same certificate however it is spelled: nothing is issued again.
+      const v6 = await loadVnAgentPki({ ...source, serving: { ips: ["fd00::10"] } });
+      const v6Again = await loadVnAgentPki({ ...source, serving: { ips: ["FD00:0:0:0:0:0:0:10"] } });
+      expect(v6Again.serving.cert).toBe(v6.serving.cert);
+
       // A tenant API server's client certificate from one replica is good to the other.
       const issued = await one.issueTenantKubeletClient("acme");
       expect(await certificateStillGood(issued, other.clientCa)).toBe(true);
       expect(await certificateStillGood(issued, other.servingCa)).toBe(false);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it("refuses a Secret that lost a CA rather than make a new one beside the replicas that hold the old", async () => {
+    const [namespace, cleanup] = await testNamespace(conn, "vnpki-cut");
+    try {
+      const source = { superCluster: conn, namespace };
+      await loadVnAgentPki(source);
+      await kubeRequest(conn, {
+        method: "PATCH",
+        path: `/api/v1/namespaces/${namespace}/secrets/${VN_AGENT_PKI_SECRET}`,
+        contentType: "application/json-patch+json",
+        body: [
+          { op: "remove", path: "/data/client-ca.crt" },
+          { op: "remove", path: "/data/client-ca.key" },
+        ],
+      });
+      await expect(loadVnAgentPki(source)).rejects.toThrow(
+        `the Secret ${namespace}/${VN_AGENT_PKI_SECRET} lacks client-ca: restore it, or delete the Secret`,
+      );
     } finally {
       await cleanup();
     }

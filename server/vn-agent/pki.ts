@@ -15,6 +15,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
+import { isIPv6 } from "node:net";
 import path from "node:path";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { createObject, type KubeObject, readObject, replaceObject } from "@/server/k8s/apply";
@@ -31,13 +32,25 @@ const SERVING_NAMES = ["localhost"];
 /** The Secret of Ring0's namespace that holds the PKI of Ring0 in a cluster (kept by helm uninstall). */
 export const VN_AGENT_PKI_SECRET = "ring0-vn-agent-pki";
 
+/** An IP address in one spelling (IPv6 compressed and lowercase, as URLs write it). */
+function canonicalIp(ip: string): string {
+  if (!isIPv6(ip)) return ip;
+  try {
+    return new URL(`https://[${ip}]/`).hostname.slice(1, -1);
+  } catch {
+    return ip.toLowerCase();
+  }
+}
+
 /** Whether a serving certificate names every address and name it must serve on. */
 function namesAll(pair: CertificateAndKey, ips: string[], names: string[]): boolean {
   try {
     const sans = (new X509Certificate(pair.cert).subjectAltName ?? "").split(", ");
+    const addresses = new Set(
+      sans.filter((san) => san.startsWith("IP Address:")).map((san) => canonicalIp(san.slice(11))),
+    );
     return (
-      ips.every((ip) => sans.includes(`IP Address:${ip}`)) &&
-      names.every((name) => sans.includes(`DNS:${name}`))
+      ips.every((ip) => addresses.has(canonicalIp(ip))) && names.every((name) => sans.includes(`DNS:${name}`))
     );
   } catch {
     return false;
@@ -77,6 +90,8 @@ type PkiFiles = Partial<Record<"serving-ca" | "client-ca" | "serving", Certifica
 /** How one source reads and writes the PKI; `save` says false when another writer came first. */
 interface PkiStore {
   key: string;
+  /** What a stored PKI lacking a CA is called in the error (a Secret is never completed with a new CA). */
+  strict?: string;
   extra: { ips: string[]; names: string[] };
   load(): Promise<{ files: PkiFiles; version?: string }>;
   save(files: PkiFiles, version: string | undefined): Promise<boolean>;
@@ -133,6 +148,7 @@ function secretStore(source: Exclude<VnAgentPkiSource, string>): PkiStore {
   const metadata = { name: VN_AGENT_PKI_SECRET, namespace: source.namespace };
   return {
     key: `secret:${source.superCluster.name}/${source.namespace}`,
+    strict: `the Secret ${source.namespace}/${VN_AGENT_PKI_SECRET}`,
     extra: { ips: source.serving?.ips ?? [], names: source.serving?.names ?? [] },
     async load() {
       let secret: Secret;
@@ -250,6 +266,14 @@ async function load(store: PkiStore): Promise<VnAgentPki> {
   // Another writer may come first (a replica starting beside this one): read again and take its.
   for (let attempt = 0; attempt < 5; attempt++) {
     const { files: stored, version } = await store.load();
+    // A new CA beside replicas that hold the old one would split them (and every API server's
+    // certificate): a Secret that exists keeps its CAs or is refused.
+    const missing = (["serving-ca", "client-ca"] as const).filter((name) => !stored[name]);
+    if (store.strict && version && missing.length > 0) {
+      throw new Error(
+        `${store.strict} lacks ${missing.join(" and ")}: restore it, or delete the Secret to start over (every tenant API server's certificate is then issued again)`,
+      );
+    }
     const { files, changed } = await complete(stored, store.extra);
     if (changed && !(await store.save(files, version))) continue;
     const clientCa = files["client-ca"];

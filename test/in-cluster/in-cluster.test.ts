@@ -991,6 +991,23 @@ describe.skipIf(problems.length > 0)(
       ]);
       expect(`${fromDatabase.stdout}${fromDatabase.stderr}`).toContain("PROBE-RAN");
       expect(proxy?.refusedFrom(database?.status?.podIP ?? "") ?? 0).toBeGreaterThan(0);
+      // The operator's pods reach Ring0's panel (the tenant wall lets them), but not its webhooks:
+      // the chart's NetworkPolicy keeps that port for tenant API servers.
+      const ring0Ip = (await serverPods())[0]?.status?.podIP as string;
+      const dial = await tool(kubectlPath, [
+        "exec",
+        "-n",
+        probe,
+        "impostor",
+        "--",
+        "sh",
+        "-c",
+        [3000, 9443]
+          .map((port) => `(nc -w 3 ${ring0Ip} ${port} </dev/null >/dev/null 2>&1 && echo "${port} OPEN" || echo "${port} SHUT")`)
+          .join("; "),
+      ]);
+      expect(dial.stdout, dial.stderr).toContain("3000 OPEN");
+      expect(dial.stdout, dial.stderr).toContain("9443 SHUT");
     });
 
     it("holds the server and its production dependencies, nothing else of the checkout", () => {

@@ -7,6 +7,11 @@
 {{- end -}}
 {{- end -}}
 
+{{- /* The webhooks' Service: the full name cut so the suffix keeps it within 63 characters. */}}
+{{- define "ring0.webhooksName" -}}
+{{- printf "%s-webhooks" (include "ring0.fullname" . | trunc 54 | trimSuffix "-") -}}
+{{- end -}}
+
 {{- define "ring0.labels" -}}
 app.kubernetes.io/name: ring0
 app.kubernetes.io/instance: {{ .Release.Name }}
