@@ -5,6 +5,7 @@
  * tenant reconciler applies. Every create here goes through the tenant's kube-apiserver. And Ring0's
  * authorization webhook on the same server, which the control plane asks about what RBAC refused.
  */
+
 import fs from "node:fs";
 import https from "node:https";
 import os from "node:os";
@@ -36,6 +37,7 @@ import { kubeUserName, roleGroup } from "@/server/tenants/kube-identity";
 import { type TenantResource, tenantApiVersion } from "@/server/tenants/tenant-resources";
 import { ensureVnAgentPki } from "@/server/vn-agent/pki";
 import { testDatabaseUrl } from "@/test/integration/database";
+import { gadgetCrd, gadget as gadgetOf, impersonating } from "@/test/integration/extensions";
 import { QUOTA_WEBHOOK_CONFIGURATION, syncQuotaWebhook } from "./registration";
 import { startAdmission } from "./start";
 
@@ -395,10 +397,7 @@ describe("tenant quota admission", () => {
 });
 
 describe("Ring0's authorization webhook", () => {
-  const as = (user: string, group?: string): Record<string, string> => ({
-    "Impersonate-User": user,
-    ...(group ? { "Impersonate-Group": group } : {}),
-  });
+  const as = impersonating;
   const admin = as(kubeUserName(tenant, "mallory"), roleGroup(tenant, "admin"));
   const member = as(kubeUserName(tenant, "bob"), roleGroup(tenant, "member"));
 
@@ -408,28 +407,11 @@ describe("Ring0's authorization webhook", () => {
       method: "POST",
       path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
       headers: admin,
-      body: {
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "CustomResourceDefinition",
-        metadata: { name: `gadgets.${group}` },
-        spec: {
-          group,
-          scope: "Namespaced",
-          names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-          versions: [
-            {
-              name: "v1",
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-            },
-          ],
-        },
-      },
+      body: gadgetCrd(group),
     });
     expect(created.status).toBe(201);
     const gadgets = `/apis/${group}/v1/namespaces/team-a/gadgets`;
-    const gadget = (name: string) => ({ apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name } });
+    const gadget = (name: string) => gadgetOf(group, name);
     // Served a moment after it is created; no reconcile runs here, so only the webhook can allow this.
     const first = await eventually(async () => {
       const attempt = await kubeRequestText(conn, {

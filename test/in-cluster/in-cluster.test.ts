@@ -48,6 +48,7 @@ import { superNamespace } from "@/server/syncer/naming";
 import { VN_AGENT_PKI_SECRET } from "@/server/vn-agent/pki";
 import { chromiumLaunchOptions } from "@/test/instance";
 import { removeOwnWorld } from "@/test/integration/own-world";
+import { setTenantQuota, sleeperArgs } from "@/test/integration/tenant-objects";
 
 const problems = realNodePrerequisites();
 const logger = createLogger({}, "warn");
@@ -327,16 +328,7 @@ async function tenantKubectl(args: string[]): Promise<RunResult> {
 
 /** A pod of the tenant started with kubectl, Running (its copy below runs on the real node). */
 async function tenantPodRunning(name: string): Promise<void> {
-  const created = await tenantKubectl([
-    "run",
-    name,
-    `--image=${KUBECTL_IMAGE}`,
-    "--restart=Never",
-    "--command",
-    "--",
-    "sleep",
-    "3600",
-  ]);
+  const created = await tenantKubectl(sleeperArgs(name, KUBECTL_IMAGE));
   expect(created.code, created.stderr).toBe(0);
   await eventually(async () => {
     const got = await tenantKubectl(["get", "pod", name, "-o", "jsonpath={.status.phase}"]);
@@ -722,23 +714,8 @@ describe.skipIf(problems.length > 0)(
         metadata: { name: `${RELEASE}-webhooks`, namespace: NAMESPACE },
       });
       const hard = { pods: "2" };
-      await kubeRequest(conn, {
-        method: "PATCH",
-        path: `/apis/ring0.dev/v1alpha1/tenants/${TENANT}`,
-        contentType: "application/merge-patch+json",
-        body: { spec: { quota: { hard } } },
-      });
-      const run = (name: string) =>
-        tenantKubectl([
-          "run",
-          name,
-          `--image=${KUBECTL_IMAGE}`,
-          "--restart=Never",
-          "--command",
-          "--",
-          "sleep",
-          "3600",
-        ]);
+      await setTenantQuota(conn, TENANT, hard);
+      const run = (name: string) => tenantKubectl(sleeperArgs(name, KUBECTL_IMAGE));
       try {
         // The leader registers the webhook in the tenant's control plane, at the Service's address.
         const url = await eventually(async () => {
@@ -761,12 +738,7 @@ describe.skipIf(problems.length > 0)(
         expect(third.stderr).toContain("pods");
       } finally {
         await tenantKubectl(["delete", "pod", "second", "--wait=false"]);
-        await kubeRequest(conn, {
-          method: "PATCH",
-          path: `/apis/ring0.dev/v1alpha1/tenants/${TENANT}`,
-          contentType: "application/merge-patch+json",
-          body: { spec: { quota: null } },
-        });
+        await setTenantQuota(conn, TENANT, null);
       }
       // Without a quota the webhook goes again: nothing of the tenant waits for Ring0.
       await eventually(async () => {
@@ -951,17 +923,12 @@ describe.skipIf(problems.length > 0)(
       const kubernetes = await kubeRequest<{ spec: { clusterIP: string } }>(conn, {
         path: "/api/v1/namespaces/default/services/kubernetes",
       });
-      const attempt = await tool(kubectlPath, [
-        "exec",
-        "-n",
-        probe,
-        "impostor",
-        "--",
-        "sh",
-        "-c",
+      const inImpostor = (script: string, ...args: string[]) =>
+        tool(kubectlPath, ["exec", "-n", probe, "impostor", "--", "sh", "-c", script, ...args]);
+      const attempt = await inImpostor(
         `echo PROBE-RAN; kubectl --server=https://${kubernetes.spec.clusterIP}:443 --insecure-skip-tls-verify --token="$0" get --raw /version --request-timeout=10s; echo "exit $?"`,
         token,
-      ]);
+      );
       const out = `${attempt.stdout}${attempt.stderr}`;
       expect(out).toContain("PROBE-RAN");
       expect(out).not.toContain("gitVersion");
@@ -994,18 +961,14 @@ describe.skipIf(problems.length > 0)(
       // The operator's pods reach Ring0's panel (the tenant wall lets them), but not its webhooks:
       // the chart's NetworkPolicy keeps that port for tenant API servers.
       const ring0Ip = (await serverPods())[0]?.status?.podIP as string;
-      const dial = await tool(kubectlPath, [
-        "exec",
-        "-n",
-        probe,
-        "impostor",
-        "--",
-        "sh",
-        "-c",
+      const dial = await inImpostor(
         [3000, 9443]
-          .map((port) => `(nc -w 3 ${ring0Ip} ${port} </dev/null >/dev/null 2>&1 && echo "${port} OPEN" || echo "${port} SHUT")`)
+          .map(
+            (port) =>
+              `(nc -w 3 ${ring0Ip} ${port} </dev/null >/dev/null 2>&1 && echo "${port} OPEN" || echo "${port} SHUT")`,
+          )
           .join("; "),
-      ]);
+      );
       expect(dial.stdout, dial.stderr).toContain("3000 OPEN");
       expect(dial.stdout, dial.stderr).toContain("9443 SHUT");
     });

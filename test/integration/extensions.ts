@@ -136,3 +136,34 @@ export function serviceAt(
     },
   ];
 }
+
+/** Request headers that impersonate `user` (and one group) through a system:masters connection. */
+export function impersonating(user: string, group?: string): Record<string, string> {
+  return { "Impersonate-User": user, ...(group ? { "Impersonate-Group": group } : {}) };
+}
+
+/** A namespaced CRD "gadgets" of `group` with an open schema, and a Gadget of it. */
+export function gadgetCrd(group: string) {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `gadgets.${group}` },
+    spec: {
+      group,
+      scope: "Namespaced",
+      names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        },
+      ],
+    },
+  };
+}
+
+export function gadget(group: string, name: string) {
+  return { apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name } };
+}

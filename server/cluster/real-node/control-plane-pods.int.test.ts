@@ -23,8 +23,17 @@ import { informerTenantSource } from "@/server/runtime/tenants";
 import { superNamespace } from "@/server/syncer/naming";
 import { kubeUserName, roleGroup } from "@/server/tenants/kube-identity";
 import { type DataPlaneWorld, startDataPlaneWorld } from "@/test/integration/data-plane-world";
-import { configMapWebhook, hookObjects, hookTls, webhookConfigMap } from "@/test/integration/extensions";
+import {
+  configMapWebhook,
+  gadget,
+  gadgetCrd,
+  hookObjects,
+  hookTls,
+  impersonating,
+  webhookConfigMap,
+} from "@/test/integration/extensions";
 import { removeOwnWorld } from "@/test/integration/own-world";
+import { setTenantQuota, sleeperArgs } from "@/test/integration/tenant-objects";
 import { startWorldGateway, type WorldGateway } from "@/test/integration/world-gateway";
 import { kubeBinaries } from "../kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "../local";
@@ -281,12 +290,7 @@ describe.skipIf(problems.length > 0)(
 
     it("holds the tenant to its quota at admission: its API server in a pod calls Ring0's webhook", async () => {
       const hard = { pods: "2" };
-      await kubeRequest(conn, {
-        method: "PATCH",
-        path: `/apis/ring0.dev/v1alpha1/tenants/${initech}`,
-        contentType: "application/merge-patch+json",
-        body: { spec: { quota: { hard } } },
-      });
+      await setTenantQuota(conn, initech, hard);
       await eventually(async () => {
         const found = await tenantSource?.find(initech);
         return found && "resource" in found && found.resource?.spec.quota?.hard?.pods === "2"
@@ -295,17 +299,7 @@ describe.skipIf(problems.length > 0)(
       }, 15_000);
       const admin = world?.admin[initech] as ClusterConnection;
       expect(await syncQuotaWebhook(admin, { hard }, { inPods: true })).toBe("applied");
-      const run = (name: string) =>
-        tenantKubectl(initech, [
-          "run",
-          name,
-          `--image=${KUBECTL_IMAGE}`,
-          "--restart=Never",
-          "--command",
-          "--",
-          "sleep",
-          "3600",
-        ]);
+      const run = (name: string) => tenantKubectl(initech, sleeperArgs(name, KUBECTL_IMAGE));
       try {
         // whoami is the first; a second fits once the webhook's ledger has seen the first.
         await eventually(async () => ((await run("second")).code === 0 ? true : undefined), 30_000);
@@ -315,24 +309,15 @@ describe.skipIf(problems.length > 0)(
         expect(third.stderr).toContain("pods");
       } finally {
         await tenantKubectl(initech, ["delete", "pod", "second", "--wait=false"]);
-        await kubeRequest(conn, {
-          method: "PATCH",
-          path: `/apis/ring0.dev/v1alpha1/tenants/${initech}`,
-          contentType: "application/merge-patch+json",
-          body: { spec: { quota: null } },
-        });
+        await setTenantQuota(conn, initech, null);
         expect(await syncQuotaWebhook(admin, undefined, { inPods: true })).toBe("removed");
       }
     });
 
     it("asks Ring0's authorization webhook about what RBAC refused: a tenant admin's new CRD is theirs at once, never a member's", async () => {
       const admin = world?.admin[initech] as ClusterConnection;
-      const as = (user: string, group?: string): Record<string, string> => ({
-        "Impersonate-User": user,
-        ...(group ? { "Impersonate-Group": group } : {}),
-      });
-      const tenantAdmin = as(kubeUserName(initech, "mallory"), roleGroup(initech, "admin"));
-      const member = as(kubeUserName(initech, "bob"), roleGroup(initech, "member"));
+      const tenantAdmin = impersonating(kubeUserName(initech, "mallory"), roleGroup(initech, "admin"));
+      const member = impersonating(kubeUserName(initech, "bob"), roleGroup(initech, "member"));
       // The API server runs with the webhook (its kubeconfig in the kubelet-client Secret).
       const apiserver = (await controlPlanePods(initech)).find(
         (pod) => pod.metadata.labels?.["app.kubernetes.io/name"] === "kube-apiserver",
@@ -343,35 +328,17 @@ describe.skipIf(problems.length > 0)(
         method: "POST",
         path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
         headers: tenantAdmin,
-        body: {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: `gadgets.${group}` },
-          spec: {
-            group,
-            scope: "Namespaced",
-            names: { plural: "gadgets", singular: "gadget", kind: "Gadget" },
-            versions: [
-              {
-                name: "v1",
-                served: true,
-                storage: true,
-                schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-              },
-            ],
-          },
-        },
+        body: gadgetCrd(group),
       });
       expect(created.status, created.text).toBe(201);
       const gadgets = `/apis/${group}/v1/namespaces/default/gadgets`;
-      const gadget = (name: string) => ({ apiVersion: `${group}/v1`, kind: "Gadget", metadata: { name } });
       // No reconcile runs in this world: only Ring0's webhook, called from the pod, can allow this.
       const first = await eventually(async () => {
         const attempt = await kubeRequestText(admin, {
           method: "POST",
           path: gadgets,
           headers: tenantAdmin,
-          body: gadget("g1"),
+          body: gadget(group, "g1"),
         });
         return attempt.status === 404 ? undefined : attempt;
       }, 30_000);
@@ -380,7 +347,7 @@ describe.skipIf(problems.length > 0)(
         method: "POST",
         path: gadgets,
         headers: member,
-        body: gadget("g2"),
+        body: gadget(group, "g2"),
       });
       expect(byMember.status).toBe(403);
     });
