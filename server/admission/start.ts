@@ -12,7 +12,7 @@ import { cachedDefaultShares } from "@/server/quotas/default-share-repository";
 import { createConnectionCache } from "@/server/tenants/connections";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import type { TenantResource } from "@/server/tenants/tenant-resources";
-import { ensureVnAgentPki, type VnAgentPkiSource } from "@/server/vn-agent/pki";
+import { ensureVnAgentPki, loadVnAgentPki, type VnAgentPkiSource } from "@/server/vn-agent/pki";
 import { openPortBook } from "@/server/vn-agent/ports";
 import { AUTHORIZE_PATH, allowsCustomGroupAccess } from "./authorizer";
 import { createQuotaAdmission, type QuotaAdmission } from "./quota";
@@ -52,6 +52,12 @@ export interface AdmissionOptions {
    * in pods are sent to the Service in front of every replica (its URL, e.g. https://10.0.0.9:9443).
    */
   inCluster?: { port: number; podIp: string; serviceUrl: string };
+  /**
+   * How often the serving certificate is read again (and renewed once less than 30 days are left)
+   * while Ring0 runs: default 6 h. A replica up for a year must never serve an expired one, and one
+   * replica's renewal reaches the others through the shared Secret.
+   */
+  renewEveryMs?: number;
 }
 
 export async function startAdmission(
@@ -121,11 +127,32 @@ export async function startAdmission(
     caBundle: pki.servingCa.cert,
   });
   setQuotaAdmission(admission);
+  let served = pki.serving.cert;
+  const renewal = setInterval(
+    () => {
+      loadVnAgentPki(options.pki ?? options.stateDir).then(
+        (current) => {
+          if (current.serving.cert === served) return;
+          server.reloadTls({
+            cert: current.serving.cert,
+            key: current.serving.key,
+            clientCa: current.clientCa.cert,
+          });
+          served = current.serving.cert;
+          log.info("the webhooks serve a renewed certificate");
+        },
+        (error: unknown) => log.warn("reading the webhooks' certificate again failed", { error }),
+      );
+    },
+    options.renewEveryMs ?? 6 * 60 * 60 * 1000,
+  );
+  renewal.unref();
   return {
     port: server.port,
     admission,
     handshakes: () => server.handshakes(),
     async stop() {
+      clearInterval(renewal);
       setQuotaAdmission(null);
       setWebhookEndpoint(null);
       admission.stop();

@@ -58,6 +58,8 @@ export interface WebhookServer {
   port: number;
   /** TLS connections accepted so far. */
   handshakes(): number;
+  /** Serve new connections with these (a renewed certificate); open ones keep theirs. */
+  reloadTls(tls: WebhookServerOptions["tls"]): void;
   stop(): Promise<void>;
 }
 
@@ -214,6 +216,17 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
       port,
       paths: [...Object.keys(options.handlers), ...Object.keys(options.authorizers ?? {})],
     });
-    return { port, handshakes: () => mtls.handshakes(), stop: () => mtls.close() };
+    return {
+      port,
+      handshakes: () => mtls.handshakes(),
+      reloadTls: (tls) =>
+        mtls.server.setSecureContext({
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.clientCa,
+          minVersion: "TLSv1.2",
+        }),
+      stop: () => mtls.close(),
+    };
   });
 }
