@@ -23,6 +23,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { cidrsOverlap, parseCidr } from "@/server/core/cidr";
 import { CommandError } from "../process";
 import { runHost } from "./host";
 import { POD_API_ADDRESS, POD_NETWORK, SERVICE_NETWORK } from "./plan";
@@ -168,37 +169,22 @@ export async function ensureHostFirewall(): Promise<void> {
 export const SINK_DEVICE = "ring0sink";
 export const SINK_ROUTES = [POD_NETWORK, SERVICE_NETWORK];
 
-/** An IPv4 prefix as [network as a number, length]; a bare address is a /32. */
-function prefix(text: string): [number, number] | undefined {
-  const [address, length = "32"] = text.split("/");
-  const parts = (address ?? "").split(".").map(Number);
-  if (parts.length !== 4 || parts.some((part) => !Number.isInteger(part) || part < 0 || part > 255)) return;
-  const bits = Number(length);
-  if (!Number.isInteger(bits) || bits < 0 || bits > 32) return;
-  return [parts.reduce((value, part) => value * 256 + part, 0), bits];
-}
-
 /**
  * The host's routes (`ip -4 -o route show` lines) that overlap `networks`, other than the default
  * route and Ring0's own (its bridges and the sink) (pure: unit-tested). The pod and Service networks
  * must be this host's alone: a LAN route there would be shadowed, or would take pods' traffic away.
  */
 export function overlappingRoutes(routes: string, networks: string[] = SINK_ROUTES): string[] {
-  const wanted = networks.map(prefix).filter((entry): entry is [number, number] => entry !== undefined);
+  const wanted = networks.map(parseCidr).filter((entry) => entry !== undefined);
   return routes
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => {
-      const [destination] = line.split(/\s+/);
+      const [destination = ""] = line.split(/\s+/);
       const device = /\bdev (\S+)/.exec(line)?.[1] ?? "";
-      if (!destination || destination === "default" || /^ring0(br\d+|sink)$/.test(device)) return false;
-      const route = prefix(destination);
-      if (!route) return false;
-      // Two prefixes overlap when they agree on the bits of the shorter one.
-      return wanted.some(([network, bits]) => {
-        const block = 2 ** (32 - Math.min(bits, route[1]));
-        return Math.floor(network / block) === Math.floor(route[0] / block);
-      });
+      if (destination === "default" || /^ring0(br\d+|sink)$/.test(device)) return false;
+      const route = parseCidr(destination);
+      return route !== undefined && wanted.some((network) => cidrsOverlap(network, route));
     });
 }
 

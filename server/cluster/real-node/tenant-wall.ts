@@ -5,8 +5,8 @@
  * plane as pods (their port 6443 only: never etcd or the controller manager), unless the operator
  * lets one tenant's pods reach another's (RING0_TENANT_TRAFFIC_ALLOW); a control plane's pods
  * reach only each other, and its API servers also their own tenant's pods (webhooks, aggregated
- * APIs, pods/proxy) and Ring0's server pods on its webhooks' port (quotas); other pods that are no tenant's (the operator's own) reach only each
- * other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
+ * APIs, pods/proxy) and Ring0's server pods on its webhooks' port (quotas); other pods that are
+ * no tenant's (the operator's own) reach only each other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
  * control plane's API servers (the gateway, the controllers and the syncer dial them). Replies to
  * allowed connections pass. Anything the wall does not know yet (a pod whose address Ring0 has not
  * seen) is dropped.

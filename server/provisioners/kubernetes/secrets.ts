@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { KubeObject } from "@/server/k8s/apply";
 import type { ControlPlanePki } from "../pki";
-import { webhookClientKubeconfig } from "../webhook-kubeconfig";
+import { authorizationWebhookKubeconfig, webhookClientKubeconfig } from "../webhook-kubeconfig";
 import {
   controlPlaneNamespace,
   KUBECONFIG_SECRET,
@@ -31,28 +31,12 @@ export const kubeletClientFiles = {
  */
 export function authorizationKubeconfig(url: string): string {
   const file = (name: string) => `${KUBELET_CLIENT_MOUNT}/${name}`;
-  return `${JSON.stringify(
-    {
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [
-        { name: "ring0", cluster: { server: url, "certificate-authority": file(kubeletClientFiles.ca) } },
-      ],
-      users: [
-        {
-          name: "tenant-apiserver",
-          user: {
-            "client-certificate": file(kubeletClientFiles.cert),
-            "client-key": file(kubeletClientFiles.key),
-          },
-        },
-      ],
-      contexts: [{ name: "ring0", context: { cluster: "ring0", user: "tenant-apiserver" } }],
-      "current-context": "ring0",
-    },
-    null,
-    2,
-  )}\n`;
+  return authorizationWebhookKubeconfig({
+    server: url,
+    ca: file(kubeletClientFiles.ca),
+    cert: file(kubeletClientFiles.cert),
+    key: file(kubeletClientFiles.key),
+  });
 }
 
 /** Where the API server mounts KUBELET_CLIENT_SECRET. */

@@ -8,40 +8,19 @@
 import path from "node:path";
 import { AUTHORIZE_PATH } from "@/server/admission/authorizer";
 import type { WebhookEndpoint } from "@/server/admission/registration";
+import { authorizationWebhookKubeconfig } from "../webhook-kubeconfig";
 import { vnAgentKubeletArgs } from "./kubelet-client";
 import { readText, writeAtomically } from "./paths";
 
 /** The webhook's kubeconfig (pure: unit-tested). */
 export function authorizationKubeconfig(dir: string, endpoint: WebhookEndpoint): string {
   const tls = vnAgentKubeletArgs(dir);
-  return `${JSON.stringify(
-    {
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [
-        {
-          name: "ring0",
-          cluster: {
-            server: `${endpoint.baseUrl}${AUTHORIZE_PATH}`,
-            "certificate-authority": tls["kubelet-certificate-authority"],
-          },
-        },
-      ],
-      users: [
-        {
-          name: "tenant-apiserver",
-          user: {
-            "client-certificate": tls["kubelet-client-certificate"],
-            "client-key": tls["kubelet-client-key"],
-          },
-        },
-      ],
-      contexts: [{ name: "ring0", context: { cluster: "ring0", user: "tenant-apiserver" } }],
-      "current-context": "ring0",
-    },
-    null,
-    2,
-  )}\n`;
+  return authorizationWebhookKubeconfig({
+    server: `${endpoint.baseUrl}${AUTHORIZE_PATH}`,
+    ca: tls["kubelet-certificate-authority"],
+    cert: tls["kubelet-client-certificate"],
+    key: tls["kubelet-client-key"],
+  });
 }
 
 /**

@@ -3,7 +3,9 @@
  * ranges and ports a tenant's webhooks and aggregated APIs may reach besides the tenant's own pods
  * (./egress-policy.ts). A leaf: configuration validates it at start-up.
  */
+
 import net from "node:net";
+import { cidrsOverlap } from "@/server/core/cidr";
 
 export interface EgressTarget {
   host: string;
@@ -81,12 +83,7 @@ const reservedRanges: { name: string; network: string; prefix: number; family: 4
 function reservedOverlap(network: string, prefix: number, family: number): string | undefined {
   for (const range of reservedRanges) {
     if (range.family !== family) continue;
-    const type = family === 6 ? "ipv6" : "ipv4";
-    const theirs = new net.BlockList();
-    theirs.addSubnet(range.network, range.prefix, type);
-    const ours = new net.BlockList();
-    ours.addSubnet(network, prefix, type);
-    if (theirs.check(network, type) || ours.check(range.network, type)) return range.name;
+    if (cidrsOverlap(range, { network, prefix })) return range.name;
   }
   return undefined;
 }

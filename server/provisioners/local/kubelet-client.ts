@@ -11,7 +11,9 @@ import { webhookClientKubeconfig } from "../webhook-kubeconfig";
 import { readText, type TenantPaths, writeAtomically } from "./paths";
 
 /** The kube-apiserver flags (without "--") that send its kubelet requests through the vn-agents. */
-export function vnAgentKubeletArgs(dir: string): Record<string, string> {
+export function vnAgentKubeletArgs(
+  dir: string,
+): Record<"kubelet-client-certificate" | "kubelet-client-key" | "kubelet-certificate-authority", string> {
   return {
     "kubelet-client-certificate": path.join(dir, "vn-agent", "kubelet-client.crt"),
     "kubelet-client-key": path.join(dir, "vn-agent", "kubelet-client.key"),
