@@ -327,6 +327,16 @@ async function tenantKubectl(args: string[]): Promise<RunResult> {
 }
 
 /** A pod of the tenant started with kubectl, Running (its copy below runs on the real node). */
+/** A shell line that prints "<port> OPEN" or "<port> SHUT" for each port of `ip` (3 s each). */
+function dialScript(ip: string, ports: number[]): string {
+  return ports
+    .map(
+      (port) =>
+        `(nc -w 3 ${ip} ${port} </dev/null >/dev/null 2>&1 && echo "${port} OPEN" || echo "${port} SHUT")`,
+    )
+    .join("; ");
+}
+
 async function tenantPodRunning(name: string): Promise<void> {
   const created = await tenantKubectl(sleeperArgs(name, KUBECTL_IMAGE));
   expect(created.code, created.stderr).toBe(0);
@@ -736,6 +746,21 @@ describe.skipIf(problems.length > 0)(
         expect(third.code).not.toBe(0);
         expect(third.stderr).toContain('admission webhook "quota.ring0.dev" denied the request');
         expect(third.stderr).toContain("pods");
+        // Its API server reaches the webhooks; the tenant's own pod (run below, as it is) does not,
+        // nor Ring0's panel: the tenant wall opens Ring0's pods to API servers only, on 9443 only.
+        const ring0Ip = (await serverPods())[0]?.status?.podIP as string;
+        const fromTenantPod = await tool(kubectlPath, [
+          "exec",
+          "-n",
+          superNamespace(TENANT, "default"),
+          "first",
+          "--",
+          "sh",
+          "-c",
+          dialScript(ring0Ip, [3000, 9443]),
+        ]);
+        expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("3000 SHUT");
+        expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("9443 SHUT");
       } finally {
         await tenantKubectl(["delete", "pod", "second", "--wait=false"]);
         await setTenantQuota(conn, TENANT, null);
@@ -961,14 +986,7 @@ describe.skipIf(problems.length > 0)(
       // The operator's pods reach Ring0's panel (the tenant wall lets them), but not its webhooks:
       // the chart's NetworkPolicy keeps that port for tenant API servers.
       const ring0Ip = (await serverPods())[0]?.status?.podIP as string;
-      const dial = await inImpostor(
-        [3000, 9443]
-          .map(
-            (port) =>
-              `(nc -w 3 ${ring0Ip} ${port} </dev/null >/dev/null 2>&1 && echo "${port} OPEN" || echo "${port} SHUT")`,
-          )
-          .join("; "),
-      );
+      const dial = await inImpostor(dialScript(ring0Ip, [3000, 9443]));
       expect(dial.stdout, dial.stderr).toContain("3000 OPEN");
       expect(dial.stdout, dial.stderr).toContain("9443 SHUT");
     });
