@@ -64,6 +64,18 @@ describe("parseEnv", () => {
     );
   });
 
+  it("takes the vn-agent DaemonSet's port in a cluster only", () => {
+    expect(parseEnv({ RING0_SUPER_CLUSTER: "in-cluster", RING0_VN_AGENT_PORT: "10550" })).toMatchObject({
+      RING0_VN_AGENT_PORT: 10550,
+    });
+    expect(() => parseEnv({ RING0_VN_AGENT_PORT: "10550" })).toThrowError(
+      /RING0_VN_AGENT_PORT — only used with RING0_SUPER_CLUSTER=in-cluster/,
+    );
+    expect(() => parseEnv({ RING0_SUPER_CLUSTER: "in-cluster", RING0_VN_AGENT_PORT: "0" })).toThrowError(
+      /RING0_VN_AGENT_PORT/,
+    );
+  });
+
   it("requires a client id and secret with an external issuer, one line each", () => {
     try {
       parseEnv({ OIDC_ISSUER: "https://iam.example.com" });

@@ -275,6 +275,12 @@ const schema = z
       .refine((value) => value === undefined || /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value), {
         error: "expected a namespace name (lowercase letters, digits and '-', at most 63)",
       }),
+    /**
+     * Ring0 in a cluster with the chart's vn-agent DaemonSet: the port every agent pod serves on.
+     * Ring0 then issues each agent pod's serving certificate and points vNodes at the agent pods
+     * instead of running agents in its own process (whose loopback no API server in a pod reaches).
+     */
+    RING0_VN_AGENT_PORT: port.optional(),
     /** This replica's pod address (the chart's downward API): the webhooks listen there too. */
     RING0_POD_IP: z
       .string()
@@ -330,6 +336,14 @@ const schema = z
         code: "custom",
         path: ["RING0_WEBHOOK_PORT"],
         message: "expected a port other than PORT and RING0_GATEWAY_PORT",
+      });
+    }
+    if (env.RING0_VN_AGENT_PORT && env.RING0_SUPER_CLUSTER !== "in-cluster") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RING0_VN_AGENT_PORT"],
+        message:
+          "only used with RING0_SUPER_CLUSTER=in-cluster (the chart's vn-agent DaemonSet): set that too, or unset this",
       });
     }
     if (env.PORT === env.RING0_GATEWAY_PORT) {

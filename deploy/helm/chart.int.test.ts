@@ -13,7 +13,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
-import { RING0_WEBHOOK_POD_PORT } from "@/server/cluster/real-node/ring0-pods";
+import {
+  RING0_VN_AGENT_LABELS,
+  RING0_VN_AGENT_POD_PORT,
+  RING0_WEBHOOK_POD_PORT,
+} from "@/server/cluster/real-node/ring0-pods";
 import { serverSideApply } from "@/server/k8s/apply";
 import { installCrds } from "@/server/k8s/crds";
 import { testSuperCluster } from "@/server/k8s/test-cluster";
@@ -53,6 +57,7 @@ const template = (args: string[] = [], namespace = "ring0-system") =>
 
 type Doc = { kind: string; metadata: { name: string }; [key: string]: unknown };
 interface PodSpec {
+  serviceAccountName?: string;
   securityContext: Record<string, unknown>;
   containers: {
     securityContext: Record<string, unknown>;
@@ -127,6 +132,8 @@ describe("the Helm chart", () => {
         "ring0-system",
         /etcdStorage.*size|size.*pattern/,
       ],
+      [[...REQUIRED, "--set", "vnAgent.port=9443"], "ring0-system", /vnAgent.*port|port.*not/],
+      [[...REQUIRED, "--set", "vnAgent.kubeletCa=not a certificate"], "ring0-system", /kubeletCa/],
     ];
     for (const [args, namespace, message] of cases) {
       const rendered = template(args, namespace);
@@ -160,6 +167,7 @@ describe("the Helm chart", () => {
     const kinds = docs.map((doc) => doc.kind).sort();
     for (const kind of [
       "Deployment",
+      "DaemonSet",
       "Service",
       "Ingress",
       "PodDisruptionBudget",
@@ -239,6 +247,50 @@ describe("the Helm chart", () => {
         ports: [{ port: RING0_WEBHOOK_POD_PORT, protocol: "TCP" }],
       },
     ]);
+    // The vn-agents: a DaemonSet from Ring0's image, walled in like Ring0 (nonroot, read-only root,
+    // no capabilities, never the host's network), labelled as the tenant wall knows them, on the
+    // port it opens to API servers; and Ring0 is told that port.
+    const daemonSet = docs.find((doc) => doc.kind === "DaemonSet") as unknown as {
+      spec: {
+        template: {
+          metadata: { labels: Record<string, string> };
+          spec: PodSpec & { hostNetwork?: boolean; serviceAccountName: string };
+        };
+      };
+    };
+    const agentPod = daemonSet.spec.template.spec;
+    expect(daemonSet.spec.template.metadata.labels).toMatchObject(RING0_VN_AGENT_LABELS);
+    expect(agentPod.hostNetwork ?? false).toBe(false);
+    expect(agentPod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 65532 });
+    const agentContainer = agentPod.containers[0] as PodSpec["containers"][number] & { command: string[] };
+    expect(agentContainer.command).toEqual([
+      "/usr/local/bin/node",
+      "--import",
+      "tsx",
+      "server/vn-agent/node-agent.ts",
+    ]);
+    expect(agentContainer.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(agentContainer.ports).toEqual([
+      expect.objectContaining({ name: "vn-agent", containerPort: RING0_VN_AGENT_POD_PORT }),
+    ]);
+    expect(agentPod.serviceAccountName).not.toBe(pod.serviceAccountName);
+    expect(env.RING0_VN_AGENT_PORT).toBe(String(RING0_VN_AGENT_POD_PORT));
+    // Only tenant API servers in pods may open connections to an agent.
+    const agentPolicy = docs.find(
+      (doc) => doc.kind === "NetworkPolicy" && doc.metadata.name.endsWith("-vn-agent"),
+    ) as unknown as { spec: { ingress: unknown[] } };
+    expect(agentPolicy.spec.ingress).toEqual([
+      { ...(toWebhooks[0] as object), ports: [{ port: RING0_VN_AGENT_POD_PORT, protocol: "TCP" }] },
+    ]);
+    // Without the DaemonSet Ring0 is not told of one.
+    const without = template([...REQUIRED, "--set", "vnAgent.enabled=false"]);
+    expect(without.stdout).not.toContain("kind: DaemonSet");
+    expect(without.stdout).not.toContain("RING0_VN_AGENT_PORT");
+
     const exposed = template([...REQUIRED, "--set", "service.type=LoadBalancer"]);
     expect(exposed.stdout).toMatch(/name: ring0-webhooks\n[\s\S]*?type: ClusterIP/);
 
@@ -277,15 +329,23 @@ describe("the Helm chart", () => {
       "templates/rbac.yaml",
       "--show-only",
       "templates/serviceaccount.yaml",
+      "--show-only",
+      "templates/vn-agent.yaml",
     ]);
     expect(rendered.code, rendered.stderr).toBe(0);
+    // The accounts and their rights only (no DaemonSet runs here).
+    const rbacKinds = /^kind: (ServiceAccount|ClusterRole|ClusterRoleBinding|Role|RoleBinding)$/m;
+    const rbac = rendered.stdout
+      .split(/^---$/m)
+      .filter((doc) => rbacKinds.test(doc))
+      .join("\n---\n");
     const kubectlRun = (args: string[], input?: string) =>
       spawnSync(kubectl, ["--kubeconfig", inject("superKubeconfig"), ...args], {
         input,
         encoding: "utf8",
         env: toolEnv(),
       });
-    const applied = kubectlRun(["apply", "-f", "-"], rendered.stdout);
+    const applied = kubectlRun(["apply", "-f", "-"], rbac);
     expect(applied.stderr).toBe("");
     try {
       const can = (args: string[]) => {
@@ -335,8 +395,36 @@ describe("the Helm chart", () => {
       ]) {
         expect(can(args), args.join(" ")).toMatch(/^no/);
       }
+      // The vn-agents read pods and nodes and reach the kubelets (the kubelet asks), and read the one
+      // Secret Ring0 issues their certificates into; they write nothing and read no other Secret.
+      const agent = `system:serviceaccount:ring0-system:${release}-ring0-vn-agent`;
+      const agentCan = (args: string[]) =>
+        kubectlRun(["auth", "can-i", ...args, "--as", agent]).stdout.trim() === "yes" ? "yes" : "no";
+      for (const args of [
+        ["get", "pods", "-n", "t0123abcd-default"],
+        ["get", "nodes"],
+        ["get", "nodes", "--subresource", "proxy"],
+        ["create", "nodes", "--subresource", "proxy"],
+        ["get", "secrets/ring0-vn-agent-serving", "-n", "ring0-system"],
+      ])
+        expect(agentCan(args), args.join(" ")).toBe("yes");
+      for (const args of [
+        ["get", "secrets/ring0-vn-agent-pki", "-n", "ring0-system"],
+        ["list", "secrets", "-n", "ring0-system"],
+        ["get", "secrets", "-n", "ring0-cp-acme"],
+        ["list", "pods", "--all-namespaces"],
+        ["create", "pods", "-n", "t0123abcd-default"],
+        ["create", "pods", "-n", "any", "--subresource", "exec"],
+        ["patch", "nodes"],
+        ["update", "secrets/ring0-vn-agent-serving", "-n", "ring0-system"],
+        ["create", "serviceaccounts", "-n", "ring0-system", "--subresource", "token"],
+      ])
+        expect(agentCan(args), args.join(" ")).toBe("no");
+      // Ring0 itself renews the agents' certificates, in that Secret only.
+      expect(can(["update", "secrets/ring0-vn-agent-serving", "-n", "ring0-system"])).toBe("yes");
+      expect(can(["update", "secrets/other", "-n", "ring0-system"])).toMatch(/^no/);
     } finally {
-      kubectlRun(["delete", "--ignore-not-found", "-f", "-"], rendered.stdout);
+      kubectlRun(["delete", "--ignore-not-found", "-f", "-"], rbac);
     }
   });
 });

@@ -49,6 +49,7 @@ import {
   tenantInformer,
   tenantKind,
 } from "@/server/tenants/tenant-resources";
+import { startNodeAgents } from "@/server/vn-agent/node-agents";
 import type { VnAgentPkiSource } from "@/server/vn-agent/pki";
 import { startVnAgents, type VnAgents } from "@/server/vn-agent/vn-agents";
 
@@ -361,20 +362,39 @@ export async function startTenants(
   // vn-agents: the kubelet-API proxies tenant apiservers reach the super nodes through (server/vn-agent).
   let vnAgents: VnAgents | null = null;
   try {
-    // In the local world the simulated nodes' kubelet API wants the node PKI's client certificate.
-    const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
-    const kubeletTls = localWorld
-      ? await localSuperCluster({ stateDir: config.stateDir, logger: log }).kubeletClient()
-      : undefined;
-    vnAgents = await startVnAgents({
-      superCluster,
-      stateDir: config.stateDir,
-      pki: vnAgentPki,
-      logger: log,
-      kubeletTls,
-      ...(realNodesHere(config) ? { alsoOn: [POD_API_ADDRESS] } : {}),
-    });
-    registerNodeLogProvider("vn-agent", vnAgentLogProvider);
+    if (inCluster && typeof vnAgentPki !== "string") {
+      // In a cluster the agents are the chart's DaemonSet (one pod beside each kubelet): Ring0 gives
+      // each its serving certificate and points vNodes at it. Agents in this process would listen
+      // on its loopback, where no API server in a pod reaches them.
+      if (config.RING0_VN_AGENT_PORT) {
+        vnAgents = await startNodeAgents({
+          superCluster,
+          namespace: ring0Namespace(config),
+          pki: vnAgentPki,
+          port: config.RING0_VN_AGENT_PORT,
+          logger: log,
+        });
+      } else {
+        log.warn(
+          "no vn-agent DaemonSet (RING0_VN_AGENT_PORT is unset): kubectl logs and exec on tenant pods will not work",
+        );
+      }
+    } else {
+      // In the local world the simulated nodes' kubelet API wants the node PKI's client certificate.
+      const localWorld = !config.SUPER_KUBECONFIG && config.RING0_SUPER_CLUSTER === "local";
+      const kubeletTls = localWorld
+        ? await localSuperCluster({ stateDir: config.stateDir, logger: log }).kubeletClient()
+        : undefined;
+      vnAgents = await startVnAgents({
+        superCluster,
+        stateDir: config.stateDir,
+        pki: vnAgentPki,
+        logger: log,
+        kubeletTls,
+        ...(realNodesHere(config) ? { alsoOn: [POD_API_ADDRESS] } : {}),
+      });
+      registerNodeLogProvider("vn-agent", vnAgentLogProvider);
+    }
   } catch (error) {
     log.error("starting the vn-agents failed: kubectl logs/exec on tenant pods will not work", { error });
   }

@@ -75,6 +75,11 @@ export interface VnAgentEndpoint {
   node: string;
   host: "localhost";
   port: number;
+  /**
+   * Where every tenant API server reaches it, when that is not its session's kubeletHost: a vn-agent
+   * pod's own address (the chart's DaemonSet, one agent beside each node's kubelet).
+   */
+  address?: string;
 }
 
 const endpoints = processSlot<Map<string, VnAgentEndpoint>>("vnAgent.endpoints");

@@ -92,8 +92,8 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
   async function ensure(session: TenantSession, node: string): Promise<void> {
     const superNode = ctx.superNodes()?.get("", node);
     if (!superNode) return; // the node left the super cluster; its pods are evicted below
-    const port = vnAgentEndpoints().get(node)?.port;
-    const content = vNodeContent(superNode as Json, port, session.kubeletHost);
+    const agent = vnAgentEndpoints().get(node);
+    const content = vNodeContent(superNode as Json, agent?.port, agent?.address ?? session.kubeletHost);
     const hash = hashOf(content);
     const existing = session.vNodes.get("", node);
     const nowIso = new Date(clock.now()).toISOString();
@@ -120,7 +120,7 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
           timeoutMs: 15_000,
         });
         uid = created.metadata.uid;
-        log.info("vNode created", { tenant: session.tenant, node, kubeletPort: port ?? null });
+        log.info("vNode created", { tenant: session.tenant, node, kubeletPort: agent?.port ?? null });
         await renewLease(session, node, uid);
         return;
       } catch (error) {
@@ -202,11 +202,8 @@ export function createVNodes(ctx: SyncContext, onUnreachable: (tenant: string) =
     await eachVNode(sessions, async (session, vNode) => {
       const superNode = ctx.superNodes()?.get("", vNode.metadata.name);
       if (!superNode) return;
-      const content = vNodeContent(
-        superNode as Json,
-        vnAgentEndpoints().get(vNode.metadata.name)?.port,
-        session.kubeletHost,
-      );
+      const agent = vnAgentEndpoints().get(vNode.metadata.name);
+      const content = vNodeContent(superNode as Json, agent?.port, agent?.address ?? session.kubeletHost);
       await kubeRequest(session.conn, {
         method: "PATCH",
         path: NodeKind.path({ name: vNode.metadata.name, subresource: "status" }),

@@ -45,8 +45,13 @@ export interface VnAgentOptions {
   superNamespace(tenant: string, namespace: string): string;
   /** The agent's serving certificate and the CA its callers' client certificates must chain to. */
   tls: { cert: string; key: string; clientCa: string };
-  /** CA that the node's kubelet serving certificate must chain to, and the agents' client certificate. */
-  kubeletTls: { ca: string; cert?: string; key?: string };
+  /**
+   * CA that the node's kubelet serving certificate must chain to, and the agent's credentials there:
+   * a client certificate, or a bearer token (read per request: a service account's rotates).
+   */
+  kubeletTls: { ca: string; cert?: string; key?: string; token?: () => string };
+  /** Where the node's kubelet API is (default: kubeletAddress, this machine's nodes). */
+  kubeletAddress?: (node: V1Node | undefined) => KubeletAddress | { refused: string };
   logger: Logger;
   /** Port to listen on (default: any free one); fails with EADDRINUSE when it is taken. */
   port?: number;
@@ -57,6 +62,8 @@ export interface VnAgentOptions {
 export interface VnAgent {
   node: string;
   port: number;
+  /** Serve new connections with this certificate (a renewed one), without a restart. */
+  reloadTls(tls: VnAgentOptions["tls"]): void;
   close(): Promise<void>;
 }
 
@@ -110,8 +117,8 @@ export function forwardedResponseHeaders(headers: IncomingHttpHeaders): Record<s
 export interface KubeletAddress {
   host: string;
   port: number;
-  /** The name its serving certificate is verified for. */
-  servername: string;
+  /** The name its serving certificate is verified for (default: the address itself). */
+  servername?: string;
 }
 
 /**
@@ -143,6 +150,23 @@ export function kubeletAddress(node: V1Node | undefined): KubeletAddress | { ref
     return { host: internal, port, servername: name };
   }
   return { refused: "the node's kubelet is not on this machine" };
+}
+
+/**
+ * The kubelet API of the node a vn-agent pod runs on (the chart's DaemonSet): at the pod's host IP
+ * (status.hostIP, the node's own address), verified for that address, on the port the node
+ * reports. Never any other node's: the agent serves only the node it runs on.
+ */
+export function besideKubelet(
+  node: V1Node | undefined,
+  hostIp: string,
+): KubeletAddress | { refused: string } {
+  if (!node) return { refused: "the node is gone" };
+  const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+  if (!port) return { refused: "the node reports no kubelet endpoint" };
+  if (!(node.status?.addresses ?? []).some((address) => address.address === hostIp))
+    return { refused: "the node does not report this agent's host address" };
+  return { host: hostIp, port };
 }
 
 function rawResponse(socket: net.Socket, status: number, message: string): void {
@@ -215,7 +239,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       log.info("refused", { tenant, verb: request.verb, reason: reach.reason });
       return { ok: false, tenant, verb: request.verb, status: 403, message: forbiddenMessage(request) };
     }
-    const address = kubeletAddress(options.currentNode());
+    const address = (options.kubeletAddress ?? kubeletAddress)(options.currentNode());
     if ("refused" in address)
       return { ok: false, tenant, verb: request.verb, status: 503, message: address.refused };
     return { ok: true, tenant, request, target: upstreamTarget(request, superNs), kubelet: address };
@@ -225,7 +249,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     https.request({
       host: decision.kubelet.host,
       port: decision.kubelet.port,
-      servername: decision.kubelet.servername,
+      ...(decision.kubelet.servername ? { servername: decision.kubelet.servername } : {}),
       ca: options.kubeletTls.ca,
       ...(options.kubeletTls.cert && options.kubeletTls.key
         ? { cert: options.kubeletTls.cert, key: options.kubeletTls.key }
@@ -233,7 +257,10 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       rejectUnauthorized: true,
       method: req.method,
       path: decision.target,
-      headers: forwardedRequestHeaders(req.headers, upgrade),
+      headers: {
+        ...forwardedRequestHeaders(req.headers, upgrade),
+        ...(options.kubeletTls.token ? { authorization: `Bearer ${options.kubeletTls.token()}` } : {}),
+      },
       agent: false,
       timeout: CONNECT_TIMEOUT_MS,
     });
@@ -386,6 +413,13 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     return {
       node: options.node,
       port,
+      reloadTls: (tls) =>
+        mtls.server.setSecureContext({
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.clientCa,
+          minVersion: "TLSv1.2",
+        }),
       close: async () => {
         // Upgraded streams (and their kubelet sides) end with the agent.
         for (const socket of sockets) socket.destroy();

@@ -321,3 +321,28 @@ export function certificateStillGood(
 ): Promise<boolean> {
   return stillGood(pair, ca, now);
 }
+
+/**
+ * A serving certificate for one vn-agent pod (the chart's DaemonSet) at its pod address, from the
+ * serving CA tenant API servers verify agents with: issued by Ring0, so no agent holds a CA key.
+ */
+export function issueNodeAgentServing(pki: VnAgentPki, node: string, ip: string): Promise<CertificateAndKey> {
+  return issueLeaf({
+    issuer: pki.servingCa,
+    subject: `CN=ring0-vn-agent:${node}`,
+    usages: ["serverAuth"],
+    ips: [ip],
+    days: LEAF_DAYS,
+    now: new Date(),
+  });
+}
+
+/** Whether a vn-agent pod's serving certificate is the serving CA's, names `ip` and has > 30 days left. */
+export async function nodeAgentServingGood(
+  pair: CertificateAndKey,
+  pki: VnAgentPki,
+  ip: string,
+  now = new Date(),
+): Promise<boolean> {
+  return (await stillGood(pair, pki.servingCa, now)) && namesAll(pair, [ip], []);
+}

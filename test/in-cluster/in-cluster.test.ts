@@ -15,7 +15,7 @@
  * tenant keeps serving while the leader's pod is killed.
  */
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -45,6 +45,7 @@ import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { controlPlaneNamespace, KUBELET_CLIENT_SECRET } from "@/server/provisioners/kubernetes/naming";
 import { superNamespace } from "@/server/syncer/naming";
+import { NODE_AGENT_SELECTOR, NODE_AGENT_SERVING_SECRET } from "@/server/vn-agent/node-agents";
 import { VN_AGENT_PKI_SECRET } from "@/server/vn-agent/pki";
 import { chromiumLaunchOptions } from "@/test/instance";
 import { removeOwnWorld } from "@/test/integration/own-world";
@@ -131,6 +132,20 @@ async function serverPods(): Promise<Pod[]> {
     query: { labelSelector: SERVER_SELECTOR },
   });
   return pods.items.filter((pod) => !pod.metadata.deletionTimestamp);
+}
+
+/** The vn-agent DaemonSet's pods (one beside each real node's kubelet), ready ones only. */
+async function readyAgentPods(): Promise<Pod[]> {
+  const pods = await kubeRequest<{ items: Pod[] }>(conn, {
+    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
+    query: { labelSelector: NODE_AGENT_SELECTOR },
+  });
+  return pods.items.filter(
+    (pod) =>
+      !pod.metadata.deletionTimestamp &&
+      pod.status?.phase === "Running" &&
+      (pod.status.containerStatuses ?? []).every((status) => status.ready),
+  );
 }
 
 const readyPods = async () =>
@@ -472,6 +487,9 @@ describe.skipIf(problems.length > 0)(
       });
 
       const [image, tag] = ring0.name.split(/:(?=[^:]+$)/) as [string, string];
+      // The vn-agents verify the real node's kubelet with the local world's kubelet serving CA.
+      const kubeletCaFile = path.join(home, "kubelet-ca.crt");
+      fs.writeFileSync(kubeletCaFile, (await cluster.kubeletClient()).ca);
       installStarted = Date.now();
       const install = await tool(
         helm,
@@ -497,6 +515,8 @@ describe.skipIf(problems.length > 0)(
           "oidc.clientId=ring0",
           "--set",
           `oidc.clientSecret=${clientSecret}`,
+          "--set-file",
+          `vnAgent.kubeletCa=${kubeletCaFile}`,
           "--set",
           "controlPlanes.etcdStorage.storageClassName=ring0-local",
           "--set",
@@ -715,6 +735,85 @@ describe.skipIf(problems.length > 0)(
       });
       expect(below.spec.nodeName).toBe(plan.name);
       expect(below.status?.phase).toBe("Running");
+    });
+
+    it("serves kubectl logs and exec of the tenant's pods through the vn-agent beside the node's kubelet", async () => {
+      // The DaemonSet's pod on the real node, serving with the certificate Ring0 issued it.
+      const agent = await eventually(async () => (await readyAgentPods())[0], 180_000);
+      expect(agent.spec?.nodeName).toBe(plan.name);
+      const agentIp = agent.status?.podIP as string;
+      // The tenant's vNode points at it: its Hostname is the agent pod's address, its port the agent's.
+      const vNode = await eventually(async () => {
+        const got = await tenantKubectl(["get", "node", plan.name, "-o", "json"]);
+        if (got.code !== 0) return undefined;
+        const node = JSON.parse(got.stdout) as {
+          status: {
+            addresses: { type: string; address: string }[];
+            daemonEndpoints: { kubeletEndpoint: { Port: number } };
+          };
+        };
+        return node.status.addresses.find((address) => address.type === "Hostname")?.address === agentIp
+          ? node
+          : undefined;
+      }, 120_000);
+      expect(vNode.status.daemonEndpoints.kubeletEndpoint.Port).toBe(10550);
+      const serving = await readObject<KubeObject & { data: Record<string, string> }>(conn, {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: NODE_AGENT_SERVING_SECRET, namespace: NAMESPACE },
+      });
+      const leaf = new X509Certificate(Buffer.from(serving.data[`${plan.name}.crt`] ?? "", "base64"));
+      expect(leaf.subjectAltName).toBe(`IP Address:${agentIp}`);
+      // No CA key reaches the agents: their Secret holds their leaves and the callers' CA only.
+      expect(Object.keys(serving.data).sort()).toEqual([
+        "client-ca.crt",
+        `${plan.name}.crt`,
+        `${plan.name}.key`,
+      ]);
+
+      const talker = await tenantKubectl([
+        "run",
+        "talker",
+        `--image=${KUBECTL_IMAGE}`,
+        "--restart=Never",
+        "--command",
+        "--",
+        "sh",
+        "-c",
+        `echo "hello from ${TENANT}"; sleep 3600`,
+      ]);
+      expect(talker.code, talker.stderr).toBe(0);
+      try {
+        // kubectl → gateway → the tenant's API server (a pod) → the agent → the kubelet → containerd.
+        const logs = await eventually(async () => {
+          const got = await tenantKubectl(["logs", "talker"]);
+          return got.code === 0 && got.stdout.includes(`hello from ${TENANT}`) ? got : undefined;
+        }, 180_000);
+        expect(logs.stdout.trim()).toBe(`hello from ${TENANT}`);
+        const exec = await tenantKubectl(["exec", "talker", "--", "sh", "-c", "echo exec-ok $((6 * 7))"]);
+        expect(exec.stdout.trim(), exec.stderr).toBe("exec-ok 42");
+        // A pod the tenant does not have: the agent never reaches the kubelet for it.
+        const missing = await tenantKubectl(["logs", "no-such-pod"]);
+        expect(missing.code).not.toBe(0);
+        expect(missing.stderr).toContain("not found");
+      } finally {
+        await tenantKubectl(["delete", "pod", "talker", "--wait=true", "--timeout=120s"]);
+      }
+
+      // The tenant's own pod reaches neither the agent nor the node's kubelet: only its API server
+      // may open a connection to the agent, and only the agent to the kubelet.
+      const fromTenantPod = await tool(kubectlPath, [
+        "exec",
+        "-n",
+        superNamespace(TENANT, "default"),
+        "first",
+        "--",
+        "sh",
+        "-c",
+        `${dialScript(agentIp, [10550])}; ${dialScript(plan.nodeIp, [10250])}`,
+      ]);
+      expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10550 SHUT");
+      expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10250 SHUT");
     });
 
     it("holds the tenant to its quota at admission: its API server in a pod calls Ring0's webhooks through their Service", async () => {
@@ -989,6 +1088,13 @@ describe.skipIf(problems.length > 0)(
       const dial = await inImpostor(dialScript(ring0Ip, [3000, 9443]));
       expect(dial.stdout, dial.stderr).toContain("3000 OPEN");
       expect(dial.stdout, dial.stderr).toContain("9443 SHUT");
+      // Nor the vn-agents (the tenant wall keeps them for API servers), nor the node's kubelet.
+      const agentIp = (await readyAgentPods())[0]?.status?.podIP as string;
+      const toAgent = await inImpostor(
+        `${dialScript(agentIp, [10550])}; ${dialScript(plan.nodeIp, [10250])}`,
+      );
+      expect(toAgent.stdout, toAgent.stderr).toContain("10550 SHUT");
+      expect(toAgent.stdout, toAgent.stderr).toContain("10250 SHUT");
     });
 
     it("holds the server and its production dependencies, nothing else of the checkout", () => {
@@ -1068,7 +1174,7 @@ describe.skipIf(problems.length > 0)(
       await eventually(async () => ((await serverPods()).length === 0 ? true : undefined), 120_000);
       const left = await tool(kubectlPath, [
         "get",
-        "deployments,services,serviceaccounts,secrets,poddisruptionbudgets,roles,rolebindings",
+        "deployments,daemonsets,services,serviceaccounts,secrets,configmaps,poddisruptionbudgets,roles,rolebindings,networkpolicies",
         "-n",
         NAMESPACE,
         "-l",
@@ -1102,6 +1208,17 @@ describe.skipIf(problems.length > 0)(
         "name",
       ]);
       expect(pki.stdout.trim(), pki.stderr).toBe(`secret/${VN_AGENT_PKI_SECRET}`);
+      // And the vn-agents' serving certificates Ring0 issued (re-issued as agent pods come back).
+      const serving = await tool(kubectlPath, [
+        "get",
+        "secret",
+        NODE_AGENT_SERVING_SECRET,
+        "-n",
+        NAMESPACE,
+        "-o",
+        "name",
+      ]);
+      expect(serving.stdout.trim(), serving.stderr).toBe(`secret/${NODE_AGENT_SERVING_SECRET}`);
       // The CRDs stay (helm never deletes crds/): the Tenants in them are the operators' data.
       const crds = await tool(kubectlPath, ["get", "crd", "tenants.ring0.dev", "-o", "name"]);
       expect(crds.stdout.trim()).toBe("customresourcedefinition.apiextensions.k8s.io/tenants.ring0.dev");

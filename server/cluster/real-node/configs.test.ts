@@ -159,7 +159,9 @@ describe("a real node's configuration", () => {
     // Only sockets bound to exactly the tenants' API address (the socket match skips wildcard ones).
     expect(input?.rules[1]).toEqual(["-d", "10.244.255.1/32", "-p", "tcp", "-m", "socket", "-j", "ACCEPT"]);
     expect(input?.rules[2]).toEqual(["-d", "10.244.255.1/32", "-p", "udp", "-m", "socket", "-j", "ACCEPT"]);
-    expect(input?.rules).toHaveLength(4);
+    // Then the tenant wall's rules for a vn-agent pod to its own node's kubelet, nothing else.
+    expect(input?.rules[3]).toEqual(["-j", "RING0-NODE-AGENTS"]);
+    expect(input?.rules).toHaveLength(5);
     expect(forward?.from).toBe("FORWARD");
     expect(forward?.rules).toEqual([
       ["-d", "10.244.0.0/16", "-j", "RING0-TENANTS"],
@@ -173,6 +175,7 @@ describe("a real node's configuration", () => {
     const text = firewallRestoreText();
     expect(text.startsWith("*mangle\n")).toBe(true);
     expect(text).not.toContain(":RING0-TENANTS");
+    expect(text).not.toContain(":RING0-NODE-AGENTS");
     expect(text).toContain("-A RING0-PODS-FORWARD -d 10.244.0.0/16 -j RING0-TENANTS");
     // IPv6 (pods have link-local addresses only): replies in, nothing else in or through.
     const [input6, forward6] = firewallRules("ipv6");

@@ -7,7 +7,8 @@
  *     which admits only its own tenant's pods, and the pods' DNS, which answers each pod as its tenant);
  *     a pod cannot reach anything else listening on this host, on any address (Ring0, the super
  *     cluster's API server, an agent on 0.0.0.0 — the socket match ignores wildcard listeners —,
- *     the kubelet);
+ *     the kubelet), except what NODE_AGENTS_CHAIN lets through: a node's own vn-agent pod to its
+ *     node's kubelet API (filled by ./tenant-wall.ts, empty until then);
  *   - through the host (FORWARD): only to the pod network (Services are DNAT-ed to pods before
  *     this), and there only to pods of its own tenant (TENANTS_CHAIN, filled by ./tenant-wall.ts);
  *     nothing beyond this host's pods, whatever route a pod would add;
@@ -32,6 +33,13 @@ export const INPUT_CHAIN = "RING0-PODS-INPUT";
 export const FORWARD_CHAIN = "RING0-PODS-FORWARD";
 /** Which pods a pod may open connections to (./tenant-wall.ts writes its rules; empty until then). */
 export const TENANTS_CHAIN = "RING0-TENANTS";
+/**
+ * Which pods may reach a service of the host (./tenant-wall.ts writes its rules: a vn-agent pod its
+ * own node's kubelet API); returns to the INPUT chain's final DROP for anything else.
+ */
+export const NODE_AGENTS_CHAIN = "RING0-NODE-AGENTS";
+/** The chains the tenant wall writes, made apart (never declared in the host wall's transaction). */
+const WALL_WRITTEN_CHAINS = new Set([TENANTS_CHAIN, NODE_AGENTS_CHAIN]);
 /** The tenants' chain before the tenant wall first writes it: replies only. */
 export const UNWRITTEN_TENANTS_RULES = [
   ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"],
@@ -78,6 +86,7 @@ export function firewallRules(
         ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"],
         ["-d", `${POD_API_ADDRESS}/32`, "-p", "tcp", "-m", "socket", "-j", "ACCEPT"],
         ["-d", `${POD_API_ADDRESS}/32`, "-p", "udp", "-m", "socket", "-j", "ACCEPT"],
+        ["-j", NODE_AGENTS_CHAIN],
         ["-j", "DROP"],
       ],
     },
@@ -92,6 +101,8 @@ export function firewallRules(
     },
     // Jumped to from the FORWARD chain above only; its rules are the tenant wall's.
     { chain: TENANTS_CHAIN, rules: [] },
+    // Jumped to from the INPUT chain above only; its rules are the tenant wall's (none: nothing).
+    { chain: NODE_AGENTS_CHAIN, rules: [] },
   ];
 }
 
@@ -114,7 +125,7 @@ async function succeeds(args: string[], binary = "iptables", table = WALL_TABLE)
  */
 export function firewallRestoreText(family: IpFamily = "ipv4"): string {
   // A declared chain is flushed even with --noflush: the tenants' chain is made apart, never declared.
-  const chains = firewallRules(family).filter(({ chain }) => chain !== TENANTS_CHAIN);
+  const chains = firewallRules(family).filter(({ chain }) => !WALL_WRITTEN_CHAINS.has(chain));
   return [
     `*${WALL_TABLE}`,
     ...chains.map(({ chain }) => `:${chain} - [0:0]`),
@@ -133,10 +144,12 @@ export async function ensureHostFirewall(): Promise<void> {
   for (const family of ["ipv4", "ipv6"] as const) {
     const { tables, restore } = BINARIES[family];
     for (const { chain } of firewallRules(family)) {
-      if (chain !== TENANTS_CHAIN || (await succeeds(["-n", "-L", chain], tables))) continue;
-      // Closed until the tenant wall writes it: replies pass, no new connection between pods.
+      if (!WALL_WRITTEN_CHAINS.has(chain) || (await succeeds(["-n", "-L", chain], tables))) continue;
+      // Closed until the tenant wall writes it: replies pass, no new connection between pods (and
+      // no pod reaches a service of the host).
       await iptables(["-N", chain], tables);
-      for (const rule of UNWRITTEN_TENANTS_RULES) await iptables(["-A", chain, ...rule], tables);
+      if (chain === TENANTS_CHAIN)
+        for (const rule of UNWRITTEN_TENANTS_RULES) await iptables(["-A", chain, ...rule], tables);
     }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-firewall-"));
     try {

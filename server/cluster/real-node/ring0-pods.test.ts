@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isRing0ServerPod, RING0_SERVER_LABELS } from "./ring0-pods";
+import { isRing0ServerPod, RING0_SERVER_LABELS, RING0_VN_AGENT_LABELS, ring0PodAt } from "./ring0-pods";
 
 const ring0Pod = (overrides: Record<string, unknown> = {}, ip = "10.244.0.7") => ({
   metadata: { name: "ring0-abc", namespace: "ring0-system", labels: { ...RING0_SERVER_LABELS } },
@@ -75,5 +75,18 @@ describe("Ring0's own server pods (the super API proxy's and the tenant wall's c
     expect(
       isRing0ServerPod([ring0Pod({ status: { phase: "Failed", podIP: "10.244.0.7" } })], "10.244.0.7"),
     ).toBe(false);
+  });
+
+  it("tells Ring0's vn-agent pods from its server pods, by the chart's labels in ring0-system", () => {
+    const agent = ring0Pod({
+      metadata: { name: "ring0-vn-agent-x", namespace: "ring0-system", labels: { ...RING0_VN_AGENT_LABELS } },
+    });
+    expect(ring0PodAt([agent], "10.244.0.7")).toBe("vn-agent");
+    expect(isRing0ServerPod([agent], "10.244.0.7")).toBe(false);
+    expect(ring0PodAt([ring0Pod()], "10.244.0.7")).toBe("server");
+    const elsewhere = ring0Pod({
+      metadata: { name: "vn-agent", namespace: "default", labels: { ...RING0_VN_AGENT_LABELS } },
+    });
+    expect(ring0PodAt([elsewhere], "10.244.0.7")).toBeUndefined();
   });
 });

@@ -4,8 +4,8 @@
  * cluster's API server listens on 127.0.0.1 only, advertises POD_API_ADDRESS (so the Service's
  * endpoint is POD_API_ADDRESS:<its port>) and names that address and the Service's cluster IP in
  * its certificate (../super-cluster-config.ts). This listener (./pod-api.ts) admits a connection
- * there only from a pod of Ring0's own Deployment (namespace ring0-system, the chart's server
- * labels, Running, not being deleted), looked up by its source address in the super cluster at that
+ * there only from a pod of Ring0's own Deployment or vn-agent DaemonSet (namespace ring0-system, the
+ * chart's labels, Running, not being deleted), looked up by its source address in the super cluster at that
  * moment, and splices it to the API server; anyone else's is closed before a byte passes, so a
  * tenant's pod never reaches the super cluster's API, whatever token it holds. Each request is
  * authenticated by the API server with the pod's own service-account token.
@@ -15,7 +15,7 @@ import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { POD_API_ADDRESS } from "./plan";
 import { type PodApiListener, startPodApiListener } from "./pod-api";
-import { isRing0ServerPod, type PodAtAddress } from "./ring0-pods";
+import { type PodAtAddress, ring0PodAt } from "./ring0-pods";
 
 /** How long a refused address is refused again without asking the super cluster (a flood's cost). */
 const REFUSAL_MEMORY_MS = 2_000;
@@ -54,7 +54,7 @@ export async function startSuperApiProxy(options: {
         query: { fieldSelector: `status.podIP=${ip}` },
         timeoutMs: 5_000,
       });
-      return isRing0ServerPod(pods.items, ip) || refuse(ip);
+      return ring0PodAt(pods.items, ip) !== undefined || refuse(ip);
     },
   });
   return {

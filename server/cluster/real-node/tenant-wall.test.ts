@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RING0_WEBHOOK_POD_PORT } from "./ring0-pods";
+import { RING0_VN_AGENT_POD_PORT, RING0_WEBHOOK_POD_PORT } from "./ring0-pods";
 import {
   controlPlaneApiChain,
   controlPlaneChain,
@@ -7,9 +7,11 @@ import {
   OTHERS_CHAIN,
   podOwners,
   RING0_CHAIN,
+  ring0Pods,
   ring0ServerPods,
   tenantChain,
   tenantWallChains,
+  VN_AGENTS_CHAIN,
   wallRestoreText,
 } from "./tenant-wall";
 import { parseTrafficAllowances } from "./traffic-allowances";
@@ -155,6 +157,73 @@ describe("the wall between tenants' pods", () => {
       ["-j", "DROP"],
     ]);
     expect(JSON.stringify(chains.get(controlPlaneChain("acme")) ?? [])).not.toContain("10.244.0.40");
+  });
+
+  it("lets a vn-agent pod reach only its own node's kubelet, and control planes' API servers reach it on its port only", () => {
+    const world = new Map([...owners, ["10.244.0.20", null], ["10.244.0.21", null], ["10.244.1.50", null]]);
+    const controlPlanes = {
+      members: new Map([
+        ["10.244.0.20", "acme"],
+        ["10.244.0.21", "acme"],
+      ]),
+      apis: new Map([["acme", ["10.244.0.20"]]]),
+    };
+    const agents = new Map([
+      ["10.244.1.50", "10.244.1.1"],
+      // An address in doubt (two owners) is no agent's: it opens nothing.
+      ["10.244.0.5", "10.244.0.1"],
+    ]);
+    const chains = tenantWallChains(world, [], controlPlanes, new Set(), agents);
+    const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
+    expect(tenants).toContain(`-s 10.244.1.50/32 -j ${VN_AGENTS_CHAIN}`);
+    // An agent opens no connection to any pod.
+    expect(chains.get(VN_AGENTS_CHAIN)).toEqual([
+      ["-d", "10.244.1.50/32", "-j", "ACCEPT"],
+      ["-j", "DROP"],
+    ]);
+    // Only its own node's kubelet API, from the host's INPUT chain.
+    expect(chains.get("RING0-NODE-AGENTS")).toEqual([
+      ["-s", "10.244.1.50/32", "-d", "10.244.1.1/32", "-p", "tcp", "--dport", "10250", "-j", "ACCEPT"],
+    ]);
+    // The control plane's API servers reach it on the agent's port; its etcd and tenants never.
+    expect(chains.get(controlPlaneApiChain("acme"))).toContainEqual([
+      "-d",
+      "10.244.1.50/32",
+      "-p",
+      "tcp",
+      "--dport",
+      String(RING0_VN_AGENT_POD_PORT),
+      "-j",
+      "ACCEPT",
+    ]);
+    expect(JSON.stringify(chains.get(controlPlaneChain("acme")))).not.toContain("10.244.1.50");
+    expect(JSON.stringify(chains.get(tenantChain("acme")))).not.toContain("10.244.1.50");
+    expect(JSON.stringify(chains.get(OTHERS_CHAIN))).not.toContain("10.244.1.50");
+    // Without agents the host's chain is written empty: no pod reaches a service of the host.
+    expect(tenantWallChains(owners, []).get("RING0-NODE-AGENTS")).toEqual([]);
+  });
+
+  it("knows a vn-agent pod by the chart's labels in ring0-system, on the real node whose subnet holds it", () => {
+    const labels = { "app.kubernetes.io/name": "ring0", "app.kubernetes.io/component": "vn-agent" };
+    const agent = (name: string, ip: string, nodeName: string, namespace = "ring0-system") => ({
+      metadata: { name, namespace, labels },
+      spec: { nodeName },
+      status: { podIP: ip, phase: "Running" },
+    });
+    const pods = [
+      agent("vn-agent-a", "10.244.0.60", "ring0-real-0"),
+      agent("vn-agent-b", "10.244.1.61", "ring0-real-1"),
+      // A pod claiming another node than the subnet it is in reaches no kubelet.
+      agent("vn-agent-c", "10.244.1.62", "ring0-real-0"),
+      // The labels outside Ring0's namespace: an impostor.
+      agent("vn-agent-d", "10.244.0.63", "ring0-real-0", "default"),
+    ];
+    const found = ring0Pods(pods as never, podOwners(pods as never));
+    expect([...found.vnAgents]).toEqual([
+      ["10.244.0.60", "10.244.0.1"],
+      ["10.244.1.61", "10.244.1.1"],
+    ]);
+    expect([...found.servers]).toEqual([]);
   });
 
   it("knows Ring0's pods by the chart's labels in ring0-system, at an address the operator holds alone", () => {

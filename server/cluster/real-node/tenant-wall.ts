@@ -7,7 +7,10 @@
  * reach only each other, and its API servers also their own tenant's pods (webhooks, aggregated
  * APIs, pods/proxy) and Ring0's server pods on its webhooks' port (quotas); other pods that are
  * no tenant's (the operator's own) reach only each other; Ring0's own server pods (./ring0-pods.ts) reach those and, besides, port 6443 of every
- * control plane's API servers (the gateway, the controllers and the syncer dial them). Replies to
+ * control plane's API servers (the gateway, the controllers and the syncer dial them); Ring0's
+ * vn-agent pods open no connection to any pod, and only they reach a service of the host: each its
+ * own node's kubelet API, nothing else (NODE_AGENTS_CHAIN); control planes' API servers reach them
+ * on their kubelet-API port only (kubectl logs and exec). Replies to
  * allowed connections pass. Anything the wall does not know yet (a pod whose address Ring0 has not
  * seen) is dropped.
  *
@@ -36,14 +39,23 @@ import { syncLabels } from "@/server/syncer/contracts";
 import type { Json } from "@/server/syncer/synced-kinds";
 import { type CachedObject, createWatchCache } from "@/server/syncer/watch-cache";
 import { runHost } from "./host";
-import { FORWARD_CHAIN, TENANT_CHAIN_PREFIX, TENANTS_CHAIN, WALL_TABLE } from "./host-firewall";
-import { isRing0ServerPod, type PodAtAddress, RING0_WEBHOOK_POD_PORT } from "./ring0-pods";
+import {
+  FORWARD_CHAIN,
+  NODE_AGENTS_CHAIN,
+  TENANT_CHAIN_PREFIX,
+  TENANTS_CHAIN,
+  WALL_TABLE,
+} from "./host-firewall";
+import { KUBELET_PORT, MAX_REAL_NODES, realNodeIp, realNodeName } from "./plan";
+import { type PodAtAddress, RING0_VN_AGENT_POD_PORT, RING0_WEBHOOK_POD_PORT, ring0PodAt } from "./ring0-pods";
 import { TENANT_NAME } from "./traffic-allowances";
 
 /** The chain of pods that are no tenant's (the operator's own). */
 export const OTHERS_CHAIN = `${TENANT_CHAIN_PREFIX}OTHERS`;
 /** The chain of Ring0's own server pods (the operator's too, and more). */
 export const RING0_CHAIN = `${TENANT_CHAIN_PREFIX}RING0`;
+/** The chain of Ring0's vn-agent pods: they open no connection to any pod. */
+export const VN_AGENTS_CHAIN = `${TENANT_CHAIN_PREFIX}VN-AGENTS`;
 
 /** A tenant's chain name (iptables chain names are at most 28 bytes; tenant names are longer). */
 export function tenantChain(tenant: string): string {
@@ -63,8 +75,10 @@ export function tenantWallChains(
   allowances: [string, string][],
   /** The pods of control planes the `kubernetes` provisioner runs (controlPlanePods). */
   controlPlanes: ControlPlanePods = { members: new Map(), apis: new Map() },
-  /** The addresses of Ring0's own server pods (ring0ServerPods). */
+  /** The addresses of Ring0's own server pods (ring0Pods().servers). */
   ring0: ReadonlySet<string> = new Set(),
+  /** Ring0's vn-agent pods: address → its own node's kubelet address (ring0Pods().vnAgents). */
+  vnAgents: ReadonlyMap<string, string> = new Map(),
 ): Map<string, string[][]> {
   const reaches = new Map<string, string[]>();
   const reach = (from: string, to: string) => reaches.set(from, [...(reaches.get(from) ?? []), to]);
@@ -85,7 +99,9 @@ export function tenantWallChains(
             : controlPlaneChain(member)
           : ring0.has(ip)
             ? RING0_CHAIN
-            : OTHERS_CHAIN;
+            : vnAgents.has(ip)
+              ? VN_AGENTS_CHAIN
+              : OTHERS_CHAIN;
     byOwner.set(chain, [...(byOwner.get(chain) ?? []), ip]);
   }
   // The operator's pods and Ring0's reach each other (Ring0's database and IdP may be such pods).
@@ -105,6 +121,11 @@ export function tenantWallChains(
   const ring0Webhooks = [...ring0]
     .sort()
     .map((ip) => ["-d", `${ip}/32`, "-p", "tcp", "--dport", String(RING0_WEBHOOK_POD_PORT), "-j", "ACCEPT"]);
+  // And the vn-agents on their kubelet-API port only (kubectl logs, exec, port-forward).
+  const vnAgentPorts = [...vnAgents.keys()]
+    .filter((ip) => byOwnerHas(owners, ip))
+    .sort()
+    .map((ip) => ["-d", `${ip}/32`, "-p", "tcp", "--dport", String(RING0_VN_AGENT_POD_PORT), "-j", "ACCEPT"]);
   const callsWebhooks = new Set([...controlPlanes.apis.keys()].map(controlPlaneApiChain));
   const chains = new Map<string, string[][]>();
   chains.set(TENANTS_CHAIN, [
@@ -127,7 +148,7 @@ export function tenantWallChains(
     ]);
     // ACCEPT ends the wall's table only (the filter table's NetworkPolicies still apply); a RETURN
     // would fall back into the tenants' chain and its final DROP.
-    const webhooks = callsWebhooks.has(chain) ? ring0Webhooks : [];
+    const webhooks = callsWebhooks.has(chain) ? [...ring0Webhooks, ...vnAgentPorts] : [];
     chains.set(chain, [
       ...reachable.map((ip) => ["-d", `${ip}/32`, "-j", "ACCEPT"]),
       ...api,
@@ -135,7 +156,31 @@ export function tenantWallChains(
       ["-j", "DROP"],
     ]);
   }
+  // A vn-agent pod to its own node's kubelet API (from the host's INPUT chain); nothing else.
+  chains.set(
+    NODE_AGENTS_CHAIN,
+    [...vnAgents.entries()]
+      .filter(([ip]) => byOwnerHas(owners, ip))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([ip, kubelet]) => [
+        "-s",
+        `${ip}/32`,
+        "-d",
+        `${kubelet}/32`,
+        "-p",
+        "tcp",
+        "--dport",
+        String(KUBELET_PORT),
+        "-j",
+        "ACCEPT",
+      ]),
+  );
   return chains;
+}
+
+/** Whether `ip` is an address the operator alone holds (podOwners): a vn-agent's, when it is one. */
+function byOwnerHas(owners: Map<string, string | null>, ip: string): boolean {
+  return owners.get(ip) === null;
 }
 
 /**
@@ -224,20 +269,40 @@ export function controlPlanePods(
 }
 
 /**
- * The addresses of Ring0's own server pods (./ring0-pods.ts): only where `owners` gives the
- * operator, and only an address exactly one pod holds, so a pod going away opens nothing.
+ * The addresses of Ring0's own pods (./ring0-pods.ts): only where `owners` gives the operator, and
+ * only an address exactly one pod holds, so a pod going away opens nothing. Its server pods; and
+ * its vn-agent pods, each with the address of its own node's kubelet: a real node's, on that node,
+ * in that node's pod subnet (an agent anywhere else reaches no kubelet).
  */
-export function ring0ServerPods(
+export function ring0Pods(
   pods: Iterable<CachedObject>,
   owners: Map<string, string | null>,
-): Set<string> {
+): { servers: Set<string>; vnAgents: Map<string, string> } {
   const byAddress = new Map<string, PodAtAddress[]>();
   for (const pod of pods) {
     const ip = (pod.status as Json | undefined)?.podIP;
     if (typeof ip !== "string" || owners.get(ip) !== null) continue;
     byAddress.set(ip, [...(byAddress.get(ip) ?? []), pod as unknown as PodAtAddress]);
   }
-  return new Set([...byAddress].filter(([ip, here]) => isRing0ServerPod(here, ip)).map(([ip]) => ip));
+  const servers = new Set<string>();
+  const vnAgents = new Map<string, string>();
+  for (const [ip, here] of byAddress) {
+    const component = ring0PodAt(here, ip);
+    if (component === "server") servers.add(ip);
+    if (component !== "vn-agent") continue;
+    const index = Number(ip.split(".")[2]);
+    if (index < MAX_REAL_NODES && here[0]?.spec?.nodeName === realNodeName(index))
+      vnAgents.set(ip, realNodeIp(index));
+  }
+  return { servers, vnAgents };
+}
+
+/** The addresses of Ring0's own server pods (ring0Pods().servers). */
+export function ring0ServerPods(
+  pods: Iterable<CachedObject>,
+  owners: Map<string, string | null>,
+): Set<string> {
+  return ring0Pods(pods, owners).servers;
 }
 
 /** An address of a real node's pod (the pod network, not the pod API address). */
@@ -317,11 +382,13 @@ export async function startTenantWall(options: {
 
   async function write(): Promise<void> {
     const owners = podOwners(pods.values());
+    const ring0 = ring0Pods(pods.values(), owners);
     const chains = tenantWallChains(
       owners,
       allowances,
       controlPlanePods(pods.values(), owners),
-      ring0ServerPods(pods.values(), owners),
+      ring0.servers,
+      ring0.vnAgents,
     );
     const text = wallRestoreText(chains);
     if (text === written) return;

@@ -59,7 +59,7 @@ function isRing0Webhook(target: EgressTarget): boolean {
 function vnAgentPort(target: EgressTarget): number | undefined {
   if (target.host !== "localhost") return undefined;
   for (const endpoint of vnAgentEndpoints().values()) {
-    if (endpoint.port === target.port) return endpoint.port;
+    if (endpoint.port === target.port && endpoint.address === undefined) return endpoint.port;
   }
   return undefined;
 }
