@@ -132,7 +132,11 @@ describe("the Helm chart", () => {
         "ring0-system",
         /etcdStorage.*size|size.*pattern/,
       ],
-      [[...REQUIRED, "--set", "vnAgent.port=9443"], "ring0-system", /vnAgent.*port|port.*not/],
+      [
+        [...REQUIRED, "--set", "vnAgent.port=9443"],
+        "ring0-system",
+        /additional properties 'port' not allowed|port/,
+      ],
       [[...REQUIRED, "--set", "vnAgent.kubeletCa=not a certificate"], "ring0-system", /kubeletCa/],
     ];
     for (const [args, namespace, message] of cases) {

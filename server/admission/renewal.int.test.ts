@@ -1,5 +1,5 @@
 /**
- * The webhooks' serving certificate while Ring0 runs: read again on a timer, so a certificate
+ * The webhooks' (and the in-process vn-agents') serving certificate while Ring0 runs: read again on a timer, so a certificate
  * renewed by another replica (a newer one in the shared store) or near its end (renewed here) is
  * what new connections get, without a restart (an expired one under a Fail policy would refuse
  * every tenant's writes).
@@ -9,12 +9,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import tls from "node:tls";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { localSuperCluster } from "@/server/cluster/local";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
-import { eventually } from "@/server/k8s/test-cluster";
+import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { createLogger } from "@/server/logger";
 import { issueLeaf } from "@/server/pki/certificates";
 import { loadVnAgentPki, vnAgentPkiDir } from "@/server/vn-agent/pki";
+import { startVnAgents } from "@/server/vn-agent/vn-agents";
 import { startAdmission } from "./start";
 
 const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-webhook-renewal-"));
@@ -87,6 +89,46 @@ describe("the webhooks' serving certificate while Ring0 runs", () => {
       expect(fingerprint(stored)).toBe(renewed.fingerprint);
     } finally {
       await admission.stop();
+    }
+  });
+
+  it("serves the vn-agents' renewed certificate too, without a restart", async () => {
+    const agentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "ring0-vn-agent-renewal-"));
+    const pki = await loadVnAgentPki(agentsDir);
+    const agents = await startVnAgents({
+      superCluster: testSuperCluster(),
+      stateDir: agentsDir,
+      logger: createLogger({}, "warn"),
+      kubeletTls: await localSuperCluster({
+        stateDir: inject("superStateDir"),
+        logger: createLogger({}, "warn"),
+      }).kubeletClient(),
+      renewEveryMs: 100,
+    });
+    try {
+      await agents.ready();
+      const [endpoint] = [...agents.endpoints().values()];
+      if (!endpoint) throw new Error("no vn-agent started");
+      expect((await served(endpoint.port)).fingerprint).toBe(fingerprint(pki.serving.cert));
+      const renewed = await issueLeaf({
+        issuer: pki.servingCa,
+        subject: "CN=ring0-vn-agent",
+        usages: ["serverAuth"],
+        dns: ["localhost"],
+        ips: ["127.0.0.1", POD_API_ADDRESS],
+        days: 365,
+        now: new Date(),
+      });
+      fs.writeFileSync(path.join(vnAgentPkiDir(agentsDir), "serving.crt"), renewed.cert);
+      fs.writeFileSync(path.join(vnAgentPkiDir(agentsDir), "serving.key"), renewed.key);
+      await eventually(
+        async () =>
+          (await served(endpoint.port)).fingerprint === fingerprint(renewed.cert) ? true : undefined,
+        10_000,
+      );
+    } finally {
+      await agents.stop();
+      fs.rmSync(agentsDir, { recursive: true, force: true });
     }
   });
 });

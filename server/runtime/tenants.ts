@@ -373,6 +373,7 @@ export async function startTenants(
           pki: vnAgentPki,
           port: config.RING0_VN_AGENT_PORT,
           logger: log,
+          issues: () => elector.isLeader(),
         });
       } else {
         log.warn(

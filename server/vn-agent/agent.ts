@@ -57,6 +57,11 @@ export interface VnAgentOptions {
   port?: number;
   /** Addresses to listen on besides 127.0.0.1, on the same port (the pod API address). */
   alsoOn?: string[];
+  /**
+   * Requests one tenant may have open at once through this agent (logs followed, shells, port
+   * forwards; default 200): one tenant's flood must not starve the others on the node.
+   */
+  maxStreamsPerTenant?: number;
 }
 
 export interface VnAgent {
@@ -176,6 +181,7 @@ function rawResponse(socket: net.Socket, status: number, message: string): void 
       403: "Forbidden",
       404: "Not Found",
       405: "Method Not Allowed",
+      429: "Too Many Requests",
       502: "Bad Gateway",
       503: "Service Unavailable",
     }[status] ?? "Error";
@@ -279,6 +285,25 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       durationMs: Math.round(performance.now() - started),
     });
 
+  /** Open requests per tenant; a slot, or undefined when the tenant holds its share already. */
+  const open = new Map<string, number>();
+  const maxStreams = options.maxStreamsPerTenant ?? 200;
+  const hold = (tenant: string): (() => void) | undefined => {
+    const held = open.get(tenant) ?? 0;
+    if (held >= maxStreams) return undefined;
+    open.set(tenant, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (open.get(tenant) ?? 1) - 1;
+      if (left > 0) open.set(tenant, left);
+      else open.delete(tenant);
+    };
+  };
+  const tooMany = () =>
+    `this tenant has ${maxStreams} logs, shells or port forwards open on this node already; close some and try again`;
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const started = performance.now();
     const decision = await decide(req);
@@ -290,6 +315,13 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       return;
     }
     const fields = { tenant: decision.tenant, verb: decision.request.verb };
+    const release = hold(decision.tenant);
+    if (!release) {
+      res.writeHead(429, { "content-type": "text/plain; charset=utf-8" }).end(`${tooMany()}\n`);
+      record(started, req, { ...fields, status: 429 });
+      return;
+    }
+    res.on("close", release);
     const outgoing = upstream(decision, req, false);
     outgoing.on("timeout", () => outgoing.destroy(new Error("the kubelet did not answer in time")));
     outgoing.on("response", (answer) => {
@@ -337,6 +369,13 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
       return;
     }
     const fields = { tenant: decision.tenant, verb: decision.request.verb };
+    const release = hold(decision.tenant);
+    if (!release) {
+      rawResponse(socket, 429, tooMany());
+      record(started, req, { ...fields, status: 429 });
+      return;
+    }
+    socket.on("close", release);
     const outgoing = upstream(decision, req, true);
     outgoing.on("timeout", () => outgoing.destroy(new Error("the kubelet did not answer in time")));
     outgoing.on("upgrade", (answer, kubelet: net.Socket, kubeletHead: Buffer) => {

@@ -3,6 +3,9 @@ import type { V1Node, V1Pod } from "@/server/k8s/kinds/node";
 import { besideKubelet } from "./agent";
 import { nodeAgentPods, nodeAgentTls } from "./node-agents";
 
+const owner = [
+  { apiVersion: "apps/v1", kind: "DaemonSet", name: "ring0-vn-agent", uid: "u1", controller: true },
+];
 const agentPod = (
   name: string,
   node: string,
@@ -10,7 +13,7 @@ const agentPod = (
   ready: boolean,
   extra: Partial<V1Pod> = {},
 ): V1Pod => ({
-  metadata: { name, namespace: "ring0-system" },
+  metadata: { name, namespace: "ring0-system", ownerReferences: owner },
   spec: { nodeName: node, containers: [] },
   status: { phase: "Running", podIP: ip, conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
   ...extra,
@@ -25,9 +28,14 @@ describe("the vn-agent DaemonSet's pods, as Ring0 serves them", () => {
       agentPod("c", "node-1", "10.244.0.11", false),
       // Leaving, or not yet placed: neither counts.
       agentPod("d", "node-3", "10.244.2.10", true, {
-        metadata: { name: "d", deletionTimestamp: new Date() },
+        metadata: { name: "d", ownerReferences: owner, deletionTimestamp: new Date() },
       }),
       agentPod("e", "", "10.244.2.11", true),
+      // Not the DaemonSet's (a pod someone made with its labels), or on the host's network: never.
+      agentPod("f", "node-4", "10.244.3.10", true, { metadata: { name: "f" } }),
+      agentPod("g", "node-5", "10.244.4.10", true, {
+        spec: { nodeName: "node-5", hostNetwork: true, containers: [] },
+      }),
     ]);
     expect([...pods]).toEqual([
       ["node-1", { ip: "10.244.0.10", ready: true }],
@@ -45,10 +53,18 @@ describe("the vn-agent DaemonSet's pods, as Ring0 serves them", () => {
 
   it("reads a node's certificate and the callers' CA from the Secret, nothing until all are there", () => {
     const b64 = (text: string) => Buffer.from(text).toString("base64");
-    const data = { "node-1.crt": b64("CERT"), "node-1.key": b64("KEY"), "client-ca.crt": b64("CA") };
+    const data = {
+      "node.node-1.crt": b64("CERT"),
+      "node.node-1.key": b64("KEY"),
+      "client-ca.crt": b64("CA"),
+    };
     expect(nodeAgentTls(data, "node-1")).toEqual({ cert: "CERT", key: "KEY", clientCa: "CA" });
     expect(nodeAgentTls(data, "node-2")).toBeUndefined();
-    expect(nodeAgentTls({ "node-1.crt": b64("CERT"), "node-1.key": b64("KEY") }, "node-1")).toBeUndefined();
+    expect(
+      nodeAgentTls({ "node.node-1.crt": b64("CERT"), "node.node-1.key": b64("KEY") }, "node-1"),
+    ).toBeUndefined();
+    // A node named like the CA's entry is still a node: its key cannot be the CA's.
+    expect(nodeAgentTls({ ...data, "client-ca.crt": b64("CA") }, "client-ca")).toBeUndefined();
     expect(nodeAgentTls(undefined, "node-1")).toBeUndefined();
   });
 

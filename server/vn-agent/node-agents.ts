@@ -1,9 +1,9 @@
 /**
  * Ring0's side of the vn-agents the chart runs as a DaemonSet (one pod beside each node's kubelet:
  * ./node-agent.ts), for Ring0 in a cluster. Every replica watches those pods in Ring0's namespace:
- *   - it gives each agent pod a serving certificate for its pod address, from the serving CA that
+ *   - the leader gives each agent pod a serving certificate for its pod address, from the serving CA that
  *     tenant API servers verify agents with, in one Secret (NODE_AGENT_SERVING_SECRET: per node
- *     `<node>.crt`/`<node>.key`, and `client-ca.crt`, the CA callers' certificates must chain to).
+ *     `node.<node>.crt`/`.key`, and `client-ca.crt`, the CA callers' certificates must chain to).
  *     The agents read that Secret and nothing else of the PKI: no agent holds a CA key. Written with
  *     a create, or a replace of exactly what was read (two replicas never overwrite each other);
  *   - it publishes each node's ready agent (its pod address and port) through setVnAgentEndpoints,
@@ -36,6 +36,11 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
+/** A node's entry in the Secret (prefixed: no node name can take the CA's key). */
+export function nodeKey(node: string, suffix: "crt" | "key"): string {
+  return `node.${node}.${suffix}`;
+}
+
 /** What one node's agent serves with, read from the Secret's data (pure); undefined until it is there. */
 export function nodeAgentTls(
   data: Record<string, string> | undefined,
@@ -45,14 +50,15 @@ export function nodeAgentTls(
     const value = data?.[key];
     return value ? Buffer.from(value, "base64").toString("utf8") : undefined;
   };
-  const cert = text(`${node}.crt`);
-  const key = text(`${node}.key`);
+  const cert = text(nodeKey(node, "crt"));
+  const key = text(nodeKey(node, "key"));
   const clientCa = text("client-ca.crt");
   return cert && key && clientCa ? { cert, key, clientCa } : undefined;
 }
 
 /**
- * The agent pods Ring0 serves, by node (pure): running, not leaving, with an address. Of two on one
+ * The agent pods Ring0 serves, by node (pure): running, not leaving, with an address, the
+ * DaemonSet's, not on the host's network. Of two on one
  * node (one replacing the other) the ready one; none while two are ready, or two are starting.
  */
 export function nodeAgentPods(pods: Iterable<V1Pod>): Map<string, { ip: string; ready: boolean }> {
@@ -61,6 +67,9 @@ export function nodeAgentPods(pods: Iterable<V1Pod>): Map<string, { ip: string; 
     const node = pod.spec?.nodeName;
     const ip = pod.status?.podIP;
     if (!node || !ip || pod.metadata?.deletionTimestamp || pod.status?.phase !== "Running") continue;
+    // The DaemonSet's own pods only (a node cannot rewrite who owns a pod), never on the host's network.
+    const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
+    if (owner?.kind !== "DaemonSet" || owner.apiVersion !== "apps/v1" || pod.spec?.hostNetwork) continue;
     const ready = (pod.status?.conditions ?? []).some(
       (condition) => condition.type === "Ready" && condition.status === "True",
     );
@@ -80,9 +89,13 @@ export interface NodeAgentsOptions {
   /** Ring0's namespace (the DaemonSet's pods and both Secrets are there). */
   namespace: string;
   pki: Exclude<VnAgentPkiSource, string>;
-  /** The port every agent pod serves on (RING0_VN_AGENT_PORT, the chart's vnAgent.port). */
+  /** The port every agent pod serves on (RING0_VN_AGENT_PORT). */
   port: number;
   logger: Logger;
+  /** Whether this replica issues the certificates (the leader: one writer, one view of the pods). */
+  issues?: () => boolean;
+  /** How often the Secret is checked again without a pod changing (retries, renewals; default 30 s). */
+  recheckEveryMs?: number;
 }
 
 export async function startNodeAgents(options: NodeAgentsOptions): Promise<VnAgents> {
@@ -106,7 +119,7 @@ export async function startNodeAgents(options: NodeAgentsOptions): Promise<VnAge
         .map(([node, agent]) => [node, { node, host: "localhost", port: options.port, address: agent.ip }]),
     );
     setVnAgentEndpoints(new Map(endpoints));
-    await issueServing(options, pki, agents, log);
+    if (options.issues?.() ?? true) await issueServing(options, pki, agents, log);
   };
 
   const schedule = () => {
@@ -146,8 +159,9 @@ export async function startNodeAgents(options: NodeAgentsOptions): Promise<VnAge
       onError: (error) => log.debug("vn-agent pod watch error", { error: error.message }),
     },
   );
-  // Certificates near their end are renewed without waiting for a pod to change.
-  const renewal = setInterval(schedule, 6 * 60 * 60_000);
+  // A failed write is tried again, a new leader issues, and certificates near their end are renewed,
+  // without waiting for a pod to change.
+  const renewal = setInterval(schedule, options.recheckEveryMs ?? 30_000);
   renewal.unref();
 
   return {
@@ -178,18 +192,26 @@ async function issueServing(
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    const data: Record<string, string> = { ...(secret?.data ?? {}) };
+    // Rebuilt from the agents there are now: a node gone takes its key with it.
+    const stored = secret?.data ?? {};
     const clientCa = Buffer.from(pki.clientCa.cert).toString("base64");
-    let changed = data["client-ca.crt"] !== clientCa;
-    data["client-ca.crt"] = clientCa;
+    const data: Record<string, string> = { "client-ca.crt": clientCa };
+    for (const node of agents.keys()) {
+      for (const suffix of ["crt", "key"] as const) {
+        const value = stored[nodeKey(node, suffix)];
+        if (value) data[nodeKey(node, suffix)] = value;
+      }
+    }
+    let changed =
+      Object.keys(stored).length !== Object.keys(data).length || stored["client-ca.crt"] !== clientCa;
     const issued: string[] = [];
     for (const [node, { ip }] of agents) {
       const current = nodeAgentTls(data, node);
       const pair: CertificateAndKey | undefined = current && { cert: current.cert, key: current.key };
       if (pair && (await nodeAgentServingGood(pair, pki, ip))) continue;
       const fresh = await issueNodeAgentServing(pki, node, ip);
-      data[`${node}.crt`] = Buffer.from(fresh.cert).toString("base64");
-      data[`${node}.key`] = Buffer.from(fresh.key).toString("base64");
+      data[nodeKey(node, "crt")] = Buffer.from(fresh.cert).toString("base64");
+      data[nodeKey(node, "key")] = Buffer.from(fresh.key).toString("base64");
       issued.push(node);
       changed = true;
     }

@@ -15,6 +15,7 @@ import { killProcessesMentioning, run } from "@/server/cluster/process";
 import { SIMULATED_POD_LABEL, startSimulatedPodLogs } from "@/server/cluster/simulated-pods";
 import { createObject, deleteObject } from "@/server/k8s/apply";
 import { connectCluster } from "@/server/k8s/cluster";
+import type { V1Node } from "@/server/k8s/kinds/node";
 import { eventually, testSuperCluster } from "@/server/k8s/test-cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
@@ -23,6 +24,7 @@ import { createLocalProvisioner } from "@/server/provisioners/local";
 import { kubeconfigFromAccess } from "@/server/provisioners/types";
 import { syncAnnotations, syncLabels, vnAgentEndpoints } from "@/server/syncer/contracts";
 import { superNamespace } from "@/server/syncer/naming";
+import { startVnAgent } from "./agent";
 import { TENANT_APISERVER_ORGANIZATION } from "./identity";
 import { ensureVnAgentPki, type VnAgentPki } from "./pki";
 import { vnAgentPortsFile } from "./ports";
@@ -256,6 +258,59 @@ describe("vn-agents", () => {
       now,
     });
     await expect(request(portOf(podNode), "/containerLogs/default/web/app", forged)).rejects.toThrow();
+  });
+});
+
+describe("a tenant's share of an agent", () => {
+  it("holds each tenant to its open streams; one closed frees its place", { timeout: 60_000 }, async () => {
+    const kubeletTls = await superKubeletTls();
+    const nodes = await kubeRequest<{ items: V1Node[] }>(conn, { path: "/api/v1/nodes" });
+    const agent = await startVnAgent({
+      node: podNode,
+      currentNode: () => nodes.items.find((node) => node.metadata?.name === podNode),
+      superCluster: conn,
+      superNamespace,
+      tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
+      kubeletTls,
+      logger,
+      maxStreamsPerTenant: 1,
+    });
+    // A followed log holds its place while it streams.
+    const follow = await new Promise<{ status: number; close(): void }>((resolve, reject) => {
+      const outgoing = https.request(
+        {
+          host: "127.0.0.1",
+          port: agent.port,
+          servername: "localhost",
+          path: "/containerLogs/default/web/app?follow=true",
+          ca: pki.servingCa.cert,
+          cert: vna.cert,
+          key: vna.key,
+          agent: false,
+        },
+        (response) => resolve({ status: response.statusCode ?? 0, close: () => outgoing.destroy() }),
+      );
+      outgoing.on("error", reject);
+      outgoing.end();
+    });
+    try {
+      expect(follow.status).toBe(200);
+      const refused = await request(agent.port, "/containerLogs/default/web/app?tailLines=1", vna);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toContain("close some and try again");
+      // Another tenant is judged on its own (here: not its pod), never refused for vna's streams.
+      const another = await request(agent.port, "/containerLogs/default/web/app", other);
+      expect(another.status).toBe(403);
+      follow.close();
+      const again = await eventually(async () => {
+        const answer = await request(agent.port, "/containerLogs/default/web/app?tailLines=1", vna);
+        return answer.status === 200 ? answer : undefined;
+      }, 10_000);
+      expect(again.status).toBe(200);
+    } finally {
+      follow.close();
+      await agent.close();
+    }
   });
 });
 

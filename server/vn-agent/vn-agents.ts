@@ -13,7 +13,7 @@ import { setVnAgentEndpoints, type VnAgentEndpoint } from "@/server/syncer/contr
 import { superNamespace as defaultSuperNamespace } from "@/server/syncer/naming";
 import { startVnAgent, type VnAgent } from "./agent";
 import { vnAgentLogRing } from "./log-rings";
-import { ensureVnAgentPki, type VnAgentPkiSource } from "./pki";
+import { ensureVnAgentPki, loadVnAgentPki, type VnAgentPkiSource } from "./pki";
 import { openPortBook, vnAgentPortsFile } from "./ports";
 
 export interface VnAgentsOptions {
@@ -31,6 +31,8 @@ export interface VnAgentsOptions {
   kubeletTls?: { ca: string; cert?: string; key?: string };
   /** Default: the syncer's naming. */
   superNamespace?: (tenant: string, namespace: string) => string;
+  /** How often the serving certificate is read again (renewed near its end; default 6 h). */
+  renewEveryMs?: number;
   /**
    * Addresses each agent listens on besides 127.0.0.1 (same port): the pod API address, where
    * tenant API servers that run as pods reach the agents (the local world with real nodes).
@@ -57,6 +59,8 @@ export function clusterCa(conn: ClusterConnection): string {
 export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents> {
   const log = options.logger.child({ component: "vn-agents" });
   const pki = await ensureVnAgentPki(options.pki ?? options.stateDir);
+  /** What agents serve with: the PKI's serving certificate as last read (renewed while Ring0 runs). */
+  let tls = { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert };
   const kubeletTls = options.kubeletTls ?? { ca: clusterCa(options.superCluster) };
   const ports = openPortBook(vnAgentPortsFile(options.stateDir));
   const nodes = new Map<string, V1Node>();
@@ -78,7 +82,7 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
         currentNode: () => nodes.get(name),
         superCluster: options.superCluster,
         superNamespace: options.superNamespace ?? defaultSuperNamespace,
-        tls: { cert: pki.serving.cert, key: pki.serving.key, clientCa: pki.clientCa.cert },
+        tls,
         kubeletTls,
         // Operators read each agent's log per node (the node page's "vn-agent log").
         logger: teeLogger(options.logger, vnAgentLogRing(name)),
@@ -157,11 +161,30 @@ export async function startVnAgents(options: VnAgentsOptions): Promise<VnAgents>
     },
   );
 
+  // A certificate near its end is renewed on reading (loadVnAgentPki), and one another replica
+  // renewed is taken: running agents serve it to new connections without a restart.
+  const renewal = setInterval(
+    () => {
+      loadVnAgentPki(options.pki ?? options.stateDir).then(
+        async (current) => {
+          if (current.serving.cert === tls.cert) return;
+          tls = { cert: current.serving.cert, key: current.serving.key, clientCa: current.clientCa.cert };
+          for (const agent of agents.values()) (await agent)?.reloadTls(tls);
+          log.info("the vn-agents serve a renewed certificate");
+        },
+        (error: unknown) => log.warn("reading the vn-agents' certificate again failed", { error }),
+      );
+    },
+    options.renewEveryMs ?? 6 * 60 * 60 * 1000,
+  );
+  renewal.unref();
+
   return {
     endpoints: () => new Map(endpoints),
     ready: () => readyPromise,
     async stop() {
       stopped = true;
+      clearInterval(renewal);
       watch.stop();
       await Promise.all([...agents.keys()].map(close));
       setVnAgentEndpoints(null);

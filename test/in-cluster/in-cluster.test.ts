@@ -762,7 +762,7 @@ describe.skipIf(problems.length > 0)(
         kind: "Secret",
         metadata: { name: NODE_AGENT_SERVING_SECRET, namespace: NAMESPACE },
       });
-      const leaf = new X509Certificate(Buffer.from(serving.data[`${plan.name}.crt`] ?? "", "base64"));
+      const leaf = new X509Certificate(Buffer.from(serving.data[`node.${plan.name}.crt`] ?? "", "base64"));
       expect(leaf.subjectAltName).toBe(`IP Address:${agentIp}`);
       // No CA key reaches the agents: their Secret holds their leaves and the callers' CA only.
       expect(Object.keys(serving.data).sort()).toEqual([

@@ -176,11 +176,8 @@ describe("the wall between tenants' pods", () => {
     const chains = tenantWallChains(world, [], controlPlanes, new Set(), agents);
     const tenants = (chains.get("RING0-TENANTS") ?? []).map((rule) => rule.join(" "));
     expect(tenants).toContain(`-s 10.244.1.50/32 -j ${VN_AGENTS_CHAIN}`);
-    // An agent opens no connection to any pod.
-    expect(chains.get(VN_AGENTS_CHAIN)).toEqual([
-      ["-d", "10.244.1.50/32", "-j", "ACCEPT"],
-      ["-j", "DROP"],
-    ]);
+    // An agent opens no connection to any pod, not even another agent.
+    expect(chains.get(VN_AGENTS_CHAIN)).toEqual([["-j", "DROP"]]);
     // Only its own node's kubelet API, from the host's INPUT chain.
     expect(chains.get("RING0-NODE-AGENTS")).toEqual([
       ["-s", "10.244.1.50/32", "-d", "10.244.1.1/32", "-p", "tcp", "--dport", "10250", "-j", "ACCEPT"],

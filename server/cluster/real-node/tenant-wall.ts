@@ -134,7 +134,11 @@ export function tenantWallChains(
     ["-j", "DROP"],
   ]);
   for (const [chain, ips] of [...byOwner.entries()].sort(([a], [b]) => a.localeCompare(b))) {
-    const reachable = [...ips, ...(reaches.get(chain) ?? []).flatMap((other) => byOwner.get(other) ?? [])];
+    // vn-agents open no connection to any pod, not even to each other.
+    const reachable =
+      chain === VN_AGENTS_CHAIN
+        ? []
+        : [...ips, ...(reaches.get(chain) ?? []).flatMap((other) => byOwner.get(other) ?? [])];
     // A tenant's pods reach port 6443 of its own control plane's API servers, nothing more of it.
     const api = (apisByChain.get(chain) ?? []).map((ip) => [
       "-d",
@@ -290,8 +294,10 @@ export function ring0Pods(
     const component = ring0PodAt(here, ip);
     if (component === "server") servers.add(ip);
     if (component !== "vn-agent") continue;
+    // The one running pod ring0PodAt found (finished ones may still list the address).
+    const agent = here.find((pod) => pod.status?.phase === "Running" && !pod.spec?.hostNetwork);
     const index = Number(ip.split(".")[2]);
-    if (index < MAX_REAL_NODES && here[0]?.spec?.nodeName === realNodeName(index))
+    if (index < MAX_REAL_NODES && agent?.spec?.nodeName === realNodeName(index))
       vnAgents.set(ip, realNodeIp(index));
   }
   return { servers, vnAgents };
