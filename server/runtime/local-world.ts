@@ -3,7 +3,9 @@
  * the local super cluster. Used by `npm run cluster:down` and the e2e teardown, so nothing Ring0
  * started keeps running. Tenant control planes outlive Ring0 itself on purpose (adopted on restart).
  */
+import fs from "node:fs";
 import { localSuperCluster } from "@/server/cluster/local";
+import { nodeAgentPidFile } from "@/server/cluster/real-node/plan";
 import { clearTearingDown, markTearingDown } from "@/server/cluster/teardown";
 import type { Logger } from "@/server/logger";
 import { createLocalProvisioner } from "@/server/provisioners/local";
@@ -12,6 +14,7 @@ export async function removeLocalWorld(stateDir: string, logger: Logger): Promis
   // A Ring0 still running must not start again what goes away here.
   markTearingDown(stateDir);
   try {
+    await stopNodeAgent(stateDir, logger);
     const provisioner = createLocalProvisioner({ stateDir, logger });
     const tenants = await provisioner.list();
     for (const tenant of tenants) await provisioner.destroy(tenant);
@@ -20,4 +23,31 @@ export async function removeLocalWorld(stateDir: string, logger: Logger): Promis
   } finally {
     clearTearingDown(stateDir);
   }
+}
+
+/** Stops the node agent `./ring0 install` left running for this world (scripts/node-agent.ts), if any. */
+async function stopNodeAgent(stateDir: string, logger: Logger): Promise<void> {
+  const file = nodeAgentPidFile(stateDir);
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(file, "utf8").trim());
+  } catch {
+    return;
+  }
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (Number.isInteger(pid) && pid > 1 && alive()) {
+    process.kill(pid, "SIGTERM");
+    for (let waited = 0; alive() && waited < 10_000; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    if (alive()) process.kill(pid, "SIGKILL");
+    logger.info("the node agent of Ring0 installed in the local world stopped", { pid });
+  }
+  fs.rmSync(file, { force: true });
 }

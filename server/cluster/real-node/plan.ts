@@ -114,6 +114,19 @@ export function realNodesDir(stateDir: string): string {
   return path.join(path.resolve(stateDir), "real-nodes");
 }
 
+/**
+ * Where `./ring0 install` (Ring0 installed by its chart into the local world) keeps its credentials,
+ * the kubelet CA it hands the chart, and its node agent's log and pid (scripts/node-agent.ts).
+ */
+export function inClusterDir(stateDir: string): string {
+  return path.join(path.resolve(stateDir), "in-cluster");
+}
+
+/** The pid of the node agent that plays the node's part for Ring0 installed in the local world. */
+export function nodeAgentPidFile(stateDir: string): string {
+  return path.join(inClusterDir(stateDir), "node-agent.pid");
+}
+
 export function realNodePlan(stateDir: string, index: number): RealNodePlan {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_REAL_NODES) {
     throw new Error(`real node index ${index} is out of range 0…${MAX_REAL_NODES - 1}`);

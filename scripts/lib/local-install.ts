@@ -1,0 +1,224 @@
+/**
+ * Ring0 installed by its chart into the local world (the super cluster with a real node): what
+ * `./ring0 install` does, and what the in-cluster suite does the same way.
+ *   - the node's part (nodeDuties): what a real cluster's nodes and network do for Ring0's pods and
+ *     tenants' pods, which the local world's host plays: the tenant wall, volumes for the
+ *     `ring0-local` class, the super cluster's API for Ring0's own pods, and 127.0.0.1 ports that
+ *     lead to Ring0's Service (what browsers and kubectl on this host open);
+ *   - a PostgreSQL and Ring0's IAM as pods (dependency), then `helm upgrade --install` with the
+ *     values a trial needs (chartValues).
+ */
+import net from "node:net";
+import { run } from "@/server/cluster/process";
+import { startSuperApiProxy } from "@/server/cluster/real-node/super-api-proxy";
+import { startTenantWall } from "@/server/cluster/real-node/tenant-wall";
+import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
+import { type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
+import type { ClusterConnection } from "@/server/k8s/cluster";
+import type { Logger } from "@/server/logger";
+
+export { inClusterDir } from "@/server/cluster/real-node/plan";
+
+export const RING0_NAMESPACE = "ring0-system";
+export const RING0_RELEASE = "ring0";
+
+/** A nonroot pod's security context, and its container's walls (read-only root, no capabilities). */
+export const nonroot = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  seccompProfile: { type: "RuntimeDefault" },
+};
+export const walled = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ["ALL"] },
+};
+
+export async function serviceIp(
+  conn: ClusterConnection,
+  name: string,
+  namespace = RING0_NAMESPACE,
+): Promise<string> {
+  return (
+    await readObject<KubeObject & { spec: { clusterIP: string } }>(conn, {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace },
+    })
+  ).spec.clusterIP;
+}
+
+/**
+ * A Deployment of one walled, nonroot pod behind a Service of its own name (a PostgreSQL, an IdP).
+ * The Service comes first: `env` may name its URL (an IdP's issuer). Resolves with that URL.
+ */
+export async function dependency(
+  conn: ClusterConnection,
+  options: {
+    name: string;
+    image: string;
+    port: number;
+    env: { name: string; value: string }[] | ((url: string) => { name: string; value: string }[]);
+    command?: string[];
+    volumes: { name: string; mountPath: string }[];
+    namespace?: string;
+  },
+): Promise<{ url: string }> {
+  const namespace = options.namespace ?? RING0_NAMESPACE;
+  const labels = { "app.kubernetes.io/name": options.name };
+  await serverSideApply(conn, {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: options.name, namespace },
+    spec: { selector: labels, ports: [{ port: options.port, targetPort: options.port }] },
+  });
+  const url = `http://${await serviceIp(conn, options.name, namespace)}:${options.port}`;
+  await serverSideApply(conn, {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: options.name, namespace, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: nonroot,
+          containers: [
+            {
+              name: options.name,
+              image: options.image,
+              ...(options.command ? { command: options.command } : {}),
+              env: typeof options.env === "function" ? options.env(url) : options.env,
+              ports: [{ containerPort: options.port }],
+              readinessProbe: { tcpSocket: { port: options.port }, periodSeconds: 2 },
+              securityContext: walled,
+              volumeMounts: options.volumes.map((volume) => ({
+                name: volume.name,
+                mountPath: volume.mountPath,
+              })),
+            },
+          ],
+          volumes: options.volumes.map((volume) => ({ name: volume.name, emptyDir: {} })),
+        },
+      },
+    },
+  });
+  return { url };
+}
+
+/**
+ * The chart's values for a trial on this machine (`helm install` arguments): Ring0's image from
+ * the world's registry, its URLs on this host, the PostgreSQL and IdP pods, etcd on `ring0-local`
+ * volumes, the vn-agents verifying the real node's kubelet with the world's kubelet CA, and
+ * requests small enough for two replicas on the one real node (the chart only prefers spreading).
+ */
+export function trialValues(options: {
+  image: string;
+  tag: string;
+  publicUrl: string;
+  gatewayUrl: string;
+  databaseUrl: string;
+  issuer: string;
+  clientSecret: string;
+  kubeletCaFile: string;
+}): string[] {
+  const values: [string, string][] = [
+    ["image.repository", options.image],
+    ["image.tag", options.tag],
+    ["publicUrl", options.publicUrl],
+    ["gatewayUrl", options.gatewayUrl],
+    ["database.url", options.databaseUrl],
+    ["oidc.issuer", options.issuer],
+    ["oidc.clientId", "ring0"],
+    ["oidc.clientSecret", options.clientSecret],
+    ["controlPlanes.etcdStorage.storageClassName", "ring0-local"],
+    ["controlPlanes.etcdStorage.size", "1Gi"],
+    ["resources.requests.cpu", "100m"],
+    ["resources.requests.memory", "256Mi"],
+  ];
+  return [
+    ...values.flatMap(([key, value]) => ["--set", `${key}=${value}`]),
+    "--set-file",
+    `vnAgent.kubeletCa=${options.kubeletCaFile}`,
+  ];
+}
+
+/** Whether the node's kube-proxy has a rule for this cluster IP (iptables mode, its KUBE-SERVICES chain). */
+export async function programmed(ip: string): Promise<boolean> {
+  const rules = await run("iptables", ["-w", "5", "-t", "nat", "-S", "KUBE-SERVICES"], {
+    timeoutMs: 30_000,
+  }).then(
+    (result) => result.stdout,
+    () => "",
+  );
+  return rules.includes(`-d ${ip}/32`);
+}
+
+/**
+ * Serves 127.0.0.1:<port> (0: a free one) from a Service's `servicePort`: what a browser or kubectl
+ * on this host opens as Ring0's public URL or the gateway's. Resolves with the server.
+ */
+export async function forwardToService(
+  conn: ClusterConnection,
+  service: string,
+  servicePort: number,
+  port = 0,
+): Promise<net.Server> {
+  const server = net.createServer((socket) => {
+    socket.on("error", () => socket.destroy());
+    void serviceIp(conn, service).then(
+      async (ip) => {
+        // Only once the node's kube-proxy serves that cluster IP: before, the connection would
+        // end in the host's sink (or, without it, follow the default route out of the machine).
+        if (!(await programmed(ip))) return void socket.destroy();
+        const upstream = net.connect(servicePort, ip);
+        socket.pipe(upstream).pipe(socket);
+        upstream.on("error", () => socket.destroy());
+        socket.on("close", () => upstream.destroy());
+      },
+      () => socket.destroy(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+export interface NodeDuties {
+  refusedFrom(ip: string): number;
+  stop(): Promise<void>;
+}
+
+/** The local world's node playing a cluster's part for Ring0 in it (see the file's comment). */
+export async function startNodeDuties(options: {
+  conn: ClusterConnection;
+  stateDir: string;
+  logger: Logger;
+}): Promise<NodeDuties> {
+  const { conn, stateDir, logger } = options;
+  const wall = await startTenantWall({ superCluster: conn, logger });
+  const volumes = startLocalVolumes({ superCluster: conn, stateDir, logger });
+  const proxy = await startSuperApiProxy({
+    superCluster: conn,
+    apiserverPort: Number(new URL(conn.server).port),
+    logger,
+  });
+  return {
+    refusedFrom: (ip) => proxy.refusedFrom(ip),
+    async stop() {
+      await proxy.close();
+      volumes.stop();
+      wall.stop();
+    },
+  };
+}
