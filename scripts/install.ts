@@ -25,20 +25,17 @@ import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
 import { nodeAgentPidFile, REAL_NODE_LABEL } from "@/server/cluster/real-node/plan";
 import { runningRegistryPort } from "@/server/cluster/real-node/registry";
-import { serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { NODE_AGENT_SELECTOR } from "@/server/vn-agent/node-agents";
 import {
-  dependency,
   inClusterDir,
   RING0_NAMESPACE,
   RING0_RELEASE,
-  serviceIp,
+  trialDependencies,
   trialValues,
 } from "./lib/local-install";
-import { POSTGRES_PORT } from "./lib/postgres-image";
 
 const USAGE = "usage: ./ring0 install [--port 3000] [--gateway-port 3443] | ./ring0 install --uninstall\n";
 const SERVER_SELECTOR = "app.kubernetes.io/name=ring0,app.kubernetes.io/component=server";
@@ -202,39 +199,15 @@ async function main(): Promise<void> {
   const version = (JSON.parse(fs.readFileSync("package.json", "utf8")) as { version: string }).version;
 
   say("PostgreSQL and Ring0's IAM as pods…");
-  await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: RING0_NAMESPACE } });
   const { databasePassword, clientSecret } = credentials(stateDir);
   const publicUrl = `http://localhost:${ports.port}`;
   const gatewayUrl = `https://localhost:${ports.gatewayPort}`;
-  await dependency(conn, {
-    name: "ring0-postgres",
-    image: "localhost/ring0/postgres:18.4",
-    port: POSTGRES_PORT,
-    env: [{ name: "POSTGRES_PASSWORD", value: databasePassword }],
-    volumes: [
-      { name: "data", mountPath: "/var/lib/postgresql/data" },
-      { name: "tmp", mountPath: "/tmp" },
-    ],
-  });
-  const iam = await dependency(conn, {
-    name: "ring0-iam",
-    image: `localhost/ring0/ring0:${version}`,
-    port: 3001,
-    command: ["/usr/local/bin/node", "--import", "tsx", "server/iam/serve.ts"],
-    env: (issuer) => [
-      { name: "IAM_ISSUER", value: issuer },
-      { name: "IAM_LISTEN_ADDRESS", value: "0.0.0.0" },
-      { name: "IAM_STATE_DIR", value: "/var/lib/ring0-iam/state" },
-      { name: "IAM_CLIENT_ID", value: "ring0" },
-      // The demo accounts, beyond loopback: a trial's IdP, said so.
-      { name: "IAM_ALLOW_DEMO_ACCOUNTS", value: "true" },
-      { name: "IAM_CLIENT_SECRET", value: clientSecret },
-      { name: "IAM_REDIRECT_URIS", value: `${publicUrl}/api/auth/callback/ring0-iam` },
-    ],
-    volumes: [
-      { name: "state", mountPath: "/var/lib/ring0-iam" },
-      { name: "tmp", mountPath: "/tmp" },
-    ],
+  const { databaseUrl, issuer } = await trialDependencies(conn, {
+    postgresImage: "localhost/ring0/postgres:18.4",
+    ring0Image: `localhost/ring0/ring0:${version}`,
+    databasePassword,
+    clientSecret,
+    publicUrl,
   });
 
   say("helm upgrade --install…");
@@ -255,8 +228,8 @@ async function main(): Promise<void> {
         tag: version,
         publicUrl,
         gatewayUrl,
-        databaseUrl: `postgresql://ring0:${databasePassword}@${await serviceIp(conn, "ring0-postgres")}:${POSTGRES_PORT}/ring0`,
-        issuer: iam.url,
+        databaseUrl,
+        issuer,
         clientSecret,
         kubeletCaFile,
       }),

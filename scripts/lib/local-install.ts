@@ -16,6 +16,7 @@ import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { POSTGRES_PORT } from "./postgres-image";
 
 export { inClusterDir } from "@/server/cluster/real-node/plan";
 
@@ -109,6 +110,59 @@ export async function dependency(
     },
   });
   return { url };
+}
+
+/**
+ * A trial's PostgreSQL and IdP as pods in Ring0's namespace: the PostgreSQL image with Ring0's
+ * role's password, and Ring0's IAM on its own from Ring0's image (its demo accounts, its one client
+ * redirecting to `publicUrl`). Resolves with Ring0's database URL and the IAM's issuer.
+ */
+export async function trialDependencies(
+  conn: ClusterConnection,
+  options: {
+    postgresImage: string;
+    ring0Image: string;
+    databasePassword: string;
+    clientSecret: string;
+    publicUrl: string;
+  },
+): Promise<{ databaseUrl: string; issuer: string }> {
+  await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: RING0_NAMESPACE } });
+  const postgres = await dependency(conn, {
+    name: "ring0-postgres",
+    image: options.postgresImage,
+    port: POSTGRES_PORT,
+    env: [{ name: "POSTGRES_PASSWORD", value: options.databasePassword }],
+    volumes: [
+      { name: "data", mountPath: "/var/lib/postgresql/data" },
+      { name: "tmp", mountPath: "/tmp" },
+    ],
+  });
+  const iam = await dependency(conn, {
+    name: "ring0-iam",
+    image: options.ring0Image,
+    port: 3001,
+    command: ["/usr/local/bin/node", "--import", "tsx", "server/iam/serve.ts"],
+    env: (issuer) => [
+      { name: "IAM_ISSUER", value: issuer },
+      { name: "IAM_LISTEN_ADDRESS", value: "0.0.0.0" },
+      { name: "IAM_STATE_DIR", value: "/var/lib/ring0-iam/state" },
+      { name: "IAM_CLIENT_ID", value: "ring0" },
+      // The demo accounts, beyond loopback: a trial's IdP, said so.
+      { name: "IAM_ALLOW_DEMO_ACCOUNTS", value: "true" },
+      { name: "IAM_CLIENT_SECRET", value: options.clientSecret },
+      { name: "IAM_REDIRECT_URIS", value: `${options.publicUrl}/api/auth/callback/ring0-iam` },
+    ],
+    volumes: [
+      { name: "state", mountPath: "/var/lib/ring0-iam" },
+      { name: "tmp", mountPath: "/tmp" },
+    ],
+  });
+  const host = new URL(postgres.url).host;
+  return {
+    databaseUrl: `postgresql://ring0:${options.databasePassword}@${host}/ring0`,
+    issuer: iam.url,
+  };
 }
 
 /**

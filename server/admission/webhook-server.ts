@@ -219,13 +219,7 @@ export function startWebhookServer(options: WebhookServerOptions): Promise<Webho
     return {
       port,
       handshakes: () => mtls.handshakes(),
-      reloadTls: (tls) =>
-        mtls.server.setSecureContext({
-          cert: tls.cert,
-          key: tls.key,
-          ca: tls.clientCa,
-          minVersion: "TLSv1.2",
-        }),
+      reloadTls: (tls) => mtls.reload(tls),
       stop: () => mtls.close(),
     };
   });

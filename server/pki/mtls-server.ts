@@ -23,6 +23,8 @@ export interface MtlsServer {
    */
   listen(port?: number, alsoOn?: string[]): Promise<number>;
   close(): Promise<void>;
+  /** New connections get this certificate and client CA (a renewed one), without a restart. */
+  reload(tls: MtlsOptions): void;
   /** TLS connections accepted so far (clients that keep theirs alive add one, not one per request). */
   handshakes(): number;
 }
@@ -75,6 +77,8 @@ export function createMtlsServer(
   return {
     server,
     handshakes: () => handshakes,
+    reload: (next) =>
+      server.setSecureContext({ cert: next.cert, key: next.key, ca: next.clientCa, minVersion: "TLSv1.2" }),
     listen: async (port, alsoOn = []) => {
       const bound = await new Promise<number>((resolve, reject) => {
         server.once("error", reject);

@@ -452,13 +452,7 @@ export function startVnAgent(options: VnAgentOptions): Promise<VnAgent> {
     return {
       node: options.node,
       port,
-      reloadTls: (tls) =>
-        mtls.server.setSecureContext({
-          cert: tls.cert,
-          key: tls.key,
-          ca: tls.clientCa,
-          minVersion: "TLSv1.2",
-        }),
+      reloadTls: (tls) => mtls.reload(tls),
       close: async () => {
         // Upgraded streams (and their kubelet sides) end with the agent.
         for (const socket of sockets) socket.destroy();

@@ -26,12 +26,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { phaseOf, trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
 import {
-  dependency,
   forwardToService,
   type NodeDuties,
   nonroot,
-  serviceIp,
   startNodeDuties,
+  trialDependencies,
   trialValues,
   walled,
 } from "@/scripts/lib/local-install";
@@ -261,6 +260,20 @@ function dialScript(ip: string, ports: number[]): string {
     .join("; ");
 }
 
+/** A shell line run in the tenant's pod "first", as it runs on the real node (its copy below). */
+function inTenantPod(script: string): Promise<RunResult> {
+  return tool(kubectlPath, [
+    "exec",
+    "-n",
+    superNamespace(TENANT, "default"),
+    "first",
+    "--",
+    "sh",
+    "-c",
+    script,
+  ]);
+}
+
 async function tenantPodRunning(name: string): Promise<void> {
   const created = await tenantKubectl(sleeperArgs(name, KUBECTL_IMAGE));
   expect(created.code, created.stderr).toBe(0);
@@ -339,41 +352,17 @@ describe.skipIf(problems.length > 0)(
       for (const image of await buildControlPlaneImages({ binDir, outDir }))
         await pushImageArchive(stateDir, binDir, image.archive, { replace: true, logger });
 
-      await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: NAMESPACE } });
       const password = randomBytes(18).toString("base64url");
       databasePassword = password;
       const clientSecret = randomBytes(32).toString("base64url");
       publicUrl = `http://localhost:${await forward(80)}`;
       gatewayUrl = `https://localhost:${await forward(443)}`;
-      await dependency(conn, {
-        name: "ring0-postgres",
-        image: postgres.name,
-        port: POSTGRES_PORT,
-        env: [{ name: "POSTGRES_PASSWORD", value: password }],
-        volumes: [
-          { name: "data", mountPath: "/var/lib/postgresql/data" },
-          { name: "tmp", mountPath: "/tmp" },
-        ],
-      });
-      const iam = await dependency(conn, {
-        name: "ring0-iam",
-        image: ring0.name,
-        port: 3001,
-        command: ["/usr/local/bin/node", "--import", "tsx", "server/iam/serve.ts"],
-        env: (issuer) => [
-          { name: "IAM_ISSUER", value: issuer },
-          { name: "IAM_LISTEN_ADDRESS", value: "0.0.0.0" },
-          { name: "IAM_STATE_DIR", value: "/var/lib/ring0-iam/state" },
-          { name: "IAM_CLIENT_ID", value: "ring0" },
-          // The demo accounts, beyond loopback: a trial's IdP, said so.
-          { name: "IAM_ALLOW_DEMO_ACCOUNTS", value: "true" },
-          { name: "IAM_CLIENT_SECRET", value: clientSecret },
-          { name: "IAM_REDIRECT_URIS", value: `${publicUrl}/api/auth/callback/ring0-iam` },
-        ],
-        volumes: [
-          { name: "state", mountPath: "/var/lib/ring0-iam" },
-          { name: "tmp", mountPath: "/tmp" },
-        ],
+      const { databaseUrl, issuer } = await trialDependencies(conn, {
+        postgresImage: postgres.name,
+        ring0Image: ring0.name,
+        databasePassword: password,
+        clientSecret,
+        publicUrl,
       });
 
       const [image, tag] = ring0.name.split(/:(?=[^:]+$)/) as [string, string];
@@ -394,8 +383,8 @@ describe.skipIf(problems.length > 0)(
             tag,
             publicUrl,
             gatewayUrl,
-            databaseUrl: `postgresql://ring0:${password}@${await serviceIp(conn, "ring0-postgres")}:${POSTGRES_PORT}/ring0`,
-            issuer: iam.url,
+            databaseUrl,
+            issuer,
             clientSecret,
             kubeletCaFile,
           }),
@@ -673,16 +662,9 @@ describe.skipIf(problems.length > 0)(
 
       // The tenant's own pod reaches neither the agent nor the node's kubelet: only its API server
       // may open a connection to the agent, and only the agent to the kubelet.
-      const fromTenantPod = await tool(kubectlPath, [
-        "exec",
-        "-n",
-        superNamespace(TENANT, "default"),
-        "first",
-        "--",
-        "sh",
-        "-c",
+      const fromTenantPod = await inTenantPod(
         `${dialScript(agentIp, [10550])}; ${dialScript(plan.nodeIp, [10250])}`,
-      ]);
+      );
       expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10550 SHUT");
       expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10250 SHUT");
     });
@@ -719,16 +701,7 @@ describe.skipIf(problems.length > 0)(
         // Its API server reaches the webhooks; the tenant's own pod (run below, as it is) does not,
         // nor Ring0's panel: the tenant wall opens Ring0's pods to API servers only, on 9443 only.
         const ring0Ip = (await serverPods())[0]?.status?.podIP as string;
-        const fromTenantPod = await tool(kubectlPath, [
-          "exec",
-          "-n",
-          superNamespace(TENANT, "default"),
-          "first",
-          "--",
-          "sh",
-          "-c",
-          dialScript(ring0Ip, [3000, 9443]),
-        ]);
+        const fromTenantPod = await inTenantPod(dialScript(ring0Ip, [3000, 9443]));
         expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("3000 SHUT");
         expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("9443 SHUT");
       } finally {
