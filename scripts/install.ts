@@ -23,22 +23,25 @@ import path from "node:path";
 import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { localSuperCluster } from "@/server/cluster/local";
 import { run } from "@/server/cluster/process";
-import { nodeAgentPidFile, REAL_NODE_LABEL } from "@/server/cluster/real-node/plan";
+import { REAL_NODE_LABEL } from "@/server/cluster/real-node/plan";
 import { runningRegistryPort } from "@/server/cluster/real-node/registry";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { kubeRequest } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
+import { runningNodeAgent } from "@/server/runtime/local-world";
 import { NODE_AGENT_SELECTOR } from "@/server/vn-agent/node-agents";
 import {
   inClusterDir,
+  isReady,
+  livePods,
   RING0_NAMESPACE,
   RING0_RELEASE,
+  SERVER_SELECTOR,
   trialDependencies,
   trialValues,
 } from "./lib/local-install";
 
 const USAGE = "usage: ./ring0 install [--port 3000] [--gateway-port 3443] | ./ring0 install --uninstall\n";
-const SERVER_SELECTOR = "app.kubernetes.io/name=ring0,app.kubernetes.io/component=server";
 const DEMO_PASSWORD = "ring0-demo";
 
 function fail(message: string, code = 1): never {
@@ -55,17 +58,6 @@ function port(args: string[], flag: string, fallback: number): number {
   if (!Number.isInteger(value) || value < 1024 || value > 65535)
     fail(`${flag} takes a port from 1024 to 65535, not ${args[index + 1] ?? "nothing"}\n${USAGE}`, 2);
   return value;
-}
-
-/** The node agent's process, when one runs for this state dir. */
-function runningNodeAgent(stateDir: string): number | undefined {
-  try {
-    const pid = Number(fs.readFileSync(nodeAgentPidFile(stateDir), "utf8").trim());
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Starts the node agent (detached, its log in <state>/in-cluster/node-agent.log) and waits until it serves. */
@@ -112,24 +104,14 @@ function credentials(stateDir: string): { databasePassword: string; clientSecret
   }
 }
 
-type Pod = {
-  metadata: { name: string; deletionTimestamp?: string };
-  status?: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] };
-};
-
-async function readyPods(
+/** How many of the pods a selector picks are ready, and one that keeps exiting, if any. */
+async function readiness(
   conn: ClusterConnection,
   selector: string,
 ): Promise<{ ready: number; crashing?: string }> {
-  const pods = await kubeRequest<{ items: Pod[] }>(conn, {
-    path: `/api/v1/namespaces/${RING0_NAMESPACE}/pods`,
-    query: { labelSelector: selector },
-  });
-  const live = pods.items.filter((pod) => !pod.metadata.deletionTimestamp);
+  const live = await livePods(conn, selector);
   return {
-    ready: live.filter(
-      (pod) => pod.status?.phase === "Running" && (pod.status.containerStatuses ?? []).every((s) => s.ready),
-    ).length,
+    ready: live.filter(isReady).length,
     crashing: live.find((pod) => (pod.status?.containerStatuses ?? []).some((s) => s.restartCount >= 3))
       ?.metadata.name,
   };
@@ -241,8 +223,8 @@ async function main(): Promise<void> {
   say("waiting for both replicas and the vn-agents…");
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const servers = await readyPods(conn, SERVER_SELECTOR);
-    const agents = await readyPods(conn, NODE_AGENT_SELECTOR);
+    const servers = await readiness(conn, SERVER_SELECTOR);
+    const agents = await readiness(conn, NODE_AGENT_SELECTOR);
     if (servers.ready >= 2 && agents.ready >= 1) break;
     const crashing = servers.crashing ?? agents.crashing;
     if (crashing || Date.now() > deadline)

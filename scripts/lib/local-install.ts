@@ -15,6 +15,7 @@ import { startTenantWall } from "@/server/cluster/real-node/tenant-wall";
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
+import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { POSTGRES_PORT } from "./postgres-image";
 
@@ -22,6 +23,30 @@ export { inClusterDir } from "@/server/cluster/real-node/plan";
 
 export const RING0_NAMESPACE = "ring0-system";
 export const RING0_RELEASE = "ring0";
+/** The chart's server pods (its vn-agents: NODE_AGENT_SELECTOR, server/vn-agent/node-agents.ts). */
+export const SERVER_SELECTOR = "app.kubernetes.io/name=ring0,app.kubernetes.io/component=server";
+
+/** What these helpers read of a pod. */
+export interface Ring0Pod {
+  metadata: { name: string; deletionTimestamp?: string | Date };
+  status?: { phase?: string; containerStatuses?: { ready: boolean; restartCount: number }[] };
+}
+
+/** The pods of Ring0's namespace a label selector picks, but those being deleted. */
+export async function livePods<T extends Ring0Pod>(conn: ClusterConnection, selector: string): Promise<T[]> {
+  const pods = await kubeRequest<{ items: T[] }>(conn, {
+    path: `/api/v1/namespaces/${RING0_NAMESPACE}/pods`,
+    query: { labelSelector: selector },
+  });
+  return pods.items.filter((pod) => !pod.metadata.deletionTimestamp);
+}
+
+/** Running with every container ready. */
+export function isReady(pod: Ring0Pod): boolean {
+  return (
+    pod.status?.phase === "Running" && (pod.status.containerStatuses ?? []).every((status) => status.ready)
+  );
+}
 
 /** A nonroot pod's security context, and its container's walls (read-only root, no capabilities). */
 export const nonroot = {

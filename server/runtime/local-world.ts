@@ -25,29 +25,27 @@ export async function removeLocalWorld(stateDir: string, logger: Logger): Promis
   }
 }
 
-/** Stops the node agent `./ring0 install` left running for this world (scripts/node-agent.ts), if any. */
-async function stopNodeAgent(stateDir: string, logger: Logger): Promise<void> {
-  const file = nodeAgentPidFile(stateDir);
-  let pid: number;
+/** The pid of the node agent `./ring0 install` left running for this world (scripts/node-agent.ts), if it runs. */
+export function runningNodeAgent(stateDir: string): number | undefined {
   try {
-    pid = Number(fs.readFileSync(file, "utf8").trim());
+    const pid = Number(fs.readFileSync(nodeAgentPidFile(stateDir), "utf8").trim());
+    if (!Number.isInteger(pid) || pid <= 1) return undefined;
+    process.kill(pid, 0);
+    return pid;
   } catch {
-    return;
+    return undefined;
   }
-  const alive = () => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  if (Number.isInteger(pid) && pid > 1 && alive()) {
+}
+
+/** Stops that node agent, if it runs, and forgets its pid. */
+async function stopNodeAgent(stateDir: string, logger: Logger): Promise<void> {
+  const pid = runningNodeAgent(stateDir);
+  if (pid !== undefined) {
     process.kill(pid, "SIGTERM");
-    for (let waited = 0; alive() && waited < 10_000; waited += 100)
+    for (let waited = 0; runningNodeAgent(stateDir) !== undefined && waited < 10_000; waited += 100)
       await new Promise((resolve) => setTimeout(resolve, 100));
-    if (alive()) process.kill(pid, "SIGKILL");
+    if (runningNodeAgent(stateDir) !== undefined) process.kill(pid, "SIGKILL");
     logger.info("the node agent of Ring0 installed in the local world stopped", { pid });
   }
-  fs.rmSync(file, { force: true });
+  fs.rmSync(nodeAgentPidFile(stateDir), { force: true });
 }

@@ -27,8 +27,11 @@ import { phaseOf, trpcCall } from "@/e2e/tenant-fixture";
 import { type BuiltImage, buildControlPlaneImages } from "@/scripts/lib/control-plane-images";
 import {
   forwardToService,
+  isReady,
+  livePods,
   type NodeDuties,
   nonroot,
+  SERVER_SELECTOR,
   startNodeDuties,
   trialDependencies,
   trialValues,
@@ -65,7 +68,6 @@ const plan = realNodePlan(stateDir, 0);
 const NAMESPACE = "ring0-system";
 const RELEASE = "ring0";
 const CHART = path.resolve("deploy/helm/ring0");
-const SERVER_SELECTOR = "app.kubernetes.io/name=ring0,app.kubernetes.io/component=server";
 
 let cluster: LocalSuperCluster;
 let conn: ClusterConnection;
@@ -118,32 +120,15 @@ async function tool(binary: string, args: string[], timeoutMs = 120_000): Promis
 }
 
 async function serverPods(): Promise<Pod[]> {
-  const pods = await kubeRequest<{ items: Pod[] }>(conn, {
-    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
-    query: { labelSelector: SERVER_SELECTOR },
-  });
-  return pods.items.filter((pod) => !pod.metadata.deletionTimestamp);
+  return livePods<Pod>(conn, SERVER_SELECTOR);
 }
 
 /** The vn-agent DaemonSet's pods (one beside each real node's kubelet), ready ones only. */
 async function readyAgentPods(): Promise<Pod[]> {
-  const pods = await kubeRequest<{ items: Pod[] }>(conn, {
-    path: `/api/v1/namespaces/${NAMESPACE}/pods`,
-    query: { labelSelector: NODE_AGENT_SELECTOR },
-  });
-  return pods.items.filter(
-    (pod) =>
-      !pod.metadata.deletionTimestamp &&
-      pod.status?.phase === "Running" &&
-      (pod.status.containerStatuses ?? []).every((status) => status.ready),
-  );
+  return (await livePods<Pod>(conn, NODE_AGENT_SELECTOR)).filter(isReady);
 }
 
-const readyPods = async () =>
-  (await serverPods()).filter(
-    (pod) =>
-      pod.status?.phase === "Running" && (pod.status.containerStatuses ?? []).every((status) => status.ready),
-  );
+const readyPods = async () => (await serverPods()).filter(isReady);
 
 async function leaseHolder(name: string): Promise<string | undefined> {
   try {

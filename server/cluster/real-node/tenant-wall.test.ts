@@ -8,7 +8,6 @@ import {
   podOwners,
   RING0_CHAIN,
   ring0Pods,
-  ring0ServerPods,
   tenantChain,
   tenantWallChains,
   VN_AGENTS_CHAIN,
@@ -247,7 +246,7 @@ describe("the wall between tenants' pods", () => {
       ring0("ring0-d", "10.244.0.43"),
       { ...pod("other", "10.244.0.43"), metadata: { name: "other", namespace: "default", labels: {} } },
     ];
-    const found = ring0ServerPods(pods as never, podOwners(pods as never));
+    const found = ring0Pods(pods as never, podOwners(pods as never)).servers;
     expect([...found]).toEqual(["10.244.0.40"]);
   });
 

@@ -303,14 +303,6 @@ export function ring0Pods(
   return { servers, vnAgents };
 }
 
-/** The addresses of Ring0's own server pods (ring0Pods().servers). */
-export function ring0ServerPods(
-  pods: Iterable<CachedObject>,
-  owners: Map<string, string | null>,
-): Set<string> {
-  return ring0Pods(pods, owners).servers;
-}
-
 /** An address of a real node's pod (the pod network, not the pod API address). */
 function isPodAddress(ip: string): boolean {
   if (!net.isIPv4(ip)) return false;
