@@ -2,6 +2,7 @@ import { isIP } from "node:net";
 import path from "node:path";
 import { z } from "zod";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
+import { parseCidrList } from "@/server/core/cidr";
 import { processSlot } from "@/server/core/process-slots";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
@@ -194,6 +195,27 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined)),
+    RING0_TENANT_BOUNDARY: z
+      .enum(["auto", "on", "off"], {
+        error:
+          'expected "auto" (NetworkPolicies keep tenants\' pods apart wherever this host\'s wall does not), "on" or "off"',
+      })
+      .default("auto"),
+    RING0_POD_CIDRS: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
+    RING0_POD_EGRESS_BLOCK: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
+    RING0_POD_EGRESS_ALLOW: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value) => (value ? value : undefined)),
     RING0_TENANT_TRAFFIC_ALLOW: z
       .string()
       .trim()
@@ -296,6 +318,9 @@ const schema = z
     const parsed: [keyof typeof env, string | undefined, (text: string) => unknown][] = [
       ["RING0_TENANT_EGRESS_ALLOW", env.RING0_TENANT_EGRESS_ALLOW, parseEgressAllowances],
       ["RING0_TENANT_TRAFFIC_ALLOW", env.RING0_TENANT_TRAFFIC_ALLOW, parseTrafficAllowances],
+      ["RING0_POD_CIDRS", env.RING0_POD_CIDRS, parseCidrList],
+      ["RING0_POD_EGRESS_BLOCK", env.RING0_POD_EGRESS_BLOCK, parseCidrList],
+      ["RING0_POD_EGRESS_ALLOW", env.RING0_POD_EGRESS_ALLOW, parseCidrList],
       ["RING0_ISOLATION_POLICY", env.RING0_ISOLATION_POLICY, parseIsolationPolicy],
       ["RING0_SHARING_POLICY", env.RING0_SHARING_POLICY, parseSharingPolicy],
     ];

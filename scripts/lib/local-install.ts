@@ -21,6 +21,8 @@ import { POSTGRES_PORT } from "./postgres-image";
 
 export { inClusterDir } from "@/server/cluster/real-node/plan";
 
+import { POD_NETWORK } from "@/server/cluster/real-node/plan";
+
 export const RING0_NAMESPACE = "ring0-system";
 export const RING0_RELEASE = "ring0";
 /** The chart's server pods (its vn-agents: NODE_AGENT_SELECTOR, server/vn-agent/node-agents.ts). */
@@ -219,6 +221,8 @@ export function trialValues(options: {
     ["controlPlanes.etcdStorage.size", "1Gi"],
     ["resources.requests.cpu", "100m"],
     ["resources.requests.memory", "256Mi"],
+    // This host's pod range (its nodes' podCIDRs may be unset): no tenant ipBlock admits it.
+    ["tenantNetwork.podCidrs", `{${POD_NETWORK}}`],
   ];
   return [
     ...values.flatMap(([key, value]) => ["--set", `${key}=${value}`]),
@@ -283,9 +287,15 @@ export async function startNodeDuties(options: {
   conn: ClusterConnection;
   stateDir: string;
   logger: Logger;
+  /** Tenants whose pods the wall lets reach another's ([from, to]; RING0_TENANT_TRAFFIC_ALLOW's). */
+  allowances?: [string, string][];
 }): Promise<NodeDuties> {
   const { conn, stateDir, logger } = options;
-  const wall = await startTenantWall({ superCluster: conn, logger });
+  const wall = await startTenantWall({
+    superCluster: conn,
+    logger,
+    ...(options.allowances ? { allowances: options.allowances } : {}),
+  });
   const volumes = startLocalVolumes({ superCluster: conn, stateDir, logger });
   const proxy = await startSuperApiProxy({
     superCluster: conn,

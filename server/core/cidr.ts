@@ -33,3 +33,26 @@ export function cidrsOverlap(one: Cidr, other: Cidr): boolean {
   };
   return holds(one, other.network) || holds(other, one.network);
 }
+
+/**
+ * A comma-separated list of ranges (`ADDRESS[/PREFIX]`), written back in `network/prefix` form.
+ * Throws naming the entry to fix.
+ */
+export function parseCidrList(text: string): string[] {
+  const entries = text
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  return entries.map((entry) => {
+    const range = parseCidr(entry);
+    if (range && net.isIPv6(range.network) && /^::ffff:/i.test(range.network)) {
+      throw new Error(`"${entry}" is an IPv4-mapped IPv6 range: write the IPv4 range itself`);
+    }
+    if (!range) {
+      throw new Error(
+        `"${entry}" is not an address range: write ADDRESS/PREFIX (10.244.0.0/16, fd00::/64) or an address, comma-separated`,
+      );
+    }
+    return `${range.network}/${range.prefix}`;
+  });
+}

@@ -18,6 +18,7 @@ import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allow
 import { startLocalVolumes } from "@/server/cluster/real-node/volumes";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
 import { createLeaderElector } from "@/server/controllers/leader";
+import { parseCidrList } from "@/server/core/cidr";
 import { getDb } from "@/server/db/client";
 import type { Env } from "@/server/env";
 import { createObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
@@ -333,6 +334,21 @@ export async function startTenants(
         isolationPolicy: config.RING0_ISOLATION_POLICY
           ? parseIsolationPolicy(config.RING0_ISOLATION_POLICY)
           : undefined,
+        // Where this host's wall does not keep tenants' pods apart (Ring0 in a cluster, a super
+        // cluster of the operator's), NetworkPolicies do (server/syncer/network-policies.ts).
+        ...(boundaryOn(config, localWorld)
+          ? {
+              tenantBoundary: {
+                admits: (tenant: string) =>
+                  parseTrafficAllowances(config.RING0_TENANT_TRAFFIC_ALLOW)
+                    .filter(([, to]) => to === tenant)
+                    .map(([from]) => from),
+                podRanges: parseCidrList(config.RING0_POD_CIDRS ?? ""),
+                egressBlock: parseCidrList(config.RING0_POD_EGRESS_BLOCK ?? ""),
+                egressAllow: parseCidrList(config.RING0_POD_EGRESS_ALLOW ?? ""),
+              },
+            }
+          : {}),
       });
       void syncer.start().catch((error) => log.error("starting the syncer failed", { error }));
       setSyncer(syncer);
@@ -510,4 +526,9 @@ async function startTenantPodDns(superCluster: ClusterConnection, log: Logger): 
     log.error("starting the tenants' pod DNS failed: tenant pods resolve no Services", { error });
     return null;
   }
+}
+
+/** Whether NetworkPolicies are the wall between tenants' pods: asked for, or "auto" and no host wall (the local world's). */
+function boundaryOn(config: Env, localWorld: boolean): boolean {
+  return config.RING0_TENANT_BOUNDARY === "on" || (config.RING0_TENANT_BOUNDARY === "auto" && !localWorld);
 }

@@ -19,6 +19,7 @@ import {
   type Obj,
   type PatrolKind,
   parseWorkKey,
+  podPlacement,
   type SyncContext,
   type TenantSession,
   workKey,
@@ -131,12 +132,18 @@ export function createPatroller(ctx: SyncContext, dependencies: PatrollerDepende
           continue;
         }
         if (kind === "pod") {
-          const placement = { tenant, placement: session.placement, policy: session.isolation };
+          const placement = {
+            tenant,
+            placement: podPlacement(ctx, session, object),
+            policy: session.isolation,
+          };
           if (podDrift(object, copy, placement)) flag(tenant, kind, key);
           continue;
         }
         if (malformedReason(kind, object)) continue;
-        const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
+        const desired = withSyncHash(
+          superObject(tenant, kind, object, {}, session.isolation, ctx.boundaryOf(tenant)),
+        );
         if (!copy || syncHashOf(copy) !== syncHashOf(desired)) flag(tenant, kind, key);
         else if (
           kind === "service" &&

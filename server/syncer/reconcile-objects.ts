@@ -12,6 +12,7 @@ import { ensureDefaultShare, isNewNamespace } from "@/server/quotas/default-shar
 import { boundVolumeOf, claimRefusal, isBoundInTenant, tenantVolume } from "./claims";
 import { syncLabels } from "./contracts";
 import { superNamespace } from "./naming";
+import { boundaryPolicies } from "./network-policies";
 import type { WarnOnce } from "./refusal-warnings";
 import { type Obj, readOrNull, type SyncContext, type TenantSession } from "./session";
 import { isSynced, type Json, kindInfo, malformedReason, type SyncedKind } from "./synced-kinds";
@@ -51,6 +52,32 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     };
   }
 
+  /**
+   * Before any pod of the tenant runs there, where no host wall keeps tenants apart: Ring0's policies
+   * in the namespace below (network-policies.ts), the floor first; each written only when it is not
+   * what Ring0 would write (so restoring one that was changed below is this same call).
+   */
+  async function ensureBoundary(session: TenantSession, namespace: string, below: string): Promise<void> {
+    const boundary = ctx.boundaryOf(session.tenant);
+    if (!boundary) return;
+    const policies = boundaryPolicies({
+      tenant: session.tenant,
+      superNamespace: below,
+      tenantNamespace: namespace,
+      boundary,
+    });
+    for (const policy of policies) {
+      const desired = withSyncHash(policy as Obj);
+      const name = desired.metadata.name;
+      if (syncHashOf(ctx.superBoundaries()?.get(below, name)) === syncHashOf(desired)) continue;
+      // As written: client-node's typed model would drop `from`.
+      await serverSideApply(ctx.superCluster, desired, {
+        force: true,
+        path: `/apis/networking.k8s.io/v1/namespaces/${encodeURIComponent(below)}/networkpolicies/${encodeURIComponent(name)}`,
+      });
+    }
+  }
+
   async function ensureNamespace(session: TenantSession, namespace: string): Promise<void> {
     if (session.namespaces.has(namespace)) return;
     const tenantNamespace = session.caches.namespace.get("", namespace) ?? {
@@ -71,6 +98,7 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
     }
     if (syncHashOf(current) !== syncHashOf(desired))
       await serverSideApply(ctx.superCluster, desired, { force: true });
+    await ensureBoundary(session, namespace, desired.metadata.name);
     session.namespaces.add(namespace);
   }
 
@@ -136,7 +164,9 @@ export function createObjectReconciler(ctx: SyncContext, warnOnce: WarnOnce): Ob
       }
     }
     await ensureNamespace(session, namespace);
-    const desired = withSyncHash(superObject(tenant, kind, object, {}, session.isolation));
+    const desired = withSyncHash(
+      superObject(tenant, kind, object, {}, session.isolation, ctx.boundaryOf(tenant)),
+    );
     const current = await readOrNull<Obj>(ctx.superCluster, ref);
     if (current && syncHashOf(current) === syncHashOf(desired)) {
       if (kind === "service") await copyServiceStatus(session, object, current);

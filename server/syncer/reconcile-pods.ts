@@ -36,6 +36,7 @@ import {
   isTerminal,
   nodeNameOf,
   type Obj,
+  podPlacement,
   readOrNull,
   type SyncContext,
   syncerComponent,
@@ -174,7 +175,7 @@ export function createPodReconciler(
     if (serviceAccount && serviceAccount !== "default") {
       await objects.syncObject(session, "serviceaccount", namespace, serviceAccount);
     }
-    const translated = superObject(tenant, "pod", pod, session.placement, session.isolation);
+    const translated = superObject(tenant, "pod", pod, podPlacement(ctx, session, pod), session.isolation);
     if (below)
       translated.spec = withImmutableOfRunning((translated.spec ?? {}) as Json, (below.spec ?? {}) as Json);
     const desired = withSyncHash(translated);

@@ -9,9 +9,11 @@ import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
 import type { IsolationPolicy } from "./contracts";
+import { withoutRing0OwnedKeys } from "./metadata";
+import { policyMarkers, type TenantBoundary } from "./network-policies";
 import type { QuotaHoldState } from "./quota-hold";
 import type { PlacementPolicy } from "./super-pod-spec";
-import type { SyncedKind, TenantObject } from "./synced-kinds";
+import { type Json, malformedReason, type SyncedKind, type TenantObject } from "./synced-kinds";
 import type { CachedObject, WatchCache } from "./watch-cache";
 
 /** Annotation Ring0 puts on a tenant pod through its binding: the super node it runs on. */
@@ -64,6 +66,13 @@ export interface SyncContext {
   superEvents(): WatchCache<Obj> | undefined;
   /** The tenant's default namespace share (SyncerOptions.namespaceDefaultShare), if it has one. */
   namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
+  /**
+   * Where NetworkPolicies are the wall between tenants (SyncerOptions.tenantBoundary): how a tenant's
+   * pods are confined below; undefined elsewhere.
+   */
+  boundaryOf(tenant: string): TenantBoundary | undefined;
+  /** Ring0's boundary policies below, as watched (with a boundary only). */
+  superBoundaries(): WatchCache<Obj> | undefined;
 }
 
 export function workKey(kind: WorkKind, namespace: string, name: string): string {
@@ -105,4 +114,22 @@ export async function readOrNull<T extends KubeObject>(
     if (isNotFound(error)) return null;
     throw error;
   }
+}
+
+/**
+ * A pod's placement below: the session's, and where NetworkPolicies are the wall between tenants
+ * the markers of the tenant policies (as copied below) that select the pod by its labels below.
+ */
+export function podPlacement(ctx: SyncContext, session: TenantSession, pod: Obj): PlacementPolicy {
+  if (!ctx.boundaryOf(session.tenant)) return session.placement;
+  const namespace = pod.metadata.namespace ?? "";
+  const policies: Json[] = [];
+  for (const policy of session.caches.networkpolicy.values()) {
+    if (policy.metadata.namespace !== namespace || policy.metadata.deletionTimestamp) continue;
+    if (malformedReason("networkpolicy", policy) === null) policies.push(policy as Json);
+  }
+  const labels = { ...withoutRing0OwnedKeys(pod.metadata.labels), ...session.placement.podLabels };
+  const markers = policyMarkers(labels, policies);
+  if (Object.keys(markers).length === 0) return session.placement;
+  return { ...session.placement, podLabels: { ...session.placement.podLabels, ...markers } };
 }

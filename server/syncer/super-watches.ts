@@ -13,6 +13,7 @@ import { NodeKind } from "@/server/k8s/kinds/node";
 import { PodKind } from "@/server/k8s/kinds/pod";
 import type { Logger } from "@/server/logger";
 import { syncAnnotations, syncLabels } from "./contracts";
+import { BOUNDARY_LABEL } from "./network-policies";
 import { nodeNameOf, type Obj, type TenantSession, workKey } from "./session";
 import type { Json } from "./synced-kinds";
 import { hashOf } from "./translate";
@@ -26,6 +27,8 @@ export interface SuperWatchOptions {
   enqueue(tenant: string, key: string): void;
   /** The served tenants' sessions (a node's change concerns those with a vNode for it). */
   sessions: ReadonlyMap<string, TenantSession>;
+  /** Watch Ring0's boundary NetworkPolicies below too (where they are the wall between tenants). */
+  boundaries?: boolean;
 }
 
 export interface SuperWatches {
@@ -33,6 +36,8 @@ export interface SuperWatches {
   namespaces(): WatchCache<Obj> | undefined;
   nodes(): WatchCache<Obj> | undefined;
   events(): WatchCache<Obj> | undefined;
+  /** Ring0's boundary NetworkPolicies below (SuperWatchOptions.boundaries). */
+  boundaries(): WatchCache<Obj> | undefined;
   /** Watch namespaces, pods, nodes and services; resolves once the first three have listed. */
   start(): Promise<void>;
   /** Then watch events about pods (a pod event is copied only for a namespace already known). */
@@ -48,6 +53,7 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
   let superEvents: WatchCache<Obj> | undefined;
   let superServices: WatchCache<Obj> | undefined;
   let superClaims: WatchCache<Obj> | undefined;
+  let superBoundaries: WatchCache<Obj> | undefined;
 
   const reportSuperError = (what: string) => (error: K8sError) =>
     log.debug(`watching ${what} in the super cluster failed`, { error: error.message });
@@ -110,6 +116,14 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
       enqueue(of.tenant, workKey("persistentvolumeclaim", of.namespace, of.name));
   }
 
+  /** A boundary policy changed or went below (anyone but Ring0 touching it): its namespace again, to restore it. */
+  function onSuperBoundary(policy: Obj): void {
+    const tenant = policy.metadata.labels?.[BOUNDARY_LABEL];
+    const tenantNamespace = policy.metadata.annotations?.[syncAnnotations.namespace];
+    if (!tenant || !serves(tenant) || tenantNamespace === undefined) return;
+    enqueue(tenant, workKey("namespace", "", tenantNamespace));
+  }
+
   function onSuperNode(node: Obj, previous: Obj | undefined): void {
     const changed =
       !previous ||
@@ -126,6 +140,7 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     namespaces: () => superNamespaces,
     nodes: () => superNodes,
     events: () => superEvents,
+    boundaries: () => superBoundaries,
 
     async start() {
       superNamespaces = createWatchCache<Obj>(
@@ -158,7 +173,17 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
         onSuperClaim,
         reportSuperError("claims"),
       );
-      await Promise.all([superNamespaces.synced(), superPods.synced(), superNodes.synced()]);
+      if (options.boundaries) {
+        superBoundaries = createWatchCache<Obj>(
+          superCluster,
+          { path: "/apis/networking.k8s.io/v1/networkpolicies", labelSelector: BOUNDARY_LABEL },
+          onSuperBoundary,
+          reportSuperError("boundary policies"),
+        );
+      }
+      await Promise.all(
+        [superNamespaces, superPods, superNodes, superBoundaries].map((cache) => cache?.synced()),
+      );
     },
 
     watchEvents() {
@@ -171,7 +196,15 @@ export function createSuperWatches(options: SuperWatchOptions): SuperWatches {
     },
 
     stop() {
-      for (const cache of [superPods, superNamespaces, superNodes, superEvents, superServices, superClaims])
+      for (const cache of [
+        superPods,
+        superNamespaces,
+        superNodes,
+        superEvents,
+        superServices,
+        superClaims,
+        superBoundaries,
+      ])
         cache?.stop();
     },
   };

@@ -4,6 +4,7 @@
  */
 
 import type { KubeObject } from "@/server/k8s/apply";
+import { reservedPolicyName } from "./network-policies";
 import { IDENTITY_SECRET_PREFIX, identityRefusal } from "./pod-identity";
 
 /** The kinds the syncer copies down (vNodes and events travel up, and claims' volumes). */
@@ -115,6 +116,9 @@ export function malformedReason(kind: SyncedKind, object: TenantObject): string 
   const size = JSON.stringify(object).length;
   if (size > maxObjectBytes) {
     return `${kindInfo[kind].kind} ${object.metadata.name} is ${size} bytes serialised; the syncer copies objects up to ${maxObjectBytes} bytes.`;
+  }
+  if (kind === "networkpolicy" && reservedPolicyName(object.metadata.name)) {
+    return `NetworkPolicy ${object.metadata.name}: names starting "ring0-tenant-" are Ring0's own below; rename it.`;
   }
   if (kind === "pod") {
     const containers = (object.spec as { containers?: unknown } | undefined)?.containers;

@@ -22,6 +22,7 @@ import { createConnectionCache } from "@/server/tenants/connections";
 import { tenantApiVersion, tenantKind } from "@/server/tenants/tenant-resources";
 import { setVnAgentEndpoints, syncAnnotations, syncLabels } from "./contracts";
 import { superNamespace } from "./naming";
+import { BOUNDARY_LABEL, BOUNDARY_POLICIES, POLICY_MARKERS } from "./network-policies";
 import { createSyncer, type Syncer } from "./syncer";
 import {
   type Obj,
@@ -62,6 +63,14 @@ function startSyncer(): Syncer {
     heartbeatIntervalMs: 2_000,
     tenantRecheckMs: 1_000,
     tenantFilter: (tenant) => ours.has(tenant),
+    // NetworkPolicies as the wall between tenants (as where no host wall runs): written here, and
+    // enforced by the real nodes' kube-router in the in-cluster suite.
+    tenantBoundary: {
+      admits: (tenant) => (tenant === tenantA ? [tenantB] : []),
+      podRanges: ["10.244.0.0/16"],
+      egressBlock: [],
+      egressAllow: [],
+    },
   });
   return started;
 }
@@ -534,6 +543,74 @@ describe("the syncer", { timeout: 90_000 }, () => {
     expect(events.find((event) => event.reason === "SyncRefused")?.type).toBe("Warning");
     expect(await readBelow(tenantA, "ConfigMap", "huge")).toBeUndefined();
     await deleteObject(connA, ref("ConfigMap", "huge", namespace));
+  });
+
+  it("fences each namespace below with NetworkPolicies: Ring0's three kept, pods marked by the tenant's policies, reserved names refused", async () => {
+    // Read as stored (client-node's typed model would drop `from`).
+    const policyBelow = (name: string) =>
+      kubeRequest<Obj>(superCluster, {
+        path: `/apis/networking.k8s.io/v1/namespaces/${superNs(tenantA)}/networkpolicies/${name}`,
+      }).catch(() => undefined);
+    const policies = await eventually(async () => {
+      const found = await Promise.all(Object.values(BOUNDARY_POLICIES).map(policyBelow));
+      return found.every(Boolean) ? (found as Obj[]) : undefined;
+    });
+    for (const policy of policies) expect(policy.metadata.labels?.[BOUNDARY_LABEL]).toBe(tenantA);
+    // The operator lets tenant B's pods reach A's.
+    expect(JSON.stringify(policies[1]?.spec)).toContain(`"${syncLabels.tenant}":"${tenantB}"`);
+
+    // A tenant policy that selects a pod marks it below; gone, the mark goes too.
+    await createObject(connA, pod("guarded"));
+    await createObject(connA, {
+      ...ref("NetworkPolicy", "guard", namespace, "networking.k8s.io/v1"),
+      spec: { podSelector: { matchLabels: { app: "guarded" } }, ingress: [{}] },
+    });
+    const marks = async () => (await readBelow(tenantA, "Pod", "guarded"))?.metadata.labels ?? {};
+    await eventually(async () => ((await marks())[POLICY_MARKERS.ingress] === "true" ? true : undefined));
+    expect((await marks())[POLICY_MARKERS.egress]).toBeUndefined();
+    // "From anywhere" below is the tenant's own pods, its API servers and the tenants let in.
+    const guard = await eventually(() => policyBelow("guard"));
+    const from = (policy: Obj | undefined) =>
+      (policy?.spec?.ingress as { from?: unknown[] }[] | undefined)?.[0]?.from;
+    expect(from(guard)).toEqual(from(policies[1]));
+    expect(from(guard)).toHaveLength(3);
+    await deleteObject(connA, ref("NetworkPolicy", "guard", namespace, "networking.k8s.io/v1"));
+    await eventually(async () => ((await marks())[POLICY_MARKERS.ingress] === undefined ? true : undefined));
+
+    // A tenant policy named as Ring0's: refused in the tenant, Ring0's left as it was.
+    await createObject(connA, {
+      ...ref("NetworkPolicy", BOUNDARY_POLICIES.floor, namespace, "networking.k8s.io/v1"),
+      spec: { podSelector: {}, ingress: [{}], egress: [{}] },
+    });
+    await eventually(async () => {
+      const found = await listEventsFor(connA, {
+        kind: "NetworkPolicy",
+        name: BOUNDARY_POLICIES.floor,
+        namespace,
+      });
+      return found.some((event) => event.reason === "SyncRefused") ? true : undefined;
+    });
+    const floor = await policyBelow(BOUNDARY_POLICIES.floor);
+    expect(floor?.metadata.labels?.[syncLabels.managed]).toBeUndefined();
+    // Stored without its empty egress list: out nowhere.
+    expect(floor?.spec).toMatchObject({ policyTypes: ["Ingress", "Egress"] });
+    expect(floor?.spec?.egress ?? []).toEqual([]);
+
+    // Changed or removed below by anyone else: written back.
+    await deleteObject(
+      superCluster,
+      ref("NetworkPolicy", BOUNDARY_POLICIES.ingress, superNs(tenantA), "networking.k8s.io/v1"),
+    );
+    await eventually(async () => {
+      const back = await policyBelow(BOUNDARY_POLICIES.ingress);
+      return back && !back.metadata.deletionTimestamp ? true : undefined;
+    });
+    await deleteObject(
+      connA,
+      ref("NetworkPolicy", BOUNDARY_POLICIES.floor, namespace, "networking.k8s.io/v1"),
+    );
+    await deleteObject(connA, ref("Pod", "guarded", namespace), { gracePeriodSeconds: 0 });
+    await eventually(async () => ((await readBelow(tenantA, "Pod", "guarded")) ? undefined : true));
   });
 
   it("pauses only the tenant whose control plane goes away, and resumes it when it is back", async () => {

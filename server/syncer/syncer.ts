@@ -22,10 +22,12 @@
 import { type Clock, systemClock } from "@/server/controllers/clock";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { controlPlaneNamespace } from "@/server/provisioners/kubernetes/naming";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
 import type { FairQueue, IsolationPolicy } from "./contracts";
 import { defaultIsolationPolicy } from "./isolation-schema";
+import { DEFAULT_EGRESS_BLOCK, nodesPodRanges } from "./network-policies";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createReconcilers } from "./reconcile";
 import { messageOf, type PatrolKind, parseWorkKey, type SyncContext, syncerComponent } from "./session";
@@ -74,6 +76,21 @@ export interface SyncerOptions {
    * `default-share` one with these limits. Absent, or resolving undefined: nothing is created.
    */
   namespaceDefaultShare?: (tenant: string) => Promise<Record<string, string> | undefined>;
+  /**
+   * Where no host wall keeps tenants' pods apart (Ring0 in a cluster, an operator's super cluster):
+   * NetworkPolicies are the wall (network-policies.ts): Ring0's three in every super namespace,
+   * each tenant policy confined, each pod marked by the tenant policies that select it.
+   *   admits       the tenants whose pods may reach `tenant`'s (RING0_TENANT_TRAFFIC_ALLOW)
+   *   podRanges    the super cluster's pod ranges (RING0_POD_CIDRS); empty: the nodes' spec.podCIDRs
+   *   egressBlock  ranges no tenant pod reaches (link-local always, and the operator's)
+   *   egressAllow  addresses inside those that pods may reach (NodeLocal DNSCache)
+   */
+  tenantBoundary?: {
+    admits(tenant: string): string[];
+    podRanges: string[];
+    egressBlock: string[];
+    egressAllow: string[];
+  };
 }
 
 export interface Syncer {
@@ -115,6 +132,21 @@ export function createSyncer(options: SyncerOptions): Syncer {
     superNamespaces: () => superWatches.namespaces(),
     superEvents: () => superWatches.events(),
     namespaceDefaultShare: options.namespaceDefaultShare,
+    boundaryOf: (tenant) => {
+      const boundary = options.tenantBoundary;
+      if (!boundary) return undefined;
+      return {
+        controlPlaneNamespace: controlPlaneNamespace(tenant),
+        admits: boundary.admits(tenant),
+        podRanges:
+          boundary.podRanges.length > 0
+            ? boundary.podRanges
+            : nodesPodRanges(superWatches.nodes()?.values() ?? []),
+        egressBlock: [...new Set([...DEFAULT_EGRESS_BLOCK, ...boundary.egressBlock])],
+        egressAllow: boundary.egressAllow,
+      };
+    },
+    superBoundaries: () => superWatches.boundaries(),
   };
   const work = createWork({
     clock,
@@ -155,6 +187,7 @@ export function createSyncer(options: SyncerOptions): Syncer {
     serves,
     enqueue: work.enqueue,
     sessions: tenants.sessions,
+    boundaries: options.tenantBoundary !== undefined,
   });
 
   function countPatrol(tenant: string, kind: PatrolKind, field: keyof PatrolCounts, by = 1): void {

@@ -267,6 +267,13 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
           const namespace = object.metadata.namespace ?? "";
           enqueue(tenant, workKey(kind, namespace, object.metadata.name));
           if (kind === "service") enqueue(tenant, workKey("endpoints", namespace, object.metadata.name));
+          // Its pods' markers below follow the tenant's policies (network-policies.ts, policyMarkers).
+          if (kind === "networkpolicy") {
+            for (const pod of session.caches.pod?.values() ?? []) {
+              if (pod.metadata.namespace === namespace)
+                enqueue(tenant, workKey("pod", namespace, pod.metadata.name));
+            }
+          }
           if (kind === "namespace") session.namespaces.delete(object.metadata.name);
           // A namespace made again under the same name is new again.
           if (kind === "namespace" && deleted) session.defaultShares.delete(object.metadata.name);

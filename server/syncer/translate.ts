@@ -14,7 +14,7 @@ import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { allowListed, podAnnotationsBelow, withoutReservedKeys, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
-import { namespaceLabelsBelow, superNetworkPolicySpec } from "./network-policies";
+import { namespaceLabelsBelow, superNetworkPolicySpec, type TenantBoundary } from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
 import { type PlacementPolicy, superPodSpec } from "./super-pod-spec";
 import { type Json, kindInfo, type SyncedKind, type TenantObject } from "./synced-kinds";
@@ -128,7 +128,8 @@ function serviceSpec(spec: Json): Json {
  * The super cluster's copy of a tenant object (without the hash annotation), or null when this kind
  * is not copied. Owner references and finalizers stay in the tenant: their uids and controllers
  * live there. `policy` is the tenant's isolation policy: its Pod Security level labels the super
- * namespace, its allow-lists say which namespace labels and pod annotations pass.
+ * namespace, its allow-lists say which namespace labels and pod annotations pass. `boundary`: where
+ * NetworkPolicies are the wall between tenants, how a NetworkPolicy is confined (network-policies.ts).
  */
 export function superObject(
   tenant: string,
@@ -136,6 +137,7 @@ export function superObject(
   object: TenantObject,
   placement: PlacementPolicy = {},
   policy: IsolationPolicy = defaultIsolationPolicy(),
+  boundary?: TenantBoundary,
 ): KubeObject {
   const info = kindInfo[kind];
   const tenantNamespace = object.metadata.namespace;
@@ -198,7 +200,7 @@ export function superObject(
     case "persistentvolumeclaim":
       return { ...base, spec: superClaimSpec(object.spec, policy) };
     case "networkpolicy":
-      return { ...base, spec: superNetworkPolicySpec(object.spec, tenant) };
+      return { ...base, spec: superNetworkPolicySpec(object.spec, tenant, boundary) };
     case "serviceaccount":
       return {
         ...base,

@@ -44,7 +44,7 @@ import { kubeBinaries } from "@/server/cluster/kwokctl";
 import { type LocalSuperCluster, localSuperCluster } from "@/server/cluster/local";
 import { CommandError, processesMentioning, type RunResult, run } from "@/server/cluster/process";
 import { realNodePrerequisites } from "@/server/cluster/real-node/host";
-import { KUBECTL_IMAGE, realNodePlan } from "@/server/cluster/real-node/plan";
+import { HTTPD_IMAGE, KUBECTL_IMAGE, realNodePlan } from "@/server/cluster/real-node/plan";
 import { pushImageArchive } from "@/server/cluster/real-node/registry";
 import { type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
@@ -53,7 +53,9 @@ import { eventually } from "@/server/k8s/test-cluster";
 import { kubeRequest, kubeRequestText } from "@/server/k8s/transport";
 import { createLogger } from "@/server/logger";
 import { controlPlaneNamespace, KUBELET_CLIENT_SECRET } from "@/server/provisioners/kubernetes/naming";
+import { syncLabels } from "@/server/syncer/contracts";
 import { superNamespace } from "@/server/syncer/naming";
+import { BOUNDARY_LABEL, BOUNDARY_POLICIES, POLICY_MARKERS } from "@/server/syncer/network-policies";
 import { NODE_AGENT_SELECTOR, NODE_AGENT_SERVING_SECRET } from "@/server/vn-agent/node-agents";
 import { VN_AGENT_PKI_SECRET } from "@/server/vn-agent/pki";
 import { chromiumLaunchOptions } from "@/test/instance";
@@ -90,6 +92,8 @@ let installed = false;
 let browser: Browser | undefined;
 /** The tenant the suite makes through the installed Ring0, and its admin's kubeconfig. */
 const TENANT = "acme";
+/** Another tenant's pod, as the syncer would make it below (no control plane of its own). */
+const INTRUDER = "intruder";
 /** The seed accounts' password (server/iam/seed-accounts.json, served by the IAM pod for this trial). */
 const DEMO_PASSWORD = "ring0-demo";
 let tenantKubeconfig = "";
@@ -234,7 +238,6 @@ async function tenantKubectl(args: string[]): Promise<RunResult> {
   }
 }
 
-/** A pod of the tenant started with kubectl, Running (its copy below runs on the real node). */
 /** A shell line that prints "<port> OPEN" or "<port> SHUT" for each port of `ip` (3 s each). */
 function dialScript(ip: string, ports: number[]): string {
   return ports
@@ -259,6 +262,7 @@ function inTenantPod(script: string): Promise<RunResult> {
   ]);
 }
 
+/** A pod of the tenant started with kubectl, Running (its copy below runs on the real node). */
 async function tenantPodRunning(name: string): Promise<void> {
   const created = await tenantKubectl(sleeperArgs(name, KUBECTL_IMAGE));
   expect(created.code, created.stderr).toBe(0);
@@ -323,7 +327,9 @@ describe.skipIf(problems.length > 0)(
       conn = cluster.connect();
       kubectlPath = await cluster.kubectlPath();
       // The local world's node: its wall, its volumes, and the super cluster's API for Ring0's pods.
-      duties = await startNodeDuties({ conn, stateDir, logger });
+      // The wall lets a pod of "intruder" (a tenant this suite plays) reach acme's, so that only the
+      // NetworkPolicy Ring0 writes below can keep them apart, as in a cluster without this host's wall.
+      duties = await startNodeDuties({ conn, stateDir, logger, allowances: [[INTRUDER, TENANT]] });
       const built = await run("bash", ["scripts/helm-build.sh"], { timeoutMs: 30 * 60_000 });
       helm = path.join(built.stdout.trim().split("\n").pop() ?? "", "helm");
 
@@ -652,6 +658,169 @@ describe.skipIf(problems.length > 0)(
       );
       expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10550 SHUT");
       expect(fromTenantPod.stdout, fromTenantPod.stderr).toContain("10250 SHUT");
+    });
+
+    it("keeps tenants' pods apart with NetworkPolicies below, even past the host's wall: Ring0's floor and boundary, the tenant's own rules confined and kept", async () => {
+      const below = superNamespace(TENANT, "default");
+      // Read as stored (client-node's typed model would drop `from`).
+      const policyBelow = (name: string) =>
+        kubeRequest<KubeObject & { spec: Record<string, unknown> }>(conn, {
+          path: `/apis/networking.k8s.io/v1/namespaces/${below}/networkpolicies/${name}`,
+        });
+      const floor = await policyBelow(BOUNDARY_POLICIES.floor);
+      expect(floor.metadata.labels?.[BOUNDARY_LABEL]).toBe(TENANT);
+      // Out nowhere (stored without its empty egress list), in only from the API servers.
+      expect(floor.spec).toMatchObject({ podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+      expect(floor.spec.egress ?? []).toEqual([]);
+      // Stored as written: the tenant's own namespaces and its API server pods, nothing more.
+      const boundary = await policyBelow(BOUNDARY_POLICIES.ingress);
+      expect((boundary.spec.ingress as { from: unknown[] }[])[0]?.from).toHaveLength(2);
+      await policyBelow(BOUNDARY_POLICIES.egress);
+
+      const web = await tenantKubectl(["run", "web", `--image=${HTTPD_IMAGE}`, "--restart=Never"]);
+      expect(web.code, web.stderr).toBe(0);
+      // A pod of another tenant, labelled as the syncer labels one (so the host's wall, told to let
+      // "intruder" reach acme, takes it for that tenant's), in a namespace of its own that carries
+      // no tenant label (Ring0's syncer would remove a namespace of a tenant that does not exist).
+      const intruderNs = "ring0-test-intruder";
+      const synced = { [syncLabels.tenant]: INTRUDER, [syncLabels.managed]: "true" };
+      await serverSideApply(conn, { apiVersion: "v1", kind: "Namespace", metadata: { name: intruderNs } });
+      await serverSideApply(conn, {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "probe", namespace: intruderNs, labels: synced },
+        spec: {
+          automountServiceAccountToken: false,
+          securityContext: nonroot,
+          containers: [
+            { name: "probe", image: KUBECTL_IMAGE, command: ["sleep", "3600"], securityContext: walled },
+          ],
+        },
+      });
+      const tenantPolicy = (name: string, ingress: unknown[]) =>
+        JSON.stringify({
+          apiVersion: "networking.k8s.io/v1",
+          kind: "NetworkPolicy",
+          metadata: { name, namespace: "default" },
+          spec: { podSelector: { matchLabels: { run: "web" } }, policyTypes: ["Ingress"], ingress },
+        });
+      const applyInTenant = async (manifest: string) => {
+        const file = path.join(home, "policy.json");
+        await fs.promises.writeFile(file, manifest);
+        const applied = await tenantKubectl(["apply", "-f", file]);
+        expect(applied.code, applied.stderr).toBe(0);
+      };
+      try {
+        const webIp = await eventually(async () => {
+          const got = await tenantKubectl([
+            "get",
+            "pod",
+            "web",
+            "-o",
+            "jsonpath={.status.phase} {.status.podIP}",
+          ]);
+          const [phase, ip] = got.stdout.split(" ");
+          return phase === "Running" && ip ? ip : undefined;
+        }, 180_000);
+        await eventually(async () => {
+          const probe = await readObject<Pod>(conn, {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "probe", namespace: intruderNs },
+          });
+          return probe.status?.phase === "Running" ? true : undefined;
+        }, 180_000);
+        const fromIntruder = () =>
+          tool(kubectlPath, ["exec", "-n", intruderNs, "probe", "--", "sh", "-c", dialScript(webIp, [8080])]);
+        const fromOwnUntil = (state: "OPEN" | "SHUT") =>
+          eventually(async () => {
+            const got = await inTenantPod(dialScript(webIp, [8080]));
+            return got.stdout.includes(`8080 ${state}`) ? got : undefined;
+          }, 60_000);
+        const marked = (want: boolean) =>
+          eventually(async () => {
+            const pod = await readObject<Pod>(conn, {
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name: "web", namespace: below },
+            });
+            return (pod.metadata.labels?.[POLICY_MARKERS.ingress] === "true") === want ? true : undefined;
+          }, 60_000);
+
+        // No policy of the tenant's: its own pod gets in (and the server listens); the other's does not.
+        expect((await fromOwnUntil("OPEN")).stdout).toContain("8080 OPEN");
+        let intruder = await fromIntruder();
+        expect(intruder.stdout, intruder.stderr).toContain("8080 SHUT");
+
+        // The tenant lets everyone in: "everyone" below is the tenant's own (and its API servers).
+        await applyInTenant(tenantPolicy("open-door", [{}]));
+        await marked(true);
+        expect((await fromOwnUntil("OPEN")).stdout).toContain("8080 OPEN");
+        intruder = await fromIntruder();
+        expect(intruder.stdout, intruder.stderr).toContain("8080 SHUT");
+
+        // The tenant narrows it to its "friend" pods: Ring0's broad policy no longer selects web, so
+        // the tenant's own pod without that label is refused, as in any cluster, until it has it.
+        await applyInTenant(
+          tenantPolicy("open-door", [{ from: [{ podSelector: { matchLabels: { role: "friend" } } }] }]),
+        );
+        expect((await fromOwnUntil("SHUT")).stdout).toContain("8080 SHUT");
+        const friend = await tenantKubectl(["label", "pod", "first", "role=friend"]);
+        expect(friend.code, friend.stderr).toBe(0);
+        expect((await fromOwnUntil("OPEN")).stdout).toContain("8080 OPEN");
+        intruder = await fromIntruder();
+        expect(intruder.stdout, intruder.stderr).toContain("8080 SHUT");
+
+        // The policy gone: web is unmarked, the boundary takes it back.
+        const removed = await tenantKubectl(["delete", "networkpolicy", "open-door"]);
+        expect(removed.code, removed.stderr).toBe(0);
+        await marked(false);
+
+        // A tenant policy named as Ring0's is refused in the tenant, never written over Ring0's.
+        await applyInTenant(
+          JSON.stringify({
+            apiVersion: "networking.k8s.io/v1",
+            kind: "NetworkPolicy",
+            metadata: { name: BOUNDARY_POLICIES.floor, namespace: "default" },
+            spec: { podSelector: {}, ingress: [{}] },
+          }),
+        );
+        await eventually(async () => {
+          const events = await tenantKubectl([
+            "get",
+            "events",
+            "--field-selector",
+            `involvedObject.name=${BOUNDARY_POLICIES.floor},reason=SyncRefused`,
+            "-o",
+            "name",
+          ]);
+          return events.stdout.trim() ? true : undefined;
+        }, 60_000);
+        const kept = await policyBelow(BOUNDARY_POLICIES.floor);
+        expect(kept.metadata.labels?.[syncLabels.managed]).toBeUndefined();
+        expect(kept.spec).toMatchObject({ policyTypes: ["Ingress", "Egress"] });
+        expect(kept.spec.egress ?? []).toEqual([]);
+
+        // Removed below by someone else: Ring0 writes it back.
+        const deleted = await tool(kubectlPath, [
+          "delete",
+          "networkpolicy",
+          "-n",
+          below,
+          BOUNDARY_POLICIES.ingress,
+        ]);
+        expect(deleted.code, deleted.stderr).toBe(0);
+        const restored = await eventually(async () => {
+          const list = await tool(kubectlPath, ["get", "networkpolicy", "-n", below, "-o", "name"]);
+          return list.stdout.includes(BOUNDARY_POLICIES.ingress) ? list : undefined;
+        }, 60_000);
+        expect(restored.stdout).toContain(BOUNDARY_POLICIES.ingress);
+      } finally {
+        await tenantKubectl(["delete", "networkpolicy", BOUNDARY_POLICIES.floor, "--ignore-not-found"]);
+        await tenantKubectl(["label", "pod", "first", "role-"]);
+        await tenantKubectl(["delete", "pod", "web", "--wait=true", "--timeout=120s"]);
+        await tool(kubectlPath, ["delete", "namespace", intruderNs, "--wait=false"]);
+      }
     });
 
     it("holds the tenant to its quota at admission: its API server in a pod calls Ring0's webhooks through their Service", async () => {
