@@ -123,6 +123,25 @@ describe("parseEnv", () => {
     );
   });
 
+  it("takes the tenant network's wall settings, and names a bad range", () => {
+    const env = parseEnv({
+      RING0_POD_CIDRS: "10.244.0.0/16, fd00::/64",
+      RING0_POD_EGRESS_BLOCK: "100.100.100.200",
+      RING0_POD_EGRESS_ALLOW: "169.254.20.10/32",
+    });
+    expect(env.RING0_TENANT_BOUNDARY).toBe("auto");
+    expect(env.RING0_POD_CIDRS).toBe("10.244.0.0/16, fd00::/64");
+    expect(() => parseEnv({ RING0_TENANT_BOUNDARY: "yes" })).toThrowError(
+      /RING0_TENANT_BOUNDARY — expected "auto"/,
+    );
+    expect(() => parseEnv({ RING0_POD_CIDRS: "10.244.0.0/16,10.300.0.0/16" })).toThrowError(
+      /RING0_POD_CIDRS — "10\.300\.0\.0\/16" is not an address range/,
+    );
+    expect(() => parseEnv({ RING0_POD_EGRESS_BLOCK: "::ffff:169.254.0.0/112" })).toThrowError(
+      /RING0_POD_EGRESS_BLOCK — .*IPv4-mapped IPv6 range: write the IPv4 range itself/,
+    );
+  });
+
   it("treats empty strings as unset", () => {
     expect(parseEnv({ DATABASE_URL: "", OIDC_ISSUER: "" }).OIDC_ISSUER).toBeUndefined();
   });

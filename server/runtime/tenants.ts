@@ -309,12 +309,14 @@ export async function startTenants(
       // Tenants' pods on this host's real nodes ask their DNS of Ring0 (server/cluster/real-node/pod-dns.ts).
       const realNodes = localWorld && hasPodApiAddress();
       const podDns = realNodes ? await startTenantPodDns(superCluster, log) : null;
+      // Which tenants' pods may reach which (the host wall's, or the NetworkPolicies' below).
+      const trafficAllowances = parseTrafficAllowances(config.RING0_TENANT_TRAFFIC_ALLOW);
       // The wall between tenants' pods (server/cluster/real-node/tenant-wall.ts).
       const wall = realNodes
         ? await startTenantWall({
             superCluster,
             logger: log,
-            allowances: parseTrafficAllowances(config.RING0_TENANT_TRAFFIC_ALLOW),
+            allowances: trafficAllowances,
           }).catch((error: unknown) => {
             log.error("keeping the wall between tenants' pods failed: new pods reach no other pod", {
               error,
@@ -340,9 +342,7 @@ export async function startTenants(
           ? {
               tenantBoundary: {
                 admits: (tenant: string) =>
-                  parseTrafficAllowances(config.RING0_TENANT_TRAFFIC_ALLOW)
-                    .filter(([, to]) => to === tenant)
-                    .map(([from]) => from),
+                  trafficAllowances.filter(([, to]) => to === tenant).map(([from]) => from),
                 podRanges: parseCidrList(config.RING0_POD_CIDRS ?? ""),
                 egressBlock: parseCidrList(config.RING0_POD_EGRESS_BLOCK ?? ""),
                 egressAllow: parseCidrList(config.RING0_POD_EGRESS_ALLOW ?? ""),

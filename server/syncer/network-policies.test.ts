@@ -5,9 +5,10 @@ import {
   BOUNDARY_POLICIES,
   boundaryPolicies,
   DEFAULT_EGRESS_BLOCK,
+  endpointAddressAllowed,
+  endpointSubsetsBelow,
   namespaceLabelKey,
   namespaceLabelsBelow,
-  nodesPodRanges,
   POLICY_MARKERS,
   policyMarkers,
   reservedPolicyName,
@@ -102,8 +103,10 @@ describe("NetworkPolicies below", () => {
     controlPlaneNamespace: "ring0-cp-acme",
     admits: ["globex", "acme", "globex"],
     podRanges: ["10.244.0.0/16"],
-    egressBlock: [...DEFAULT_EGRESS_BLOCK, "100.100.100.200/32"],
+    egressBlock: [...DEFAULT_EGRESS_BLOCK, "203.0.113.7/32"],
     egressAllow: ["169.254.20.10/32"],
+    isNodeAddress: (address) => address === "10.10.0.4",
+    ownsPodAddress: (address) => address === "10.244.1.7",
   };
   const own = {
     namespaceSelector: { matchLabels: { [syncLabels.tenant]: "acme", [syncLabels.managed]: "true" } },
@@ -157,10 +160,16 @@ describe("NetworkPolicies below", () => {
       boundary,
     );
     const [everywhere, linkLocal] = spec.egress as { to: unknown[] }[];
+    // Link-local and the clouds' other metadata endpoints by default, and the operator's.
     expect(everywhere?.to).toEqual([
       { namespaceSelector: {} },
-      { ipBlock: { cidr: "0.0.0.0/0", except: ["100.100.100.200/32", "169.254.0.0/16"] } },
-      { ipBlock: { cidr: "::/0", except: ["fe80::/10"] } },
+      {
+        ipBlock: {
+          cidr: "0.0.0.0/0",
+          except: ["100.100.100.200/32", "168.63.129.16/32", "169.254.0.0/16", "203.0.113.7/32"],
+        },
+      },
+      { ipBlock: { cidr: "::/0", except: ["fd00:ec2::254/128", "fd20:ce::254/128", "fe80::/10"] } },
       { ipBlock: { cidr: "169.254.20.10/32" } },
     ]);
     // All of link-local asked for: only the hole the operator allows.
@@ -224,11 +233,25 @@ describe("NetworkPolicies below", () => {
       expect(reservedPolicyName(String(policy.metadata.name))).toBe(true);
     }
     const [floor, ingress, egress] = policies;
+    // In only from the API servers, out only to the cluster's DNS.
     expect(floor?.spec).toEqual({
       podSelector: {},
       policyTypes: ["Ingress", "Egress"],
       ingress: [{ from: [apiServers] }],
-      egress: [],
+      egress: [
+        {
+          to: [
+            {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+              podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+            },
+          ],
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+      ],
     });
     expect(ingress?.spec).toEqual({
       podSelector: { matchExpressions: [{ key: POLICY_MARKERS.ingress, operator: "DoesNotExist" }] },
@@ -238,7 +261,7 @@ describe("NetworkPolicies below", () => {
     expect(egress?.spec.podSelector).toEqual({
       matchExpressions: [{ key: POLICY_MARKERS.egress, operator: "DoesNotExist" }],
     });
-    expect(JSON.stringify(egress?.spec.egress)).toContain('"except":["100.100.100.200/32","169.254.0.0/16"]');
+    expect(JSON.stringify(egress?.spec.egress)).toContain('"169.254.0.0/16","203.0.113.7/32"]');
   });
 
   it("mark a pod by the directions its tenant's policies govern for it", () => {
@@ -278,14 +301,43 @@ describe("NetworkPolicies below", () => {
     expect(selects(expression("DoesNotExist", "app"), labels)).toBe(false);
   });
 
-  it("take the nodes' pod ranges when the operator names none", () => {
-    expect(
-      nodesPodRanges([
-        { spec: { podCIDR: "10.244.1.0/24", podCIDRs: ["10.244.1.0/24", "fd00:1::/64"] } },
-        { spec: { podCIDRs: ["10.244.0.0/24"] } },
-        { spec: {} },
-        {},
-      ]),
-    ).toEqual(["10.244.0.0/24", "10.244.1.0/24", "fd00:1::/64"]);
+  it("let a tenant's Endpoints name only its own pods or outside addresses, never a node or another's pod", () => {
+    const allowed = (address: string, over: Partial<TenantBoundary> = {}) =>
+      endpointAddressAllowed(address, { ...boundary, ...over });
+    expect(allowed("10.244.1.7")).toBe(true); // acme's own pod
+    expect(allowed("10.244.2.9")).toBe(false); // another tenant's pod (or the super cluster's)
+    expect(allowed("192.168.5.10")).toBe(true); // outside: a database of the tenant's
+    expect(allowed("10.10.0.4")).toBe(false); // a node
+    expect(allowed("not-an-address")).toBe(false);
+    // Pod ranges unknown: only its own pods.
+    expect(allowed("192.168.5.10", { podRanges: [] })).toBe(false);
+    expect(allowed("10.244.1.7", { podRanges: [] })).toBe(true);
+    const below = endpointSubsetsBelow(
+      [
+        {
+          addresses: [{ ip: "10.244.2.9" }, { ip: "10.244.1.7" }],
+          notReadyAddresses: [{ ip: "10.10.0.4" }],
+          ports: [{ port: 80 }],
+        },
+        { addresses: [{ ip: "10.244.2.9" }], ports: [{ port: 81 }] },
+      ],
+      boundary,
+    );
+    expect(below).toEqual([{ addresses: [{ ip: "10.244.1.7" }], ports: [{ port: 80 }] }]);
+    // Through the translation of a tenant's Endpoints.
+    const endpoints = superObject(
+      "acme",
+      "endpoints",
+      {
+        apiVersion: "v1",
+        kind: "Endpoints",
+        metadata: { name: "db", namespace: "default", uid: "u" },
+        subsets: [{ addresses: [{ ip: "10.244.2.9" }], ports: [{ port: 5432 }] }],
+      },
+      {},
+      undefined,
+      boundary,
+    ) as { subsets?: unknown[] };
+    expect(endpoints.subsets).toEqual([]);
   });
 });

@@ -12,7 +12,8 @@
  * are the wall. They only ever add up (a pod admits what any policy selecting it admits), so one
  * broad "the tenant's own pods may come in" policy would void every narrower rule a tenant writes.
  * Ring0 therefore writes three policies into each super namespace (boundaryPolicies):
- *   ring0-tenant-floor    every pod: in only from the tenant's API server pods, out nowhere. No pod
+ *   ring0-tenant-floor    every pod: in only from the tenant's API server pods, out only to the
+ *                         cluster's DNS. No pod
  *                         is ever selected by no policy (which would admit everything), whatever
  *                         the order in which the syncer writes pods and policies.
  *   ring0-tenant-ingress  pods no tenant ingress policy selects: in from the tenant's own pods and
@@ -80,11 +81,20 @@ function peerBelow(peer: Json, tenant: string): Json {
 }
 
 /**
- * Ranges no tenant pod reaches by default: link-local (a cloud's metadata service). An IPv4-mapped
- * IPv6 destination (::ffff:169.254.169.254) leaves a pod as IPv4, where the IPv4 range holds it;
- * Kubernetes refuses such ranges in an ipBlock, and so does Ring0 (ipBlockWithout).
+ * Ranges no tenant pod reaches by default: link-local (most clouds' metadata service: the node's
+ * credentials) and the other clouds' metadata and host endpoints (Azure's WireServer, Alibaba's
+ * metadata, AWS's and Google's IPv6 metadata). An operator reopens one with RING0_POD_EGRESS_ALLOW.
+ * An IPv4-mapped IPv6 destination (::ffff:169.254.169.254) leaves a pod as IPv4, where the IPv4
+ * range holds it; Kubernetes refuses such ranges in an ipBlock, and so does Ring0 (ipBlockWithout).
  */
-export const DEFAULT_EGRESS_BLOCK = ["169.254.0.0/16", "fe80::/10"] as const;
+export const DEFAULT_EGRESS_BLOCK = [
+  "169.254.0.0/16",
+  "fe80::/10",
+  "168.63.129.16/32",
+  "100.100.100.200/32",
+  "fd00:ec2::254/128",
+  "fd20:ce::254/128",
+] as const;
 
 /** What confines a tenant's pods below where NetworkPolicies are the wall (Ring0 in a cluster). */
 export interface TenantBoundary {
@@ -92,28 +102,23 @@ export interface TenantBoundary {
   controlPlaneNamespace: string;
   /** Tenants whose pods the operator lets reach this tenant's (RING0_TENANT_TRAFFIC_ALLOW). */
   admits: string[];
-  /** The super cluster's pod ranges: no tenant ipBlock admits them (some CNIs match pods by ipBlock). */
+  /**
+   * The super cluster's pod ranges (RING0_POD_CIDRS): no tenant ipBlock admits them (some CNIs match
+   * pods by ipBlock). Empty: unknown, so no tenant ingress ipBlock admits anything.
+   */
   podRanges: string[];
+  /** Whether an address is one of the super cluster's nodes' (no tenant Endpoints below names one). */
+  isNodeAddress(address: string): boolean;
+  /** Whether an address is one of this tenant's own pods below (its Endpoints may name those). */
+  ownsPodAddress(address: string): boolean;
   /** Ranges no tenant pod reaches (DEFAULT_EGRESS_BLOCK and the operator's). */
   egressBlock: string[];
   /** Addresses inside the blocked ranges tenant pods may still reach (NodeLocal DNSCache's 169.254.20.10). */
   egressAllow: string[];
 }
 
-/** The pod ranges the super cluster's nodes were given (spec.podCIDRs), when the operator named none. */
-export function nodesPodRanges(nodes: Iterable<{ spec?: unknown }>): string[] {
-  const found = new Set<string>();
-  for (const node of nodes) {
-    const spec = (node.spec ?? {}) as { podCIDR?: unknown; podCIDRs?: unknown };
-    for (const range of [spec.podCIDR, ...(Array.isArray(spec.podCIDRs) ? spec.podCIDRs : [])]) {
-      if (typeof range === "string" && parseCidr(range)) found.add(range);
-    }
-  }
-  return [...found].sort();
-}
-
 /** The local world's egress rules (its host wall keeps tenants apart; link-local stays blocked). */
-const DEFAULT_EGRESS = { egressBlock: [...DEFAULT_EGRESS_BLOCK], egressAllow: [] as string[] };
+const DEFAULT_EGRESS = { egressBlock: ["169.254.0.0/16", "fe80::/10"], egressAllow: [] as string[] };
 
 /** An ipBlock that holds no address a pod could reach: a peer that matches nothing (never an empty list). */
 const NOWHERE: Json = { ipBlock: { cidr: "0.0.0.0/32" } };
@@ -210,6 +215,24 @@ function ingressPeersBelow(peer: Json, boundary: TenantBoundary): Json[] {
   const kept = boundary.podRanges.length > 0 ? ipBlockWithout(block, boundary.podRanges) : null;
   return kept ? [{ ipBlock: kept }] : [];
 }
+
+/**
+ * The super cluster's DNS (kube-system's kube-dns pods, port 53): a pod whose egress a tenant policy
+ * governs still resolves names, as that policy's usual "DNS to kube-system" rule (confined below to
+ * the tenant's own namespaces) would no longer let it.
+ */
+const CLUSTER_DNS: Json = {
+  to: [
+    {
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } },
+      podSelector: { matchLabels: { "k8s-app": "kube-dns" } },
+    },
+  ],
+  ports: [
+    { protocol: "UDP", port: 53 },
+    { protocol: "TCP", port: 53 },
+  ],
+};
 
 /** Never an empty list below: an empty `from` or `to` means everywhere. */
 const orNowhere = (peers: Json[]) => (peers.length > 0 ? peers : [NOWHERE]);
@@ -357,7 +380,7 @@ export function boundaryPolicies(options: {
       podSelector: {},
       policyTypes: ["Ingress", "Egress"],
       ingress: [{ from: [apiServers(boundary)] }],
-      egress: [],
+      egress: [CLUSTER_DNS],
     }),
     policy(BOUNDARY_POLICIES.ingress, {
       podSelector: unmarked(POLICY_MARKERS.ingress),
@@ -370,4 +393,43 @@ export function boundaryPolicies(options: {
       egress: [{ to: everywhereButBlocked(boundary) }],
     }),
   ];
+}
+
+/**
+ * Whether a tenant's Endpoints may name this address below (pure): one of its own pods, or, with the
+ * pod ranges known, an address outside them; never a node (a node port there, or a pod's own node,
+ * passes every pod's policies, as kube-proxy's source NAT makes traffic the node's).
+ */
+export function endpointAddressAllowed(address: string, boundary: TenantBoundary): boolean {
+  const ip = parseCidr(address);
+  if (!ip || boundary.isNodeAddress(address)) return false;
+  if (boundary.ownsPodAddress(address)) return true;
+  if (boundary.podRanges.length === 0) return false;
+  return !ranges(boundary.podRanges).some(
+    (range) => familyOf(range) === familyOf(ip) && cidrsOverlap(range, ip),
+  );
+}
+
+/**
+ * A tenant's Endpoints subsets below (pure): only the addresses endpointAddressAllowed keeps, so
+ * no selector-less Service of one tenant leads to another's pods or to a node.
+ */
+export function endpointSubsetsBelow(subsets: unknown, boundary: TenantBoundary): Json[] {
+  if (!Array.isArray(subsets)) return [];
+  const kept = (addresses: unknown) =>
+    (Array.isArray(addresses) ? addresses : []).filter(
+      (entry: Json) => typeof entry?.ip === "string" && endpointAddressAllowed(entry.ip, boundary),
+    );
+  return subsets.flatMap((subset: Json) => {
+    const addresses = kept(subset?.addresses);
+    const notReady = kept(subset?.notReadyAddresses);
+    if (addresses.length === 0 && notReady.length === 0) return [];
+    return [
+      {
+        ...subset,
+        ...(addresses.length > 0 ? { addresses } : { addresses: undefined }),
+        ...(notReady.length > 0 ? { notReadyAddresses: notReady } : { notReadyAddresses: undefined }),
+      },
+    ].map((entry) => JSON.parse(JSON.stringify(entry)) as Json);
+  });
 }

@@ -8,7 +8,7 @@ import { type KubeObject, readObject } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isNotFound } from "@/server/k8s/errors";
 import type { Logger } from "@/server/logger";
-import type { IsolationPolicy } from "./contracts";
+import { type IsolationPolicy, syncLabels } from "./contracts";
 import { withoutRing0OwnedKeys } from "./metadata";
 import { policyMarkers, type TenantBoundary } from "./network-policies";
 import type { QuotaHoldState } from "./quota-hold";
@@ -128,7 +128,13 @@ export function podPlacement(ctx: SyncContext, session: TenantSession, pod: Obj)
     if (policy.metadata.namespace !== namespace || policy.metadata.deletionTimestamp) continue;
     if (malformedReason("networkpolicy", policy) === null) policies.push(policy as Json);
   }
-  const labels = { ...withoutRing0OwnedKeys(pod.metadata.labels), ...session.placement.podLabels };
+  // Judged on the labels the copy has below (Ring0's own among them), but the markers themselves.
+  const labels = {
+    ...withoutRing0OwnedKeys(pod.metadata.labels),
+    ...session.placement.podLabels,
+    [syncLabels.tenant]: session.tenant,
+    [syncLabels.managed]: "true",
+  };
   const markers = policyMarkers(labels, policies);
   if (Object.keys(markers).length === 0) return session.placement;
   return { ...session.placement, podLabels: { ...session.placement.podLabels, ...markers } };

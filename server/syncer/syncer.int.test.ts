@@ -67,7 +67,8 @@ function startSyncer(): Syncer {
     // enforced by the real nodes' kube-router in the in-cluster suite.
     tenantBoundary: {
       admits: (tenant) => (tenant === tenantA ? [tenantB] : []),
-      podRanges: ["10.244.0.0/16"],
+      // kwok gives its pods addresses in 10.0.0.0/8 (checked below).
+      podRanges: ["10.0.0.0/8"],
       egressBlock: [],
       egressAllow: [],
     },
@@ -465,7 +466,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     });
     await createObject(connA, {
       ...ref("Endpoints", "external", namespace),
-      subsets: [{ addresses: [{ ip: "192.0.2.10" }], ports: [{ port: 5432 }] }],
+      subsets: [{ addresses: [{ ip: "198.51.100.10" }], ports: [{ port: 5432 }] }],
     });
     const below = await eventually(() => readBelow(tenantA, "Service", "api"));
     expect(below.spec?.clusterIP).toBeTruthy();
@@ -482,7 +483,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     }
     const endpoints = await eventually(() => readBelow(tenantA, "Endpoints", "external"));
     expect(endpoints.subsets).toEqual([
-      { addresses: [{ ip: "192.0.2.10" }], ports: [{ port: 5432, protocol: "TCP" }] },
+      { addresses: [{ ip: "198.51.100.10" }], ports: [{ port: 5432, protocol: "TCP" }] },
     ]);
     // The selector's endpoints below are the super cluster's own, never a copy of the tenant's.
     const selected = await readBelow(tenantA, "Endpoints", "api");
@@ -592,9 +593,11 @@ describe("the syncer", { timeout: 90_000 }, () => {
     });
     const floor = await policyBelow(BOUNDARY_POLICIES.floor);
     expect(floor?.metadata.labels?.[syncLabels.managed]).toBeUndefined();
-    // Stored without its empty egress list: out nowhere.
+    // Out only to the cluster's DNS.
     expect(floor?.spec).toMatchObject({ policyTypes: ["Ingress", "Egress"] });
-    expect(floor?.spec?.egress ?? []).toEqual([]);
+    const floorEgress = floor?.spec?.egress as { to: unknown[] }[] | undefined;
+    expect(floorEgress).toHaveLength(1);
+    expect(JSON.stringify(floorEgress)).toContain('"k8s-app":"kube-dns"');
 
     // Changed or removed below by anyone else: written back.
     await deleteObject(
@@ -609,6 +612,31 @@ describe("the syncer", { timeout: 90_000 }, () => {
       connA,
       ref("NetworkPolicy", BOUNDARY_POLICIES.floor, namespace, "networking.k8s.io/v1"),
     );
+
+    // A selector-less Service's Endpoints below name the tenant's own pods, never another tenant's.
+    await createObject(connB, pod("target"));
+    const [own, other] = await Promise.all([runningAbove(connA, "guarded"), runningAbove(connB, "target")]);
+    const ownIp = String(own.status?.podIP);
+    const otherIp = String(other.status?.podIP);
+    expect(otherIp.startsWith("10.")).toBe(true); // inside this suite's pod ranges
+    await createObject(connA, {
+      ...ref("Service", "sideways", namespace),
+      spec: { ports: [{ port: 80 }] },
+    });
+    await createObject(connA, {
+      ...ref("Endpoints", "sideways", namespace),
+      subsets: [{ addresses: [{ ip: otherIp }, { ip: ownIp }], ports: [{ port: 80 }] }],
+    });
+    const sideways = await eventually(async () => {
+      const found = await readBelow(tenantA, "Endpoints", "sideways");
+      return found?.metadata.annotations?.[syncHashAnnotation] ? found : undefined;
+    });
+    expect(JSON.stringify(sideways)).not.toContain(`"${otherIp}"`);
+    expect((sideways as { subsets?: unknown }).subsets).toEqual([
+      { addresses: [{ ip: ownIp }], ports: [{ port: 80, protocol: "TCP" }] },
+    ]);
+    await deleteObject(connA, ref("Service", "sideways", namespace));
+    await deleteObject(connB, ref("Pod", "target", namespace), { gracePeriodSeconds: 0 });
     await deleteObject(connA, ref("Pod", "guarded", namespace), { gracePeriodSeconds: 0 });
     await eventually(async () => ((await readBelow(tenantA, "Pod", "guarded")) ? undefined : true));
   });

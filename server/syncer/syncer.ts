@@ -25,12 +25,19 @@ import type { Logger } from "@/server/logger";
 import { controlPlaneNamespace } from "@/server/provisioners/kubernetes/naming";
 import type { ControlPlaneDirectory } from "@/server/tenants/control-planes";
 import { tenantInformer } from "@/server/tenants/tenant-resources";
-import type { FairQueue, IsolationPolicy } from "./contracts";
+import { type FairQueue, type IsolationPolicy, syncLabels } from "./contracts";
 import { defaultIsolationPolicy } from "./isolation-schema";
-import { DEFAULT_EGRESS_BLOCK, nodesPodRanges } from "./network-policies";
+import { DEFAULT_EGRESS_BLOCK } from "./network-policies";
 import { createPatroller, type PatrolCounts } from "./patroller";
 import { createReconcilers } from "./reconcile";
-import { messageOf, type PatrolKind, parseWorkKey, type SyncContext, syncerComponent } from "./session";
+import {
+  messageOf,
+  type Obj,
+  type PatrolKind,
+  parseWorkKey,
+  type SyncContext,
+  syncerComponent,
+} from "./session";
 import { createSuperWatches } from "./super-watches";
 import { ensureTenantClasses } from "./tenant-classes";
 import { createTenantSessions } from "./tenant-sessions";
@@ -81,7 +88,8 @@ export interface SyncerOptions {
    * NetworkPolicies are the wall (network-policies.ts): Ring0's three in every super namespace,
    * each tenant policy confined, each pod marked by the tenant policies that select it.
    *   admits       the tenants whose pods may reach `tenant`'s (RING0_TENANT_TRAFFIC_ALLOW)
-   *   podRanges    the super cluster's pod ranges (RING0_POD_CIDRS); empty: the nodes' spec.podCIDRs
+   *   podRanges    the super cluster's pod ranges (RING0_POD_CIDRS); empty: unknown (no tenant
+   *                ingress ipBlock admits anything, no Endpoints address but the tenant's own pods')
    *   egressBlock  ranges no tenant pod reaches (link-local always, and the operator's)
    *   egressAllow  addresses inside those that pods may reach (NodeLocal DNSCache)
    */
@@ -138,10 +146,20 @@ export function createSyncer(options: SyncerOptions): Syncer {
       return {
         controlPlaneNamespace: controlPlaneNamespace(tenant),
         admits: boundary.admits(tenant),
-        podRanges:
-          boundary.podRanges.length > 0
-            ? boundary.podRanges
-            : nodesPodRanges(superWatches.nodes()?.values() ?? []),
+        podRanges: boundary.podRanges,
+        isNodeAddress: (address) => {
+          for (const node of superWatches.nodes()?.values() ?? []) {
+            if (nodeAddresses(node).includes(address)) return true;
+          }
+          return false;
+        },
+        ownsPodAddress: (address) => {
+          for (const pod of superWatches.pods()?.values() ?? []) {
+            if (podAddresses(pod).includes(address))
+              return pod.metadata.labels?.[syncLabels.tenant] === tenant;
+          }
+          return false;
+        },
         egressBlock: [...new Set([...DEFAULT_EGRESS_BLOCK, ...boundary.egressBlock])],
         egressAllow: boundary.egressAllow,
       };
@@ -354,4 +372,17 @@ export function createSyncer(options: SyncerOptions): Syncer {
 
     patrol,
   };
+}
+
+/** The addresses a node reports. */
+function nodeAddresses(node: Obj): string[] {
+  const addresses = (node.status as { addresses?: { address?: unknown }[] } | undefined)?.addresses ?? [];
+  return addresses.map((entry) => entry.address).filter((address) => typeof address === "string");
+}
+
+/** A pod's addresses (status.podIPs, or status.podIP). */
+function podAddresses(pod: Obj): string[] {
+  const status = (pod.status ?? {}) as { podIP?: unknown; podIPs?: { ip?: unknown }[] };
+  const listed = (status.podIPs ?? []).map((entry) => entry.ip).filter((ip) => typeof ip === "string");
+  return [...listed, ...(typeof status.podIP === "string" ? [status.podIP] : [])] as string[];
 }

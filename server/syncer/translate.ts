@@ -14,7 +14,12 @@ import { runtimeClassOf } from "./isolation-policy";
 import { defaultIsolationPolicy } from "./isolation-schema";
 import { allowListed, podAnnotationsBelow, withoutReservedKeys, withoutRing0OwnedKeys } from "./metadata";
 import { superNamespace } from "./naming";
-import { namespaceLabelsBelow, superNetworkPolicySpec, type TenantBoundary } from "./network-policies";
+import {
+  endpointSubsetsBelow,
+  namespaceLabelsBelow,
+  superNetworkPolicySpec,
+  type TenantBoundary,
+} from "./network-policies";
 import { podSecurityLabels } from "./pod-security";
 import { type PlacementPolicy, superPodSpec } from "./super-pod-spec";
 import { type Json, kindInfo, type SyncedKind, type TenantObject } from "./synced-kinds";
@@ -181,8 +186,12 @@ export function superObject(
       };
     case "service":
       return { ...base, spec: serviceSpec(object.spec ?? {}) };
-    case "endpoints":
-      return { ...base, ...(object.subsets ? { subsets: object.subsets } : {}) };
+    case "endpoints": {
+      // Where NetworkPolicies are the wall, an address below is only the tenant's own or outside.
+      const subsets =
+        boundary && object.subsets ? endpointSubsetsBelow(object.subsets, boundary) : object.subsets;
+      return { ...base, ...(subsets ? { subsets } : {}) };
+    }
     case "configmap":
       return {
         ...base,
