@@ -272,6 +272,14 @@ async function tenantPodRunning(name: string): Promise<void> {
   }, 180_000);
 }
 
+/** A pod the suite made in the super cluster itself, Running. */
+async function superPodRunning(namespace: string, name: string): Promise<void> {
+  await eventually(async () => {
+    const pod = await readObject<Pod>(conn, { apiVersion: "v1", kind: "Pod", metadata: { name, namespace } });
+    return pod.status?.phase === "Running" ? true : undefined;
+  }, 180_000);
+}
+
 /** The phase Ring0 reports for a tenant, as the operator's console reads it (null once gone). */
 const tenantPhase = (page: Page, name: string) => phaseOf(page.request, name, publicUrl);
 
@@ -722,14 +730,7 @@ describe.skipIf(problems.length > 0)(
           const [phase, ip] = got.stdout.split(" ");
           return phase === "Running" && ip ? ip : undefined;
         }, 180_000);
-        await eventually(async () => {
-          const probe = await readObject<Pod>(conn, {
-            apiVersion: "v1",
-            kind: "Pod",
-            metadata: { name: "probe", namespace: intruderNs },
-          });
-          return probe.status?.phase === "Running" ? true : undefined;
-        }, 180_000);
+        await superPodRunning(intruderNs, "probe");
         const fromIntruder = () =>
           tool(kubectlPath, ["exec", "-n", intruderNs, "probe", "--", "sh", "-c", dialScript(webIp, [8080])]);
         const fromOwnUntil = (state: "OPEN" | "SHUT") =>
@@ -1016,14 +1017,7 @@ describe.skipIf(problems.length > 0)(
           ],
         },
       });
-      await eventually(async () => {
-        const pod = await readObject<Pod>(conn, {
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name: "impostor", namespace: probe },
-        });
-        return pod.status?.phase === "Running" ? true : undefined;
-      }, 120_000);
+      await superPodRunning(probe, "impostor");
       // kubectl in the pod, with a real service-account token of the super cluster, at the
       // `kubernetes` Service's address (where in-cluster clients go).
       await serverSideApply(conn, {
