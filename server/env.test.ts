@@ -125,12 +125,12 @@ describe("parseEnv", () => {
 
   it("takes the tenant network's wall settings, and names a bad range", () => {
     const env = parseEnv({
-      RING0_POD_CIDRS: "10.244.0.0/16, fd00::/64",
-      RING0_POD_EGRESS_BLOCK: "100.100.100.200",
+      RING0_POD_CIDRS: "10.244.0.0/16, 10.0.0.0/24",
+      RING0_POD_EGRESS_BLOCK: "10.0.0.7",
       RING0_POD_EGRESS_ALLOW: "169.254.20.10/32",
     });
     expect(env.RING0_TENANT_BOUNDARY).toBe("auto");
-    expect(env.RING0_POD_CIDRS).toBe("10.244.0.0/16, fd00::/64");
+    expect(env.RING0_POD_CIDRS).toBe("10.244.0.0/16, 10.0.0.0/24");
     expect(() => parseEnv({ RING0_TENANT_BOUNDARY: "yes" })).toThrowError(
       /RING0_TENANT_BOUNDARY — expected "auto"/,
     );

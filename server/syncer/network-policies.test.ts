@@ -103,9 +103,9 @@ describe("NetworkPolicies below", () => {
     controlPlaneNamespace: "ring0-cp-acme",
     admits: ["globex", "acme", "globex"],
     podRanges: ["10.244.0.0/16"],
-    egressBlock: [...DEFAULT_EGRESS_BLOCK, "203.0.113.7/32"],
+    egressBlock: [...DEFAULT_EGRESS_BLOCK, "10.0.0.7/32"],
     egressAllow: ["169.254.20.10/32"],
-    isNodeAddress: (address) => address === "10.10.0.4",
+    isNodeAddress: (address) => address === "10.0.0.4",
     ownsPodAddress: (address) => address === "10.244.1.7",
   };
   const own = {
@@ -134,12 +134,12 @@ describe("NetworkPolicies below", () => {
     // IPv4-mapped IPv6 (which Kubernetes refuses in an ipBlock): nothing.
     expect(egress([{ ipBlock: { cidr: "::ffff:a9fe:a9fe/128" } }])).toEqual([nowhere]);
     expect(egress([{ ipBlock: { cidr: "::ffff:0:0/96" } }])).toEqual([nowhere]);
-    expect(egress([{ ipBlock: { cidr: "::/0", except: ["fd00::/8"] } }])).toEqual([
-      { ipBlock: { cidr: "::/0", except: ["fd00::/8", "fe80::/10"] } },
+    expect(egress([{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/24"] } }])).toEqual([
+      { ipBlock: { cidr: "0.0.0.0/0", except: ["10.0.0.0/24", "169.254.0.0/16"] } },
     ]);
     // Elsewhere, and pods, untouched; an unreadable range matches nothing.
-    expect(egress([{ ipBlock: { cidr: "10.0.0.0/8" } }, { podSelector: {} }])).toEqual([
-      { ipBlock: { cidr: "10.0.0.0/8" } },
+    expect(egress([{ ipBlock: { cidr: "10.0.0.0/24" } }, { podSelector: {} }])).toEqual([
+      { ipBlock: { cidr: "10.0.0.0/24" } },
       { podSelector: {} },
     ]);
     expect(egress([{ ipBlock: { cidr: "not-a-range" } }])).toEqual([nowhere]);
@@ -166,7 +166,7 @@ describe("NetworkPolicies below", () => {
       {
         ipBlock: {
           cidr: "0.0.0.0/0",
-          except: ["100.100.100.200/32", "168.63.129.16/32", "169.254.0.0/16", "203.0.113.7/32"],
+          except: ["10.0.0.7/32", "100.100.100.200/32", "168.63.129.16/32", "169.254.0.0/16"],
         },
       },
       { ipBlock: { cidr: "::/0", except: ["fd00:ec2::254/128", "fd20:ce::254/128", "fe80::/10"] } },
@@ -185,7 +185,7 @@ describe("NetworkPolicies below", () => {
           { from: [] },
           { from: [{ ipBlock: { cidr: "0.0.0.0/0" } }] },
           { from: [{ ipBlock: { cidr: "10.244.3.0/24" } }] },
-          { from: [{ ipBlock: { cidr: "203.0.113.0/24" } }, { podSelector: {} }] },
+          { from: [{ ipBlock: { cidr: "10.0.0.0/24" } }, { podSelector: {} }] },
           { from: [{ namespaceSelector: {} }] },
         ],
       },
@@ -199,11 +199,11 @@ describe("NetworkPolicies below", () => {
     // An ipBlock never holds the pod ranges (a CNI may match pods by address); inside them, nothing.
     expect(from[2]).toEqual([{ ipBlock: { cidr: "0.0.0.0/0", except: ["10.244.0.0/16"] } }]);
     expect(from[3]).toEqual([nowhere]);
-    expect(from[4]).toEqual([{ ipBlock: { cidr: "203.0.113.0/24" } }, { podSelector: {} }]);
+    expect(from[4]).toEqual([{ ipBlock: { cidr: "10.0.0.0/24" } }, { podSelector: {} }]);
     expect(from[5]).toEqual([{ namespaceSelector: { matchLabels: { [syncLabels.tenant]: "acme" } } }]);
     // Pod ranges unknown: no ipBlock can be told safe.
     const blind = superNetworkPolicySpec(
-      { ingress: [{ from: [{ ipBlock: { cidr: "203.0.113.0/24" } }] }] },
+      { ingress: [{ from: [{ ipBlock: { cidr: "10.0.0.0/24" } }] }] },
       "acme",
       { ...boundary, podRanges: [] },
     );
@@ -261,7 +261,7 @@ describe("NetworkPolicies below", () => {
     expect(egress?.spec.podSelector).toEqual({
       matchExpressions: [{ key: POLICY_MARKERS.egress, operator: "DoesNotExist" }],
     });
-    expect(JSON.stringify(egress?.spec.egress)).toContain('"169.254.0.0/16","203.0.113.7/32"]');
+    expect(JSON.stringify(egress?.spec.egress)).toContain('"except":["10.0.0.7/32","100.100.100.200/32"');
   });
 
   it("mark a pod by the directions its tenant's policies govern for it", () => {
@@ -306,17 +306,17 @@ describe("NetworkPolicies below", () => {
       endpointAddressAllowed(address, { ...boundary, ...over });
     expect(allowed("10.244.1.7")).toBe(true); // acme's own pod
     expect(allowed("10.244.2.9")).toBe(false); // another tenant's pod (or the super cluster's)
-    expect(allowed("192.168.5.10")).toBe(true); // outside: a database of the tenant's
-    expect(allowed("10.10.0.4")).toBe(false); // a node
+    expect(allowed("10.0.0.50")).toBe(true); // outside the pod ranges (a Service's range here)
+    expect(allowed("10.0.0.4")).toBe(false); // a node, though outside the pod ranges
     expect(allowed("not-an-address")).toBe(false);
     // Pod ranges unknown: only its own pods.
-    expect(allowed("192.168.5.10", { podRanges: [] })).toBe(false);
+    expect(allowed("10.0.0.50", { podRanges: [] })).toBe(false);
     expect(allowed("10.244.1.7", { podRanges: [] })).toBe(true);
     const below = endpointSubsetsBelow(
       [
         {
           addresses: [{ ip: "10.244.2.9" }, { ip: "10.244.1.7" }],
-          notReadyAddresses: [{ ip: "10.10.0.4" }],
+          notReadyAddresses: [{ ip: "10.0.0.4" }],
           ports: [{ port: 80 }],
         },
         { addresses: [{ ip: "10.244.2.9" }], ports: [{ port: 81 }] },

@@ -134,7 +134,7 @@ const ranges = (list: readonly string[]) =>
  * IPv4-mapped IPv6), else with each range inside it among its exceptions. Two CIDR ranges overlap
  * only when one holds the other, so nothing else is possible.
  */
-export function ipBlockWithout(block: Json, taken: readonly string[]): Json | null {
+function ipBlockWithout(block: Json, taken: readonly string[]): Json | null {
   const range = typeof block?.cidr === "string" ? parseCidr(block.cidr) : undefined;
   if (!range || (familyOf(range) === 6 && cidrsOverlap(range, IPV4_MAPPED) && range.prefix >= 96))
     return null;
@@ -170,7 +170,7 @@ function apiServers(boundary: TenantBoundary): Json {
 }
 
 /** Who may open connections to a tenant's pods: its own pods, its API servers, the tenants let in. */
-export function admittedPeers(tenant: string, boundary: TenantBoundary): Json[] {
+function admittedPeers(tenant: string, boundary: TenantBoundary): Json[] {
   return [
     tenantNamespaces(tenant),
     apiServers(boundary),
@@ -182,7 +182,7 @@ export function admittedPeers(tenant: string, boundary: TenantBoundary): Json[] 
 }
 
 /** Every destination but the blocked ranges: pods anywhere (whatever a CNI makes of ipBlocks), any address, the allowed holes. */
-export function everywhereButBlocked(egress: Pick<TenantBoundary, "egressBlock" | "egressAllow">): Json[] {
+function everywhereButBlocked(egress: Pick<TenantBoundary, "egressBlock" | "egressAllow">): Json[] {
   return [
     { namespaceSelector: {} },
     ...["0.0.0.0/0", "::/0"].map((cidr) => ({ ipBlock: ipBlockWithout({ cidr }, egress.egressBlock) })),

@@ -67,8 +67,8 @@ function startSyncer(): Syncer {
     // enforced by the real nodes' kube-router in the in-cluster suite.
     tenantBoundary: {
       admits: (tenant) => (tenant === tenantA ? [tenantB] : []),
-      // kwok gives its pods addresses in 10.0.0.0/8 (checked below).
-      podRanges: ["10.0.0.0/8"],
+      // kwok gives its pods addresses in 10.0.0.0/24, its default range (checked below).
+      podRanges: ["10.0.0.0/24"],
       egressBlock: [],
       egressAllow: [],
     },
@@ -466,7 +466,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     });
     await createObject(connA, {
       ...ref("Endpoints", "external", namespace),
-      subsets: [{ addresses: [{ ip: "198.51.100.10" }], ports: [{ port: 5432 }] }],
+      subsets: [{ addresses: [{ ip: "10.244.255.10" }], ports: [{ port: 5432 }] }],
     });
     const below = await eventually(() => readBelow(tenantA, "Service", "api"));
     expect(below.spec?.clusterIP).toBeTruthy();
@@ -483,7 +483,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     }
     const endpoints = await eventually(() => readBelow(tenantA, "Endpoints", "external"));
     expect(endpoints.subsets).toEqual([
-      { addresses: [{ ip: "198.51.100.10" }], ports: [{ port: 5432, protocol: "TCP" }] },
+      { addresses: [{ ip: "10.244.255.10" }], ports: [{ port: 5432, protocol: "TCP" }] },
     ]);
     // The selector's endpoints below are the super cluster's own, never a copy of the tenant's.
     const selected = await readBelow(tenantA, "Endpoints", "api");
@@ -618,7 +618,7 @@ describe("the syncer", { timeout: 90_000 }, () => {
     const [own, other] = await Promise.all([runningAbove(connA, "guarded"), runningAbove(connB, "target")]);
     const ownIp = String(own.status?.podIP);
     const otherIp = String(other.status?.podIP);
-    expect(otherIp.startsWith("10.")).toBe(true); // inside this suite's pod ranges
+    expect(otherIp.startsWith("10.0.0.")).toBe(true); // inside this suite's pod ranges
     await createObject(connA, {
       ...ref("Service", "sideways", namespace),
       spec: { ports: [{ port: 80 }] },

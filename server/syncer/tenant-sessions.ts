@@ -267,8 +267,9 @@ export function createTenantSessions(options: TenantSessionOptions): TenantSessi
           const namespace = object.metadata.namespace ?? "";
           enqueue(tenant, workKey(kind, namespace, object.metadata.name));
           if (kind === "service") enqueue(tenant, workKey("endpoints", namespace, object.metadata.name));
-          // Its pods' markers below follow the tenant's policies (network-policies.ts, policyMarkers).
-          if (kind === "networkpolicy") {
+          // Its pods' markers below follow the tenant's policies (network-policies.ts, policyMarkers),
+          // where there are markers at all.
+          if (kind === "networkpolicy" && context.boundaryOf(tenant)) {
             for (const pod of session.caches.pod?.values() ?? []) {
               if (pod.metadata.namespace === namespace)
                 enqueue(tenant, workKey("pod", namespace, pod.metadata.name));
