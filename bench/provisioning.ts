@@ -5,8 +5,9 @@
  * against bare `kwokctl create cluster` (same binaries, same components: etcd, kube-apiserver,
  * kube-controller-manager; `--disable kube-scheduler,kwok-controller`) until `kubectl get ns`
  * succeeds with its admin kubeconfig, at the same concurrency, in the same run. Also the memory of
- * an idle tenant control plane (summed VmRSS of its etcd + kube-apiserver +
- * kube-controller-manager after ~20 s idle) against an idle bare cluster.
+ * an idle tenant control plane (its etcd + kube-apiserver + kube-controller-manager after ~20 s
+ * idle, five at once: resident, proportional and anonymous, from smaps_rollup) against five idle
+ * bare clusters (Go's default GOGC, where Ring0 runs its control planes with RING0_CONTROL_PLANE_GOGC).
  *
  * Real parts throughout: a local super cluster in a temp state dir, the Tenant CRD, the tenant
  * controller (startTenantController, runtime defaults) with the local provisioner, embedded
@@ -23,7 +24,7 @@ import { load1, machine, ratio, say, sized, summary, writeResults } from "./lib/
 import { benchDir, cleanUpOnSignal, cleanupStack, exitWhenDone, finishBench, logger, sleep } from "./lib/run";
 import { bareCluster } from "./provisioning/bare-clusters";
 import { startRing0 } from "./provisioning/ring0-tenants";
-import { controlPlaneRss, type Subject, timeToKubectl } from "./provisioning/subjects";
+import { controlPlaneMemory, type Subject, timeToKubectl } from "./provisioning/subjects";
 
 const roundsOfOne = Number(process.argv[2] ?? sized(3, 2));
 const idleSeconds = Number(process.argv[3] ?? sized(20, 10));
@@ -72,10 +73,10 @@ async function main() {
         batch: `${count} × ${subjects[0]?.name.startsWith("bare") ? "bare" : "ring0"}`,
         load1: load,
       });
-      let memory: ReturnType<typeof controlPlaneRss> | undefined;
+      let memory: ReturnType<typeof controlPlaneMemory> | undefined;
       if (measureMemory) {
         await sleep(idleSeconds * 1000);
-        memory = controlPlaneRss(subjects);
+        memory = controlPlaneMemory(subjects);
       }
       const removeMs = await removeAll();
       return { times, memory, phases, removeMs: removeMs ?? 0 };
@@ -135,7 +136,9 @@ async function main() {
     results.idleMemoryMiB = {
       ring0Tenant: ringFive.memory,
       bareKwokctl: bareFive.memory,
-      ratioMean: ring0MemoryRatio(ringFive.memory, bareFive.memory),
+      ratioRss: ring0MemoryRatio(ringFive.memory?.meanRssMiB, bareFive.memory?.meanRssMiB),
+      ratioPss: ring0MemoryRatio(ringFive.memory?.meanPssMiB, bareFive.memory?.meanPssMiB),
+      ratioAnonymous: ring0MemoryRatio(ringFive.memory?.meanAnonymousMiB, bareFive.memory?.meanAnonymousMiB),
     };
     results.tenantStatusTimingsMs = {
       note: "from each Tenant's status.timings (whole-second timestamps), ms after metadata.creationTimestamp; 1-at-once rounds first, then the 5",
@@ -160,24 +163,16 @@ async function main() {
   say(JSON.stringify({ provisioningMs: results.provisioningMs, idleMemoryMiB: summariseMemory(results) }));
 }
 
-function ring0MemoryRatio(
-  ring0: { meanMiB: number } | undefined,
-  bare: { meanMiB: number } | undefined,
-): number | undefined {
-  return ring0 && bare ? ratio(ring0.meanMiB, bare.meanMiB) : undefined;
+function ring0MemoryRatio(ring0: number | undefined, bare: number | undefined): number | undefined {
+  return ring0 && bare ? ratio(ring0, bare) : undefined;
 }
 
 function summariseMemory(results: Record<string, unknown>) {
-  const memory = results.idleMemoryMiB as {
-    ring0Tenant?: { meanMiB: number; maxMiB: number };
-    bareKwokctl?: { meanMiB: number; maxMiB: number };
-    ratioMean?: number;
-  };
-  return {
-    ring0: { mean: memory.ring0Tenant?.meanMiB, max: memory.ring0Tenant?.maxMiB },
-    bare: { mean: memory.bareKwokctl?.meanMiB, max: memory.bareKwokctl?.maxMiB },
-    ratioMean: memory.ratioMean,
-  };
+  type Memory = { meanRssMiB: number; meanPssMiB: number; meanAnonymousMiB: number };
+  const memory = results.idleMemoryMiB as { ring0Tenant?: Memory; bareKwokctl?: Memory; ratioPss?: number };
+  const figures = (of?: Memory) =>
+    of && { rss: of.meanRssMiB, pss: of.meanPssMiB, anonymous: of.meanAnonymousMiB };
+  return { ring0: figures(memory.ring0Tenant), bare: figures(memory.bareKwokctl), ratioPss: memory.ratioPss };
 }
 
 exitWhenDone(main());

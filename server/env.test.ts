@@ -123,6 +123,18 @@ describe("parseEnv", () => {
     );
   });
 
+  it("tunes control planes' GOGC, 25 unless told, and names a value out of range", () => {
+    expect(parseEnv({}).RING0_CONTROL_PLANE_GOGC).toBe(25);
+    expect(parseEnv({ RING0_CONTROL_PLANE_GOGC: "100" }).RING0_CONTROL_PLANE_GOGC).toBe(100);
+    expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: "5" })).toThrowError(
+      /RING0_CONTROL_PLANE_GOGC — expected at least 10/,
+    );
+    expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: "off" })).toThrowError(
+      /RING0_CONTROL_PLANE_GOGC — expected a whole number from 10 to 400/,
+    );
+    expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: "2.5e1x" })).toThrowError(/RING0_CONTROL_PLANE_GOGC/);
+  });
+
   it("takes the tenant network's wall settings, and names a bad range", () => {
     const env = parseEnv({
       RING0_POD_CIDRS: "10.244.0.0/16, 10.0.0.0/24",

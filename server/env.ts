@@ -4,6 +4,7 @@ import { z } from "zod";
 import { parseTrafficAllowances } from "@/server/cluster/real-node/traffic-allowances";
 import { parseCidrList } from "@/server/core/cidr";
 import { processSlot } from "@/server/core/process-slots";
+import { DEFAULT_CONTROL_PLANE_GOGC } from "@/server/provisioners/go-runtime";
 import { parseEgressAllowances } from "@/server/provisioners/local/egress-allowances";
 import { parseSharingPolicy } from "@/server/sharing/policy-schema";
 import { parseIsolationPolicy } from "@/server/syncer/isolation-schema";
@@ -195,6 +196,12 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined)),
+    RING0_CONTROL_PLANE_GOGC: z.coerce
+      .number({ error: "expected a whole number from 10 to 400 (Go's GOGC; 100 is Go's own default)" })
+      .int({ error: "expected a whole number from 10 to 400 (Go's GOGC; 100 is Go's own default)" })
+      .min(10, { error: "expected at least 10: lower makes the control planes collect garbage continuously" })
+      .max(400, { error: "expected at most 400 (Go's GOGC; 100 is Go's own default)" })
+      .default(DEFAULT_CONTROL_PLANE_GOGC),
     RING0_TENANT_BOUNDARY: z
       .enum(["auto", "on", "off"], {
         error:

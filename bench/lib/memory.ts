@@ -14,6 +14,21 @@ export function rssKiB(pid: number): number {
   }
 }
 
+/**
+ * A process's memory in KiB from /proc/<pid>/smaps_rollup (zeros when it is gone): resident (rss),
+ * proportional (pss: pages shared with other processes, such as a binary's text, divided among
+ * them) and anonymous (its own heap and stacks: what one more such process really adds).
+ */
+export function memoryKiB(pid: number): { rss: number; pss: number; anonymous: number } {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, "m").exec(text)?.[1] ?? 0);
+    return { rss: field("Rss"), pss: field("Pss"), anonymous: field("Anonymous") };
+  } catch {
+    return { rss: 0, pss: 0, anonymous: 0 };
+  }
+}
+
 let gc: (() => void) | undefined;
 
 /** `global.gc`, exposed for this process when it was started without --expose-gc. */

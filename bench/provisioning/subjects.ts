@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { LOCAL_COMPONENTS } from "@/server/provisioners/local";
 import { round } from "../lib/figures";
-import { rssKiB } from "../lib/memory";
+import { memoryKiB } from "../lib/memory";
 import { sleep } from "../lib/run";
 
 /** How long a control plane may take to serve, or to go. */
@@ -58,26 +58,41 @@ export function readPem(file: string): string | undefined {
   }
 }
 
-/** Summed VmRSS (MiB) of each control plane's three components, from kwokctl's pid files. */
-export function controlPlaneRss(subjects: Subject[]) {
+/**
+ * Each control plane's memory (MiB), summed over its three components, from kwokctl's pid files:
+ * resident, proportional (the binaries' pages shared among the planes measured together) and
+ * anonymous (what one more plane adds once many share the binaries).
+ */
+export function controlPlaneMemory(subjects: Subject[]) {
   const perPlane = subjects.map((subject) => {
-    const byComponent: Record<string, number> = {};
+    const byComponent: Record<string, { rss: number; pss: number; anonymous: number }> = {};
     for (const component of LOCAL_COMPONENTS) {
       const pid = Number(readPem(path.join(subject.pidDir, `${component}.pid`))?.trim());
-      const kib = Number.isInteger(pid) && pid > 0 ? rssKiB(pid) : 0;
-      if (kib === 0) throw new Error(`${subject.name}: no running ${component} to measure`);
-      byComponent[component] = round(kib / 1024);
+      const kib = Number.isInteger(pid) && pid > 0 ? memoryKiB(pid) : undefined;
+      if (!kib?.rss) throw new Error(`${subject.name}: no running ${component} to measure`);
+      byComponent[component] = {
+        rss: round(kib.rss / 1024),
+        pss: round(kib.pss / 1024),
+        anonymous: round(kib.anonymous / 1024),
+      };
     }
+    const sum = (key: "rss" | "pss" | "anonymous") =>
+      round(Object.values(byComponent).reduce((total, memory) => total + memory[key], 0));
     return {
       name: subject.name,
-      totalMiB: round(Object.values(byComponent).reduce((a, b) => a + b, 0)),
+      rssMiB: sum("rss"),
+      pssMiB: sum("pss"),
+      anonymousMiB: sum("anonymous"),
       byComponent,
     };
   });
-  const totals = perPlane.map((plane) => plane.totalMiB);
+  const mean = (key: "rssMiB" | "pssMiB" | "anonymousMiB") =>
+    round(perPlane.reduce((total, plane) => total + plane[key], 0) / perPlane.length);
   return {
-    meanMiB: round(totals.reduce((a, b) => a + b, 0) / totals.length),
-    maxMiB: round(Math.max(...totals)),
+    meanRssMiB: mean("rssMiB"),
+    meanPssMiB: mean("pssMiB"),
+    meanAnonymousMiB: mean("anonymousMiB"),
+    maxRssMiB: round(Math.max(...perPlane.map((plane) => plane.rssMiB))),
     perPlane,
   };
 }

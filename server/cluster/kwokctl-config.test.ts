@@ -3,7 +3,9 @@ import { vnAgentKubeletArgs } from "@/server/provisioners/local";
 import {
   componentFlagsOf,
   renderKwokctlConfig,
+  withAllComponentEnvs,
   withAllComponentFlags,
+  withComponentEnvs,
   withComponentFlags,
 } from "./kwokctl-config";
 
@@ -124,5 +126,76 @@ describe("renderComponentPatches", () => {
     expect(text).toContain(
       ['      - key: "cert-file"', '        value: "/p/etcd.crt"', "        override: false"].join("\n"),
     );
+  });
+});
+
+describe("environment variables", () => {
+  const saved = [
+    "components:",
+    "- args:",
+    "  - --name=node0",
+    "  binary: /x/etcd",
+    "  envs:",
+    "  - name: KEEP",
+    '    value: "1"',
+    "  - name: GOGC",
+    '    value: "100"',
+    "  name: etcd",
+    "- args:",
+    "  - --secure-port=1234",
+    "  command:",
+    "  - kube-apiserver",
+    "  name: kube-apiserver",
+    "kind: KwokctlConfiguration",
+    "",
+  ].join("\n");
+
+  it("renders extraEnvs beside extraArgs, and envs alone", () => {
+    const text = renderKwokctlConfig({
+      workDir: "/w",
+      binDir: "/b",
+      writer: "test",
+      flags: { etcd: { "cert-file": "/p/etcd.crt" } },
+      envs: { etcd: { GOGC: "25" }, "kube-controller-manager": { GOGC: "25" } },
+    });
+    expect(text).toContain(
+      ["        override: false", "    extraEnvs:", '      - name: "GOGC"', '        value: "25"'].join("\n"),
+    );
+    expect(text).toContain(
+      ["  - name: kube-controller-manager", "    extraEnvs:", '      - name: "GOGC"'].join("\n"),
+    );
+    expect(text).not.toMatch(/kube-controller-manager\n {4}extraArgs/);
+  });
+
+  it("replaces a variable in a saved config, keeps the others, and adds a list where there is none", () => {
+    const patched = withAllComponentEnvs(saved, {
+      etcd: { GOGC: "25" },
+      "kube-apiserver": { GOGC: "25" },
+    });
+    if (!("text" in patched)) throw new Error("missing component");
+    const lines = patched.text.split("\n");
+    expect(lines.slice(4, 10)).toEqual([
+      "  envs:",
+      "  - name: KEEP",
+      '    value: "1"',
+      "  - name: GOGC",
+      '    value: "25"',
+      "  name: etcd",
+    ]);
+    const apiserver = lines.slice(lines.indexOf("  - --secure-port=1234"));
+    expect(apiserver.slice(0, 8)).toEqual([
+      "  - --secure-port=1234",
+      "  command:",
+      "  - kube-apiserver",
+      "  name: kube-apiserver",
+      "  envs:",
+      "  - name: GOGC",
+      '    value: "25"',
+      "kind: KwokctlConfiguration",
+    ]);
+    expect(withComponentEnvs(patched.text, "kube-apiserver", { GOGC: "25" })).toBe(patched.text);
+    expect(withAllComponentEnvs(saved, { "kube-scheduler": { GOGC: "1" } })).toEqual({
+      missing: "kube-scheduler",
+    });
   });
 });

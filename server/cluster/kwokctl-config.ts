@@ -27,6 +27,8 @@ export interface KwokctlConfigOptions {
   enableCRDs?: string[];
   /** Flags to set on components (`componentsPatches`): kwokctl's own value replaced, or the flag added. */
   flags?: ComponentFlags;
+  /** Environment variables to set on components (`componentsPatches[].extraEnvs`), e.g. GOGC. */
+  envs?: ComponentEnvs;
   /** Extra names in the API server's certificate (`options.kubeApiserverCertSANs`; used when its PKI is made). */
   certSans?: string[];
 }
@@ -41,6 +43,9 @@ export type KwokComponent =
 
 /** Flags (name without "--" → value) to set per component. */
 export type ComponentFlags = Partial<Record<KwokComponent, Record<string, string>>>;
+
+/** Environment variables (name → value) to set per component. */
+export type ComponentEnvs = Partial<Record<KwokComponent, Record<string, string>>>;
 
 /**
  * The flags kwokctl v0.8.0 itself sets on the binary runtime (secure port on). Setting one of these
@@ -117,22 +122,29 @@ export function mergeComponentFlags(...sets: ComponentFlags[]): ComponentFlags {
   return merged;
 }
 
-/** `componentsPatches` of a KwokctlConfiguration for `flags`, as YAML lines. */
-export function renderComponentPatches(flags: ComponentFlags): string[] {
-  const components = Object.entries(flags).filter(([, set]) => set && Object.keys(set).length > 0) as [
-    KwokComponent,
-    Record<string, string>,
-  ][];
+/** `componentsPatches` of a KwokctlConfiguration for `flags` and `envs`, as YAML lines. */
+export function renderComponentPatches(flags: ComponentFlags, envs: ComponentEnvs = {}): string[] {
+  const nonEmpty = (set: Record<string, string> | undefined) => set && Object.keys(set).length > 0;
+  const components = [...new Set([...Object.keys(flags), ...Object.keys(envs)])].filter(
+    (component) => nonEmpty(flags[component as KwokComponent]) || nonEmpty(envs[component as KwokComponent]),
+  ) as KwokComponent[];
   if (components.length === 0) return [];
   const lines = ["componentsPatches:"];
-  for (const [component, set] of components) {
-    lines.push(`  - name: ${component}`, "    extraArgs:");
+  for (const component of components) {
+    lines.push(`  - name: ${component}`);
+    const set = flags[component] ?? {};
+    if (nonEmpty(set)) lines.push("    extraArgs:");
     for (const [key, value] of Object.entries(set)) {
       lines.push(
         `      - key: ${JSON.stringify(key)}`,
         `        value: ${JSON.stringify(value)}`,
         `        override: ${SET_BY_KWOKCTL[component].has(key)}`,
       );
+    }
+    const variables = envs[component] ?? {};
+    if (nonEmpty(variables)) lines.push("    extraEnvs:");
+    for (const [name, value] of Object.entries(variables)) {
+      lines.push(`      - name: ${JSON.stringify(name)}`, `        value: ${JSON.stringify(value)}`);
     }
   }
   return lines;
@@ -164,7 +176,7 @@ export function renderKwokctlConfig(options: KwokctlConfigOptions): string {
       ? [`  kubeApiserverCertSANs: [${options.certSans.map((name) => JSON.stringify(name)).join(", ")}]`]
       : []),
     ...Object.entries(options.ports ?? {}).map(([key, port]) => `  ${key}: ${port}`),
-    ...renderComponentPatches(options.flags ?? {}),
+    ...renderComponentPatches(options.flags ?? {}, options.envs ?? {}),
     "",
   ];
   return lines.join("\n");
@@ -263,6 +275,76 @@ export function withAllComponentFlags(
   let current = text;
   for (const [component, set] of Object.entries(flags) as [KwokComponent, Record<string, string>][]) {
     const next = withComponentFlags(current, component, set);
+    if (next === undefined) return { missing: component };
+    current = next;
+  }
+  return { text: current };
+}
+
+/** A component's environment in kwokctl's saved cluster config (its `envs:` list). */
+function envsOfItem(item: string[]): { at: number; end: number; envs: Map<string, string> } | undefined {
+  const at = item.indexOf("  envs:");
+  if (at === -1) return undefined;
+  const envs = new Map<string, string>();
+  let end = at + 1;
+  let name: string | undefined;
+  for (; end < item.length; end++) {
+    const line = item[end] ?? "";
+    const nameMatch = /^ {2}- name: (.*)$/.exec(line);
+    const valueMatch = /^ {4}value: (.*)$/.exec(line);
+    if (nameMatch) name = unquoteScalar(nameMatch[1] ?? "");
+    else if (valueMatch && name !== undefined) envs.set(name, unquoteScalar(valueMatch[1] ?? ""));
+    else break;
+  }
+  return { at, end, envs };
+}
+
+function unquoteScalar(text: string): string {
+  if (!text.startsWith('"')) return text;
+  try {
+    return JSON.parse(text) as string;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * kwokctl's saved cluster config with environment variables `envs` set on `component` (others it
+ * has kept). Unchanged text when every variable is already so; undefined when the component is not
+ * found.
+ */
+export function withComponentEnvs(
+  text: string,
+  component: KwokComponent,
+  envs: Record<string, string>,
+): string | undefined {
+  const lines = text.split("\n");
+  const found = findComponent(lines, component);
+  if (!found) return undefined;
+  const current = envsOfItem(found.item);
+  if (Object.entries(envs).every(([name, value]) => current?.envs.get(name) === value)) return text;
+  const merged = new Map([...(current?.envs ?? []), ...Object.entries(envs)]);
+  const block = [
+    "  envs:",
+    ...[...merged].flatMap(([name, value]) => [
+      `  - name: ${yamlScalar(name)}`,
+      `    value: ${JSON.stringify(value)}`,
+    ]),
+  ];
+  const item = current
+    ? [...found.item.slice(0, current.at), ...block, ...found.item.slice(current.end)]
+    : [...found.item, ...block];
+  return [...lines.slice(0, found.itemStart), ...item, ...lines.slice(found.itemEnd)].join("\n");
+}
+
+/** `withComponentEnvs` for every component in `envs`; undefined names the first component missing. */
+export function withAllComponentEnvs(
+  text: string,
+  envs: ComponentEnvs,
+): { text: string } | { missing: KwokComponent } {
+  let current = text;
+  for (const [component, set] of Object.entries(envs) as [KwokComponent, Record<string, string>][]) {
+    const next = withComponentEnvs(current, component, set);
     if (next === undefined) return { missing: component };
     current = next;
   }

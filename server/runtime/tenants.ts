@@ -213,6 +213,7 @@ export async function startTenants(
     local: createLocalProvisioner({
       stateDir: config.stateDir,
       logger: log,
+      goGc: config.RING0_CONTROL_PLANE_GOGC,
       egress: {
         policy: createEgressPolicy({
           superCluster: () => superCluster,
@@ -227,6 +228,7 @@ export async function startTenants(
       superCluster,
       logger: log,
       etcdStorage: etcdStorage(config),
+      goGc: config.RING0_CONTROL_PLANE_GOGC,
       // Each API server's kubelet client certificate: Ring0's webhooks know it by it, and the
       // vn-agents let it through (kubectl logs, exec); in the local world with real nodes, API
       // servers in pods reach the agents on the pod API address.

@@ -25,6 +25,7 @@ import {
 } from "./naming";
 import {
   type ControlPlaneManifestOptions,
+  containerEnv,
   containerSecurityContext,
   controlPlaneReplicas,
   httpsProbe,
@@ -99,7 +100,7 @@ export function apiserverManifests(options: ControlPlaneManifestOptions): KubeOb
     image: `${options.images.registry}/kube-apiserver:v${options.version}`,
     imagePullPolicy: "IfNotPresent",
     command: ["kube-apiserver"],
-    env: [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }],
+    env: containerEnv(options, [{ name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } }]),
     args: [
       "--advertise-address=$(POD_IP)",
       `--secure-port=${APISERVER_PORT}`,

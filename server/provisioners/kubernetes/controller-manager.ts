@@ -14,6 +14,7 @@ import {
 } from "./naming";
 import {
   type ControlPlaneManifestOptions,
+  containerEnv,
   containerSecurityContext,
   controlPlaneReplicas,
   httpsProbe,
@@ -36,6 +37,7 @@ export function controllerManagerManifests(options: ControlPlaneManifestOptions)
     image: `${options.images.registry}/kube-controller-manager:v${options.version}`,
     imagePullPolicy: "IfNotPresent",
     command: ["kube-controller-manager"],
+    env: containerEnv(options),
     args: [
       `--kubeconfig=${kubeconfig}`,
       `--authentication-kubeconfig=${kubeconfig}`,

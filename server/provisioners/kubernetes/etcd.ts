@@ -8,6 +8,7 @@ import { pkiFiles } from "../pki";
 import { APISERVER_NAME, controlPlaneNamespace, ETCD_NAME, labels, selector } from "./naming";
 import {
   type ControlPlaneManifestOptions,
+  containerEnv,
   containerSecurityContext,
   controlPlaneReplicas,
   PKI_DIR,
@@ -47,6 +48,7 @@ export function etcdManifests(options: ControlPlaneManifestOptions): KubeObject[
     image: `${options.images.registry}/etcd:${options.images.etcdTag}`,
     imagePullPolicy: "IfNotPresent",
     command: ["etcd"],
+    env: containerEnv(options),
     args: [
       `--name=${ETCD_NAME}-0`,
       `--data-dir=${ETCD_DATA_DIR}`,

@@ -126,6 +126,28 @@ describe("control plane manifests", () => {
     );
   });
 
+  it("runs every component with the GOGC it is given, and Go's default without one", () => {
+    const envOf = (objects: KubeObject[], kind: string, name: string) =>
+      (
+        find(objects, kind, name).spec.template.spec.containers[0] as {
+          env?: { name: string; value?: string }[];
+        }
+      ).env ?? [];
+    const tuned = controlPlaneWorkloadManifests(options({ goGc: 25 }));
+    for (const [kind, name] of [
+      ["Deployment", "kube-apiserver"],
+      ["Deployment", "kube-controller-manager"],
+      ["StatefulSet", "etcd"],
+    ] as const) {
+      expect(envOf(tuned, kind, name)).toContainEqual({ name: "GOGC", value: "25" });
+      expect(
+        envOf(controlPlaneWorkloadManifests(options()), kind, name).map((env) => env.name),
+      ).not.toContain("GOGC");
+    }
+    // The API server keeps its own variable beside it.
+    expect(envOf(tuned, "Deployment", "kube-apiserver").map((env) => env.name)).toEqual(["POD_IP", "GOGC"]);
+  });
+
   it("configures the API server: RBAC, service-account issuer, etcd by its Service's cluster IP, port 6443", () => {
     const args = find(controlPlaneWorkloadManifests(options()), "Deployment", "kube-apiserver").spec.template
       .spec.containers[0]?.args;

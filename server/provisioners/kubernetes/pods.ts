@@ -3,6 +3,7 @@
  * per component (suspended or not), the restricted security contexts, the PKI volume and the pod
  * template whose PKI checksum annotation rolls pods onto new certificates.
  */
+import { goRuntimeEnv } from "../go-runtime";
 import { type ControlPlaneAddresses, labels, PKI_SECRET } from "./naming";
 import { pkiChecksum } from "./secrets";
 
@@ -54,6 +55,13 @@ export interface ControlPlaneManifestOptions {
    * own new certificates and no other restarts with it (etcd is not rolled for an API server's).
    */
   secretFiles: Record<string, Record<string, string>>;
+  /** GOGC of every component (../go-runtime.ts); Go's default when undefined. */
+  goGc?: number;
+}
+
+/** A container's environment: Ring0's Go runtime settings after its own variables. */
+export function containerEnv(options: ControlPlaneManifestOptions, own: object[] = []): object[] {
+  return [...own, ...Object.entries(goRuntimeEnv(options.goGc)).map(([name, value]) => ({ name, value }))];
 }
 
 /** Replicas per component: everything at 0 when suspended, except an etcd whose data is an emptyDir. */

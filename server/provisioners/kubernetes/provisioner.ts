@@ -12,6 +12,7 @@
  * on the local super cluster's simulated nodes kwok only marks the pods ready and nothing serves.
  * The tenant's own pods dial the same address (`podEndpoint`).
  */
+
 import { createObject, deleteObject, type KubeObject, readObject, serverSideApply } from "@/server/k8s/apply";
 import type { ClusterConnection } from "@/server/k8s/cluster";
 import { isAlreadyExists, isNotFound } from "@/server/k8s/errors";
@@ -20,6 +21,7 @@ import { PodKind } from "@/server/k8s/kinds/pod";
 import { kubeRequest } from "@/server/k8s/transport";
 import type { Logger } from "@/server/logger";
 import { certificateStillGood, ensureVnAgentPki, type VnAgentPkiSource } from "@/server/vn-agent/pki";
+import { DEFAULT_CONTROL_PLANE_GOGC } from "../go-runtime";
 import { type ControlPlanePki, ensurePki, pkiFiles, pkiFromFiles, pkiToFiles } from "../pki";
 import { readyzProblem, unresponsiveFault } from "../readyz";
 import {
@@ -73,6 +75,8 @@ export interface KubernetesProvisionerOptions {
    * persistentVolumeClaim (RING0_ETCD_STORAGE_SIZE / _CLASS).
    */
   etcdStorage?: EtcdStorage;
+  /** GOGC of every control-plane container (../go-runtime.ts); default DEFAULT_CONTROL_PLANE_GOGC. */
+  goGc?: number;
   /**
    * Where the vn-agent PKI is kept (Ring0's state dir, or its Secret for Ring0 in a cluster): the
    * API server then gets a kubelet client certificate, which Ring0's webhooks know it by, and
@@ -455,6 +459,7 @@ export function createKubernetesProvisioner(options: KubernetesProvisionerOption
         addresses,
         kubeletClient: kubeletClient !== undefined,
         authorizationWebhook: kubeletClient?.authorization !== undefined,
+        goGc: options.goGc ?? DEFAULT_CONTROL_PLANE_GOGC,
         secretFiles: {
           [PKI_SECRET]: pkiToFiles(pki),
           ...(kubeletClient

@@ -16,6 +16,7 @@ import {
   writeAuthenticationConfiguration,
 } from "@/server/cluster/hardening";
 import {
+  type ComponentEnvs,
   type ComponentFlags,
   mergeComponentFlags,
   renderKwokctlConfig,
@@ -78,6 +79,7 @@ export function writeKwokctlConfig(
   binDir: string,
   ports: LocalControlPlanePorts,
   flags: ComponentFlags = {},
+  envs: ComponentEnvs = {},
 ): void {
   fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   writeAtomically(
@@ -88,6 +90,7 @@ export function writeKwokctlConfig(
       writer: "server/provisioners/local/kwokctl-config.ts",
       ports,
       flags,
+      envs,
       // Where the tenant's pods reach it (./pod-api.ts), whether real nodes run yet or not.
       certSans: [POD_API_ADDRESS],
     }),

@@ -4,10 +4,12 @@
  * else took), stop (data kept; "stopped" means the processes have exited, so their ports are free)
  * and remove (kwokctl delete, then SIGKILL for whatever still mentions the tenant's dir).
  */
+
 import fs from "node:fs";
 import path from "node:path";
 import { closeKwokctlKeys } from "@/server/cluster/hardening";
 import { runKwokctl } from "@/server/cluster/kwokctl";
+import type { ComponentEnvs } from "@/server/cluster/kwokctl-config";
 import { isPortFree } from "@/server/cluster/ports";
 import {
   CommandError,
@@ -34,6 +36,8 @@ export interface LocalMachine {
   ports: PortPicker;
   /** State dir of the vn-agent PKI the apiservers' kubelet client certificates come from; none: no vn-agents. */
   vnAgentStateDir: string | undefined;
+  /** Environment of the control-plane processes (Go runtime settings, ../go-runtime.ts). */
+  envs: ComponentEnvs;
 }
 
 function kwokctl(
@@ -91,6 +95,7 @@ export async function createControlPlane(
         binDir,
         ports,
         await wantedFlags(machine.vnAgentStateDir, tenant, paths, ports),
+        machine.envs,
       );
       const record: LocalControlPlaneRecord = {
         version,

@@ -78,8 +78,25 @@ beforeAll(async () => {
   version = /v(\d+\.\d+\.\d+)/.exec(printed.stdout)?.[1] ?? "";
   expect(version).not.toBe("");
   versions = { [version]: binDir, [aliasVersion]: binDir };
+  // Ring0's default GOGC (25) unless told.
   provisioner = createLocalProvisioner({ stateDir, logger, versions });
 });
+
+/** GOGC in the environment of each of the tenant's running components, from /proc. */
+function goGcOf(tenant: string): Record<string, string | undefined> {
+  const found: Record<string, string | undefined> = {};
+  for (const pid of processesOf(tenant)) {
+    try {
+      const command = path.basename(fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0] ?? "");
+      if (!["etcd", "kube-apiserver", "kube-controller-manager"].includes(command)) continue;
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      found[command] = environ.find((entry) => entry.startsWith("GOGC="))?.slice("GOGC=".length);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return found;
+}
 
 afterAll(async () => {
   try {
@@ -143,6 +160,19 @@ describe("the local provisioner", { timeout: 90_000 }, () => {
     const pids = processesOf("alpha").sort();
     expect((await adopter.ensure({ tenant: "alpha", version, suspended: false })).phase).toBe("Running");
     expect(processesOf("alpha").sort()).toEqual(pids);
+  });
+
+  it("runs every component with its GOGC, and restarts onto another one, keeping the data", async () => {
+    expect(goGcOf("alpha")).toEqual({ etcd: "25", "kube-apiserver": "25", "kube-controller-manager": "25" });
+    const retuned = createLocalProvisioner({ stateDir, logger, versions, goGc: 60 });
+    await retuned.ensure({ tenant: "alpha", version, suspended: false });
+    await running("alpha", retuned);
+    expect(goGcOf("alpha")).toEqual({ etcd: "60", "kube-apiserver": "60", "kube-controller-manager": "60" });
+    expect(await hasConfigMap(await connect("alpha", retuned), "only-in-alpha")).toBe(true);
+    // Back to the suite's own setting (the next tests' provisioner).
+    await provisioner.ensure({ tenant: "alpha", version, suspended: false });
+    await running("alpha");
+    expect(goGcOf("alpha")["kube-apiserver"]).toBe("25");
   });
 
   it("moves to new ports when something took a recorded one while stopped", async () => {

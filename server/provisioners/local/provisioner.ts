@@ -23,13 +23,14 @@ import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { closeKwokctlKeys } from "@/server/cluster/hardening";
-import { withAllComponentFlags } from "@/server/cluster/kwokctl-config";
+import { withAllComponentEnvs, withAllComponentFlags } from "@/server/cluster/kwokctl-config";
 import { hasPodApiAddress } from "@/server/cluster/real-node/host-firewall";
 import { POD_API_ADDRESS } from "@/server/cluster/real-node/plan";
 import { type PodApiListener, startPodApiListener } from "@/server/cluster/real-node/pod-api";
 import { isTearingDown } from "@/server/cluster/teardown";
 import { getSuperCluster } from "@/server/k8s/cluster";
 import type { Logger } from "@/server/logger";
+import { DEFAULT_CONTROL_PLANE_GOGC, goRuntimeEnv } from "../go-runtime";
 import { type ControlPlaneSpec, ControlPlaneSpecError, type Provisioner } from "../types";
 import { resolveVersion } from "../versions";
 import { hasKwokctl, localBinaries } from "./binaries";
@@ -73,6 +74,8 @@ export interface LocalProvisionerOptions {
    * (./pod-api.ts). Default: asked of the process-wide super cluster (see tenantPodLookup).
    */
   isTenantPod?: (tenant: string, ip: string) => Promise<boolean>;
+  /** GOGC of every control-plane process (../go-runtime.ts); default DEFAULT_CONTROL_PLANE_GOGC. */
+  goGc?: number;
 }
 
 /**
@@ -121,6 +124,12 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     binaries: localBinaries(options, baseLog),
     ports: portPicker(tenantsDir),
     vnAgentStateDir: options.vnAgentStateDir === false ? undefined : (options.vnAgentStateDir ?? stateDir),
+    envs: Object.fromEntries(
+      LOCAL_COMPONENTS.map((component) => [
+        component,
+        goRuntimeEnv(options.goGc ?? DEFAULT_CONTROL_PLANE_GOGC),
+      ]),
+    ),
   };
   /** Per-tenant promise chains: one operation at a time per tenant. */
   const queues = new Map<string, Promise<unknown>>();
@@ -259,10 +268,11 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     // Control planes created before (the vn-agents, the walls, other certificates) get their flags
     // now: restarted with them.
     const savedConfig = readText(paths.clusterConfig) ?? "";
-    const patched = withAllComponentFlags(
+    const flagged = withAllComponentFlags(
       savedConfig,
       await wantedFlags(machine.vnAgentStateDir, tenant, paths, record.ports),
     );
+    const patched = "text" in flagged ? withAllComponentEnvs(flagged.text, machine.envs) : flagged;
     if ("missing" in patched) {
       // Never started without its walls (plain-text etcd, anonymous access): a terminal refusal.
       if (states.some((state) => state !== "stopped"))
@@ -273,7 +283,9 @@ export function createLocalProvisioner(options: LocalProvisionerOptions): Provis
     }
     if (patched.text !== savedConfig) {
       if (states.some((state) => state !== "stopped")) {
-        log.info("restarting the control plane with its current flags (vn-agents, etcd TLS, authentication)");
+        log.info(
+          "restarting the control plane with its current flags and environment (vn-agents, etcd TLS, authentication, GOGC)",
+        );
         await stopControlPlane(machine, tenant, paths, record, log);
       }
       writeAtomically(paths.clusterConfig, patched.text);
