@@ -33,7 +33,9 @@ test.describe("HTTP and WebSocket endpoints", () => {
       "database",
       "iam",
       "super-cluster",
+      "tenants",
     ]);
+    expect(body.starting).toEqual([]);
   });
 
   test("the WebSocket refuses a foreign Origin and a missing session", async ({ loginAs }) => {

@@ -7,7 +7,22 @@ import { useTRPC } from "@/components/trpc/client";
 /** Version, health and size of the super cluster, or why it is not connected. */
 export function SuperClusterCard() {
   const trpc = useTRPC();
-  const { data } = useSuspenseQuery({ ...trpc.nodes.overview.queryOptions(), refetchInterval: 10_000 });
+  const { data } = useSuspenseQuery({
+    ...trpc.nodes.overview.queryOptions(),
+    // Every 2 s while Ring0 is still starting it, so the card turns as soon as it is up.
+    refetchInterval: (query) =>
+      query.state.data && "starting" in query.state.data && query.state.data.starting ? 2_000 : 10_000,
+  });
+  if (!data.connected && data.starting) {
+    return (
+      <section className="card" aria-label="Super cluster">
+        <h2>Super cluster</h2>
+        <p className="alert" role="status">
+          <span className="status-dot" data-state="pending" /> Starting: {data.reason}
+        </p>
+      </section>
+    );
+  }
   if (!data.connected) {
     return (
       <section className="card" aria-label="Super cluster">

@@ -12,6 +12,7 @@ export const processSlots = {
   db: "the Prisma client, its URL and connection pool",
   "k8s.superCluster": "the super cluster connection, set at start-up",
   superClusterProblem: "why the super cluster is not connected, for /api/ready",
+  startParts: "what of Ring0 still starts behind its listening server (super cluster, tenants)",
   "db.problem": "why the database is down while its embedded PostgreSQL is restarted, for /api/ready",
   superClusterHealing: "what of the local super cluster its watchdog is starting again, for /api/ready",
   "k8s.informers": "the shared, reference-counted informer caches",

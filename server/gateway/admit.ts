@@ -3,8 +3,10 @@
  * argument (gateway.ts). Each check is a small function that answers a Denial or lets the request
  * go on; the request's record learns what each check found, for its log line and audit event.
  */
+
 import type { IncomingMessage } from "node:http";
 import type { HeldCredential } from "@/server/auth/rechecks";
+import { stillStartingMessage } from "@/server/core/start-state";
 import { createUpstreamPool, type Upstream } from "@/server/k8s/upstream-pool";
 import { actsAsGrantee, decideGranteeAccess } from "@/server/sharing/access";
 import { ambiguousQuery, requestAttributes } from "@/server/sharing/request-info";
@@ -175,7 +177,11 @@ export function createAdmission(options: AdmissionOptions) {
   /** 5. The tenant's control plane, serving. */
   async function findControlPlane(tenant: string, grantee: boolean): Promise<Denial | ServingControlPlane> {
     const directory = options.directory();
-    if (!directory) return deny(503, "Tenant control planes are not available yet; try again shortly.");
+    if (!directory)
+      return deny(
+        503,
+        stillStartingMessage("tenants") ?? "Tenant control planes are not available yet; try again shortly.",
+      );
     let lookup: ControlPlaneLookup;
     try {
       lookup = await directory.lookup(tenant);

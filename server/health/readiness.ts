@@ -1,3 +1,4 @@
+import { partsStarting, type StartPart, startPart, stillStartingMessage } from "@/server/core/start-state";
 import { databaseProblem, pingDb } from "@/server/db/client";
 import { env } from "@/server/env";
 import { clusterHealth, getSuperCluster } from "@/server/k8s/cluster";
@@ -11,8 +12,11 @@ export interface DependencyStatus {
 }
 
 export interface Readiness {
-  status: "ready" | "not-ready";
+  /** "starting": only parts that start behind the listening server are not up yet. */
+  status: "ready" | "starting" | "not-ready";
   dependencies: DependencyStatus[];
+  /** The parts still starting (server/core/start-state.ts), in start order. */
+  starting: StartPart[];
 }
 
 const timeoutMs = 2_000;
@@ -42,6 +46,16 @@ async function probe(name: string, check: () => Promise<string | undefined>): Pr
   }
 }
 
+/** Ready when every dependency is; starting when only parts still starting are down. */
+export function overallStatus(
+  dependencies: DependencyStatus[],
+  starting: readonly string[],
+): Readiness["status"] {
+  const down = dependencies.filter((dependency) => !dependency.ok);
+  if (down.length === 0) return "ready";
+  return down.every((dependency) => starting.includes(dependency.name)) ? "starting" : "not-ready";
+}
+
 /** Probes every dependency concurrently; each reports alone so one outage names itself. */
 export async function readiness(): Promise<Readiness> {
   const config = env();
@@ -64,6 +78,8 @@ export async function readiness(): Promise<Readiness> {
       return config.OIDC_ISSUER;
     }),
     probe("super-cluster", async () => {
+      const starting = stillStartingMessage("super-cluster");
+      if (starting) throw new Error(starting);
       const cluster = getSuperCluster();
       // A part of it being healed is what operators need to read, whatever a probe says.
       const healing = superClusterHealing();
@@ -79,6 +95,13 @@ export async function readiness(): Promise<Readiness> {
       if (!health.ok) throw new Error(`${cluster.server}: ${health.detail}`);
       return cluster.server;
     }),
+    probe("tenants", async () => {
+      const part = startPart("tenants");
+      if (part?.state === "starting") throw new Error(stillStartingMessage("tenants"));
+      if (part?.state === "failed") throw new Error(part.detail ?? "the tenants' runtime failed to start");
+      return part ? undefined : "not started in this process";
+    }),
   ]);
-  return { status: dependencies.every((dependency) => dependency.ok) ? "ready" : "not-ready", dependencies };
+  const starting = partsStarting();
+  return { status: overallStatus(dependencies, starting), dependencies, starting };
 }

@@ -9,9 +9,11 @@
  * Who a user is inside a control plane, and where the directory is, are the domains' to say:
  * both are injected (server/impersonation/as-user.ts wires the client Ring0 uses).
  */
+
 import type { ClientRequest } from "node:http";
 import https from "node:https";
 import WebSocket from "ws";
+import { stillStartingMessage } from "@/server/core/start-state";
 
 import { UnavailableError } from "@/server/errors";
 import { errorFromResponse, K8sError, toK8sError } from "./errors";
@@ -106,7 +108,8 @@ export function createControlPlaneClient<Actor>(options: ControlPlaneClientOptio
       throw new ControlPlaneNotServingError(
         tenant,
         "Unknown",
-        "Ring0 cannot reach tenant control planes right now (no control plane directory is running). Try again shortly.",
+        stillStartingMessage("tenants") ??
+          "Ring0 cannot reach tenant control planes right now (no control plane directory is running). Try again shortly.",
       );
     }
     const found = await controlPlanes.lookup(tenant);

@@ -1,9 +1,13 @@
+import { stillStartingMessage } from "@/server/core/start-state";
 import { UnavailableError } from "@/server/errors";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
 import type { SharedInformer } from "@/server/k8s/informers";
 
 /** The connected super cluster, or an UnavailableError saying where to look. */
 export function requireSuperCluster(): ClusterConnection {
+  // Until its start is done (CRDs installed), the super cluster is not used for requests.
+  const starting = stillStartingMessage("super-cluster");
+  if (starting) throw new UnavailableError(starting);
   const cluster = getSuperCluster();
   if (!cluster) {
     throw new UnavailableError(

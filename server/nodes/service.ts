@@ -1,3 +1,4 @@
+import { stillStartingMessage } from "@/server/core/start-state";
 import { NotFoundError } from "@/server/errors";
 import { type ClusterConnection, clusterHealth, clusterVersion, getSuperCluster } from "@/server/k8s/cluster";
 import {
@@ -19,7 +20,9 @@ export interface NodeDetail {
   pods: PodOnNode[];
 }
 
-export type SuperClusterOverview = ConnectedOverview | { connected: false; reason: string };
+export type SuperClusterOverview =
+  | ConnectedOverview
+  | { connected: false; reason: string /** Ring0 is still starting it (not a fault). */; starting?: boolean };
 
 interface ConnectedOverview {
   connected: true;
@@ -95,6 +98,8 @@ export function watchNodes(signal: AbortSignal | undefined): AsyncGenerator<Node
 
 /** The console's super-cluster card; reports a missing connection instead of failing. */
 export async function superClusterOverview(): Promise<SuperClusterOverview> {
+  const starting = stillStartingMessage("super-cluster");
+  if (starting) return { connected: false, starting: true, reason: starting };
   const cluster = getSuperCluster();
   if (!cluster) {
     return {

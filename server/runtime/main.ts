@@ -5,14 +5,16 @@ import { parseEnv as parseDotEnv } from "node:util";
 import next from "next";
 import { TOOLBOX_IMAGE } from "@/server/cluster/real-node/plan";
 import { SIMULATED_POD_LABEL } from "@/server/cluster/simulated-pods";
+import { setStartPart } from "@/server/core/start-state";
 import { setDatabaseProblem } from "@/server/db/client";
 import { startEmbeddedPostgres } from "@/server/db/embedded-postgres";
 import { applyMigrations } from "@/server/db/migrations";
-import { ConfigError, env, parseEnv } from "@/server/env";
+import { ConfigError, type Env, env, parseEnv } from "@/server/env";
 import { isGatewayPath, refuseGatewayOverPlainHttp, startKubeGateway } from "@/server/gateway";
 import { startGatewayListener } from "@/server/gateway/listener";
 import { kubeconfigCa, loadGatewayTls } from "@/server/gateway/tls";
 import { startEmbeddedIam } from "@/server/iam/provider";
+import type { ClusterConnection } from "@/server/k8s/cluster";
 import { superClusterProblem } from "@/server/k8s/super-cluster-state";
 import { setGatewayEndpoint } from "@/server/kubeconfigs/gateway-endpoint";
 import { type Logger, logger as rootLogger } from "@/server/logger";
@@ -24,7 +26,7 @@ import {
   loadOrCreateSecrets,
 } from "@/server/runtime/state";
 import { connectSuperCluster } from "@/server/runtime/super-cluster";
-import { seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
+import { type SeedTenant, seedTenantsFrom, startTenants } from "@/server/runtime/tenants";
 import { authenticateStream } from "@/server/streams/authenticate";
 import { createExecEndpoint } from "@/server/streams/exec";
 import { createLogsEndpoint } from "@/server/streams/logs";
@@ -46,6 +48,85 @@ class PortInUseError extends Error {
 export interface RunningRing0 {
   url: string;
   close(): Promise<void>;
+  /** The super cluster, tenants and sharing starting behind the server; rejects if that fails. */
+  background: Promise<void>;
+}
+
+/** How long stopping waits for a start of the world under way before stopping what is up. */
+const WORLD_START_WAIT_MS = 30_000;
+
+/**
+ * The world behind Ring0's server: the super cluster (connected or started), then the tenants'
+ * runtime (admission, controllers, syncer, vn-agents) and sharing, each saying in
+ * server/core/start-state.ts when it is up. Stopping waits (bounded) for a start under way, so
+ * nothing it starts outlives the stop.
+ */
+function worldStarter() {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const stepDowns: Array<() => Promise<void>> = [];
+  let starting: Promise<unknown> = Promise.resolve();
+  let stopping = false;
+  const settled = () =>
+    Promise.race([
+      starting.catch(() => {}),
+      new Promise((resolve) => setTimeout(resolve, WORLD_START_WAIT_MS).unref()),
+    ]);
+  return {
+    stopping: () => stopping,
+    start(runtime: Env, log: Logger, seedTenants: SeedTenant[]): Promise<ClusterConnection | null> {
+      setStartPart("super-cluster", "starting");
+      setStartPart("tenants", "starting");
+      const run = async () => {
+        const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
+        cleanups.push(() => superCluster.stop());
+        setStartPart("super-cluster", "ready");
+        if (stopping) return superCluster.connection;
+        try {
+          const tenants = await startTenants(
+            runtime,
+            superCluster.connection,
+            log.child({ component: "tenants" }),
+            {
+              seedTenants,
+            },
+          );
+          cleanups.push(() => tenants.stop());
+          stepDowns.push(() => tenants.stepDown());
+        } catch (error) {
+          setStartPart("tenants", "failed", error instanceof Error ? error.message : String(error));
+          throw error;
+        }
+        if (stopping) return superCluster.connection;
+        // Cross-tenant grants: a warm informer on every replica, their RBAC reconciled by the Lease holder.
+        const sharing = startSharing(superCluster.connection, log.child({ component: "sharing" }));
+        cleanups.push(() => sharing.stop());
+        stepDowns.push(() => sharing.stepDown());
+        setStartPart("tenants", "ready");
+        log.info("super cluster, tenants and sharing started");
+        return superCluster.connection;
+      };
+      const started = run();
+      starting = started;
+      return started;
+    },
+    async stepDown() {
+      stopping = true;
+      await settled();
+      await Promise.all(stepDowns.map((stepDown) => stepDown()));
+    },
+    async stop() {
+      stopping = true;
+      await settled();
+      for (const cleanup of cleanups.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          rootLogger.warn("shutdown step failed", { error });
+        }
+      }
+      cleanups.length = 0;
+    },
+  };
 }
 
 export interface SeededLogin {
@@ -107,6 +188,19 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     process.env.NEXTAUTH_URL = config.publicUrl;
     process.env.NEXTAUTH_SECRET ??= secrets.nextauthSecret;
 
+    // In production, Next.js prepares while PostgreSQL, migrations and the IAM start (it reads none
+    // of what they export; in dev its .env reloads would drop those exports, so it waits for them).
+    const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: config.PORT });
+    const prepare = () => {
+      const preparing = performance.now();
+      return app
+        .prepare()
+        .then(() => log.info("Next.js prepared", { ms: Math.round(performance.now() - preparing) }));
+    };
+    const early = options.dev ? undefined : prepare();
+    // Awaited below; a failure meanwhile must not go unhandled.
+    early?.catch(() => {});
+
     if (!config.DATABASE_URL) {
       const postgres = await startEmbeddedPostgres({
         dataDir: path.join(config.stateDir, "postgres"),
@@ -149,29 +243,14 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       logins = seededLogins(path.resolve(config.IAM_ACCOUNTS_FILE));
     }
     const runtime = env();
-    const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
-    cleanups.push(() => superCluster.stop());
-    // The embedded world starts with the seed file's tenants, each with its own control plane.
-    const seedTenants =
-      !config.OIDC_ISSUER && runtime.RING0_SEED_TENANTS === "on"
-        ? seedTenantsFrom(logins, runtime.RING0_OPERATOR_TENANT)
-        : [];
-    const tenants = await startTenants(
-      runtime,
-      superCluster.connection,
-      log.child({ component: "tenants" }),
-      {
-        seedTenants,
-      },
-    );
-    cleanups.push(() => tenants.stop());
-    // Cross-tenant grants: a warm informer on every replica, their RBAC reconciled by the Lease holder.
-    const sharing = startSharing(superCluster.connection, log.child({ component: "sharing" }));
-    cleanups.push(() => sharing.stop());
+    const prepared = early ?? prepare();
+    // The world behind the server (super cluster, tenants, sharing) starts once it listens; its
+    // parts are stopped after the listeners close and before IAM and PostgreSQL.
+    const world = worldStarter();
+    cleanups.push(() => world.stop());
 
-    const app = next({ dev: options.dev, dir: process.cwd(), hostname: "localhost", port: runtime.PORT });
+    await prepared;
     const handle = app.getRequestHandler();
-    await app.prepare();
     const nextUpgrade = app.getUpgradeHandler();
     const streamRegistry = createStreamRegistry({
       perUser: runtime.RING0_STREAMS_PER_USER,
@@ -274,22 +353,9 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
     cleanups.push(() => app.close());
     // First on the way down: leading ends (controllers, syncer) and the Leases go, so another
     // replica takes over at once, even when the pod's grace period ends before the listeners close.
-    cleanups.push(async () => {
-      await Promise.all([tenants.stepDown(), sharing.stepDown()]);
-    });
+    cleanups.push(() => world.stepDown());
 
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    const localKubeconfig = path.relative(
-      process.cwd(),
-      path.join(runtime.stateDir, "super-cluster.kubeconfig"),
-    );
-    const superClusterLine = superCluster.connection
-      ? config.SUPER_KUBECONFIG
-        ? `SUPER_KUBECONFIG · ${superCluster.connection.server}`
-        : config.RING0_SUPER_CLUSTER === "in-cluster"
-          ? `in-cluster (its service account) · ${superCluster.connection.server}`
-          : `local (kwok) · ${superCluster.connection.server} · kubeconfig ${localKubeconfig}`
-      : `unavailable (${superClusterProblem() ?? "disabled"})`;
     const gatewayLine = `${runtime.gatewayUrl}/k8s/tenants/<tenant>${
       runtime.RING0_GATEWAY_URL
         ? ` (RING0_GATEWAY_URL; listening on https://${runtime.RING0_LISTEN_ADDRESS}:${runtime.RING0_GATEWAY_PORT})`
@@ -305,10 +371,33 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
       seconds,
       Boolean(config.DATABASE_URL),
       Boolean(config.OIDC_ISSUER),
-      superClusterLine,
+      "starting behind the server (/api/ready says when it is up)",
       gatewayLine,
     );
-    return { url: runtime.publicUrl, close };
+    // The embedded world starts with the seed file's tenants, each with its own control plane.
+    const seedTenants =
+      !config.OIDC_ISSUER && runtime.RING0_SEED_TENANTS === "on"
+        ? seedTenantsFrom(logins, runtime.RING0_OPERATOR_TENANT)
+        : [];
+    const background = world.start(runtime, log, seedTenants).then((connection) => {
+      const localKubeconfig = path.relative(
+        process.cwd(),
+        path.join(runtime.stateDir, "super-cluster.kubeconfig"),
+      );
+      const superClusterLine = connection
+        ? config.SUPER_KUBECONFIG
+          ? `SUPER_KUBECONFIG · ${connection.server}`
+          : config.RING0_SUPER_CLUSTER === "in-cluster"
+            ? `in-cluster (its service account) · ${connection.server}`
+            : `local (kwok) · ${connection.server} · kubeconfig ${localKubeconfig}`
+        : `unavailable (${superClusterProblem() ?? "disabled"})`;
+      if (world.stopping()) return;
+      const total = ((performance.now() - started) / 1000).toFixed(1);
+      process.stdout.write(
+        `  super cluster: ${superClusterLine}\n  tenants and controllers up (in ${total}s)\n\n`,
+      );
+    });
+    return { url: runtime.publicUrl, close, background };
   } catch (error) {
     await close();
     throw error;
@@ -371,4 +460,13 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  // The world behind the server failing to start (no webhooks' Service in a cluster) ends Ring0
+  // as a failed start did before it listened.
+  running.background.catch(async (error) => {
+    if (stopping) return;
+    stopping = true;
+    rootLogger.error("Ring0 failed to start", { error });
+    await running?.close();
+    process.exit(1);
+  });
 }

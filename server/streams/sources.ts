@@ -4,12 +4,14 @@
  * Ring0's own credentials (operators only; the endpoint checks that before it gets here). Node
  * logs (the node's vn-agent, kwok): providers the runtime registers per kind.
  */
+
 import type { IncomingMessage } from "node:http";
 import type https from "node:https";
 import type { Readable } from "node:stream";
 import WebSocket from "ws";
 import { processSlot } from "@/server/core/process-slots";
 import type { SessionUser } from "@/server/core/roles";
+import { stillStartingMessage } from "@/server/core/start-state";
 import type { LogQuery } from "@/server/core/stream-protocol";
 import { controlPlaneClient } from "@/server/impersonation/as-user";
 import { type ClusterConnection, getSuperCluster } from "@/server/k8s/cluster";
@@ -73,6 +75,8 @@ export async function superStreaming(conn: ClusterConnection): Promise<StreamUps
 }
 
 export function requireSuperCluster(): ClusterConnection {
+  const starting = stillStartingMessage("super-cluster");
+  if (starting) throw new StreamError(503, starting);
   const conn = getSuperCluster();
   if (!conn)
     throw new StreamError(503, "Ring0 has no super cluster connection right now; try again shortly.");

@@ -433,6 +433,7 @@ describe.skipIf(problems.length > 0)(
           ["database", true],
           ["iam", true],
           ["super-cluster", true],
+          ["tenants", true],
         ]);
       }
       // Through its Service too, as a browser on this host reaches publicUrl.
