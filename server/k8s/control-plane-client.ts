@@ -103,13 +103,15 @@ export function createControlPlaneClient<Actor>(options: ControlPlaneClientOptio
   const watchPool = createUpstreamPool();
 
   async function serving(tenant: string, user: Actor): Promise<{ state: "ready"; access: ApiServerAccess }> {
+    // Until the tenants' runtime is up (admission webhooks, Tenant informers), no request goes on.
+    const starting = stillStartingMessage("tenants");
+    if (starting) throw new ControlPlaneNotServingError(tenant, "Unknown", starting);
     const controlPlanes = directory();
     if (!controlPlanes) {
       throw new ControlPlaneNotServingError(
         tenant,
         "Unknown",
-        stillStartingMessage("tenants") ??
-          "Ring0 cannot reach tenant control planes right now (no control plane directory is running). Try again shortly.",
+        "Ring0 cannot reach tenant control planes right now (no control plane directory is running). Try again shortly.",
       );
     }
     const found = await controlPlanes.lookup(tenant);

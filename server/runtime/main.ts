@@ -53,32 +53,55 @@ export interface RunningRing0 {
 }
 
 /** How long stopping waits for a start of the world under way before stopping what is up. */
-const WORLD_START_WAIT_MS = 30_000;
+const WORLD_START_WAIT_MS = 20_000;
 
 /**
  * The world behind Ring0's server: the super cluster (connected or started), then the tenants'
  * runtime (admission, controllers, syncer, vn-agents) and sharing, each saying in
- * server/core/start-state.ts when it is up. Stopping waits (bounded) for a start under way, so
- * nothing it starts outlives the stop.
+ * server/core/start-state.ts when it is up. Stepping down is immediate (what has started steps
+ * down); stopping waits, once and at most WORLD_START_WAIT_MS, for a start under way, and a part
+ * that comes up after the world stopped is stopped at once, so nothing it starts outlives the stop.
  */
 function worldStarter() {
-  const cleanups: Array<() => Promise<void> | void> = [];
+  type Stop = () => Promise<void> | void;
+  const cleanups: Stop[] = [];
   const stepDowns: Array<() => Promise<void>> = [];
   let starting: Promise<unknown> = Promise.resolve();
   let stopping = false;
-  const settled = () =>
-    Promise.race([
+  let stopped = false;
+  let waited: Promise<unknown> | undefined;
+  const settled = () => {
+    waited ??= Promise.race([
       starting.catch(() => {}),
       new Promise((resolve) => setTimeout(resolve, WORLD_START_WAIT_MS).unref()),
     ]);
+    return waited;
+  };
+  /** Keeps a part's stop for later, or stops it now when the world has already stopped. */
+  const keep = async (cleanup: Stop, stepDown?: () => Promise<void>) => {
+    if (!stopped) {
+      cleanups.push(cleanup);
+      if (stepDown) stepDowns.push(stepDown);
+      return;
+    }
+    await stepDown?.();
+    await cleanup();
+  };
   return {
     stopping: () => stopping,
     start(runtime: Env, log: Logger, seedTenants: SeedTenant[]): Promise<ClusterConnection | null> {
       setStartPart("super-cluster", "starting");
       setStartPart("tenants", "starting");
       const run = async () => {
-        const superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
-        cleanups.push(() => superCluster.stop());
+        let superCluster: Awaited<ReturnType<typeof connectSuperCluster>>;
+        try {
+          superCluster = await connectSuperCluster(runtime, log.child({ component: "super-cluster" }));
+        } catch (error) {
+          setStartPart("super-cluster", "failed", error instanceof Error ? error.message : String(error));
+          setStartPart("tenants", "failed", "the super cluster did not start");
+          throw error;
+        }
+        await keep(() => superCluster.stop());
         setStartPart("super-cluster", "ready");
         if (stopping) return superCluster.connection;
         try {
@@ -90,8 +113,10 @@ function worldStarter() {
               seedTenants,
             },
           );
-          cleanups.push(() => tenants.stop());
-          stepDowns.push(() => tenants.stepDown());
+          await keep(
+            () => tenants.stop(),
+            () => tenants.stepDown(),
+          );
         } catch (error) {
           setStartPart("tenants", "failed", error instanceof Error ? error.message : String(error));
           throw error;
@@ -99,8 +124,10 @@ function worldStarter() {
         if (stopping) return superCluster.connection;
         // Cross-tenant grants: a warm informer on every replica, their RBAC reconciled by the Lease holder.
         const sharing = startSharing(superCluster.connection, log.child({ component: "sharing" }));
-        cleanups.push(() => sharing.stop());
-        stepDowns.push(() => sharing.stepDown());
+        await keep(
+          () => sharing.stop(),
+          () => sharing.stepDown(),
+        );
         setStartPart("tenants", "ready");
         log.info("super cluster, tenants and sharing started");
         return superCluster.connection;
@@ -111,12 +138,12 @@ function worldStarter() {
     },
     async stepDown() {
       stopping = true;
-      await settled();
       await Promise.all(stepDowns.map((stepDown) => stepDown()));
     },
     async stop() {
       stopping = true;
       await settled();
+      stopped = true;
       for (const cleanup of cleanups.reverse()) {
         try {
           await cleanup();

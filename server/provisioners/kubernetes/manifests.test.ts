@@ -126,14 +126,15 @@ describe("control plane manifests", () => {
     );
   });
 
-  it("runs every component with the GOGC it is given, and Go's default without one", () => {
+  it("runs every component with the GOGC it is given (etcd only on a volume), and Go's default without one", () => {
     const envOf = (objects: KubeObject[], kind: string, name: string) =>
       (
         find(objects, kind, name).spec.template.spec.containers[0] as {
           env?: { name: string; value?: string }[];
         }
       ).env ?? [];
-    const tuned = controlPlaneWorkloadManifests(options({ goGc: 25 }));
+    const volume = { kind: "persistentVolumeClaim", size: "2Gi" } as const;
+    const tuned = controlPlaneWorkloadManifests(options({ goGc: 25, etcdStorage: volume }));
     for (const [kind, name] of [
       ["Deployment", "kube-apiserver"],
       ["Deployment", "kube-controller-manager"],
@@ -144,6 +145,8 @@ describe("control plane manifests", () => {
         envOf(controlPlaneWorkloadManifests(options()), kind, name).map((env) => env.name),
       ).not.toContain("GOGC");
     }
+    // An etcd on an emptyDir is never rolled for it: its data would go.
+    expect(envOf(controlPlaneWorkloadManifests(options({ goGc: 25 })), "StatefulSet", "etcd")).toEqual([]);
     // The API server keeps its own variable beside it.
     expect(envOf(tuned, "Deployment", "kube-apiserver").map((env) => env.name)).toEqual(["POD_IP", "GOGC"]);
   });
