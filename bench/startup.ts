@@ -12,6 +12,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { isPortFree } from "@/server/cluster/ports";
 import { createLogger } from "@/server/logger";
 import { removeLocalWorld } from "@/server/runtime/local-world";
 import { instanceEnvironment } from "@/test/instance";
@@ -33,11 +34,21 @@ async function firstResponse(target: string, child: ChildProcess, started: numbe
   }
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
+/**
+ * Stops a started server and waits until its ports are free again: tsx may exit before its node
+ * child has finished shutting down (its PostgreSQL stops last), and the next start needs them.
+ */
+async function stop(child: ChildProcess, ports: number[] = []): Promise<void> {
+  if (child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+  const deadline = Date.now() + 60_000;
+  for (const port of ports) {
+    while (!(await isPortFree(port)) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 async function baseline(): Promise<number> {
@@ -67,7 +78,8 @@ async function ring0(stateDir: string): Promise<{ page: number; started: number 
   const page = await firstResponse(`${url}/signin`, child, started);
   // Stopped only once the world behind the server is up, so the next start finds it whole.
   const whole = await firstResponse(`${url}/api/health`, child, started);
-  await stop(child);
+  const environment = instanceEnvironment({ port, stateDir });
+  await stop(child, [port, Number(environment.IAM_PORT), Number(environment.EMBEDDED_POSTGRES_PORT)]);
   return { page, started: whole };
 }
 
