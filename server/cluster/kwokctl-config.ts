@@ -212,15 +212,7 @@ function findComponent(lines: string[], component: KwokComponent) {
 }
 
 function unquoteArg(line: string): string {
-  const text = line.replace(/^ {2}- /, "");
-  if (text.startsWith('"')) {
-    try {
-      return JSON.parse(text) as string;
-    } catch {
-      return text;
-    }
-  }
-  return text;
+  return unquoteScalar(line.replace(/^ {2}- /, ""));
 }
 
 /** A component's flags in kwokctl's saved cluster config (`clusters/<name>/kwok.yaml`); undefined when it is not there. */
@@ -272,9 +264,18 @@ export function withAllComponentFlags(
   text: string,
   flags: ComponentFlags,
 ): { text: string } | { missing: KwokComponent } {
+  return withEveryComponent(text, flags, withComponentFlags);
+}
+
+/** `patch` applied for every component in `sets`, in turn; the first component missing is named. */
+function withEveryComponent(
+  text: string,
+  sets: Partial<Record<KwokComponent, Record<string, string>>>,
+  patch: (text: string, component: KwokComponent, set: Record<string, string>) => string | undefined,
+): { text: string } | { missing: KwokComponent } {
   let current = text;
-  for (const [component, set] of Object.entries(flags) as [KwokComponent, Record<string, string>][]) {
-    const next = withComponentFlags(current, component, set);
+  for (const [component, set] of Object.entries(sets) as [KwokComponent, Record<string, string>][]) {
+    const next = patch(current, component, set);
     if (next === undefined) return { missing: component };
     current = next;
   }
@@ -342,11 +343,5 @@ export function withAllComponentEnvs(
   text: string,
   envs: ComponentEnvs,
 ): { text: string } | { missing: KwokComponent } {
-  let current = text;
-  for (const [component, set] of Object.entries(envs) as [KwokComponent, Record<string, string>][]) {
-    const next = withComponentEnvs(current, component, set);
-    if (next === undefined) return { missing: component };
-    current = next;
-  }
-  return { text: current };
+  return withEveryComponent(text, envs, withComponentEnvs);
 }

@@ -144,16 +144,21 @@ function worldStarter() {
       stopping = true;
       await settled();
       stopped = true;
-      for (const cleanup of cleanups.reverse()) {
-        try {
-          await cleanup();
-        } catch (error) {
-          rootLogger.warn("shutdown step failed", { error });
-        }
-      }
-      cleanups.length = 0;
+      await runCleanups(cleanups, rootLogger);
     },
   };
+}
+
+/** Runs cleanups last first, each failure logged and passed over, and empties the list. */
+async function runCleanups(cleanups: Array<() => Promise<void> | void>, log: Logger): Promise<void> {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch (error) {
+      log.warn("shutdown step failed", { error });
+    }
+  }
+  cleanups.length = 0;
 }
 
 export interface SeededLogin {
@@ -199,16 +204,7 @@ export async function startRing0(options: { dev: boolean; logger?: Logger }): Pr
   ensureStateDir(config.stateDir);
   const releaseLock = acquireInstanceLock(config.stateDir, config.publicUrl);
   const cleanups: Array<() => Promise<void> | void> = [releaseLock];
-  const close = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      try {
-        await cleanup();
-      } catch (error) {
-        log.warn("shutdown step failed", { error });
-      }
-    }
-    cleanups.length = 0;
-  };
+  const close = () => runCleanups(cleanups, log);
 
   try {
     const secrets = loadOrCreateSecrets(config.stateDir);
